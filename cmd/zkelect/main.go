@@ -1,0 +1,16 @@
+// Command zkelect runs leader elections on Apache ZooKeeper: a singleton job
+// runner (run), a shard-ownership daemon (shards), status and watch tools, a
+// benchmark (bench) and a local ensemble for development (dev).
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if err := newRootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "zkelect:", err)
+		os.Exit(exitCode(err))
+	}
+}
