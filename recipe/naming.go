@@ -1,0 +1,276 @@
+package recipe
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// This file names candidate znodes and orders them.
+//
+// A candidate creates "<election path>/<prefix>" as an ephemeral sequential
+// znode; ZooKeeper appends the parent's child counter, a signed 32-bit number
+// printed like Java's "%010d": 0000000000 … 2147483647, then -2147483648 …
+// -1000000000 (eleven characters with the sign), -999999999 … -000000001 (the
+// sign counts towards the width of ten).
+//
+// Election order is the order of those suffixes, never of the whole names, so
+// candidates of every naming convention (Curator, kazoo, plain "n_") on one
+// path agree. Across the counter's wrap the order uses serial-number
+// arithmetic (RFC 1982 on 32 bits): a comes before b when
+// int32(uint32(b)-uint32(a)) > 0. That is exact whenever the live sequences
+// span less than half the circle (2^31 creates and deletes on the path
+// between the oldest live candidate and the newest), so a newcomer whose
+// suffix wrapped to a negative number still sorts after the sitting leader.
+// When the live sequences span half the circle or more, suffixes cannot say
+// which came first; seqOrderAmbiguous reports it, and the caller then orders
+// by czxid (sortNodesByCzxid), the zxid of each create, which grows with
+// creation order on every path for the lifetime of the ensemble.
+//
+// Curator (5.4) and kazoo (2.8) sort the suffix as a string, which puts
+// "-2147483648" first: at the wrap they disagree with this order, and with
+// each other's naming nothing else.
+
+// Naming says how candidate znodes are named. The zero value is
+// CuratorNaming, the default.
+type Naming struct {
+	kind namingKind
+}
+
+type namingKind uint8
+
+const (
+	namingCurator namingKind = iota
+	namingKazoo
+)
+
+const (
+	// curatorProtected starts every protected-mode node name of Curator:
+	// "_c_" + GUID + "-" precede the recipe's own name.
+	curatorProtected = "_c_"
+	// curatorLatch is the name Curator's LeaderLatch gives its nodes.
+	curatorLatch = "latch-"
+	// kazooLock is the name kazoo's Lock and Election give their nodes,
+	// after a GUID written as 32 hex digits.
+	kazooLock = "__lock__"
+
+	// seqDigits is the width ZooKeeper formats the sequence suffix to.
+	seqDigits = 10
+)
+
+// CuratorNaming names candidate znodes like Apache Curator's LeaderLatch,
+// "_c_<guid>-latch-<seq>", so Go candidates and Curator participants share an
+// election. It is the default.
+func CuratorNaming() Naming { return Naming{kind: namingCurator} }
+
+// KazooNaming names candidate znodes like the Python client kazoo's Election
+// and Lock recipes, "<guid as 32 hex digits>__lock__<seq>".
+func KazooNaming() Naming { return Naming{kind: namingKazoo} }
+
+// String returns "curator" or "kazoo", for logs.
+func (n Naming) String() string {
+	if n.kind == namingKazoo {
+		return "kazoo"
+	}
+	return "curator"
+}
+
+// Prefix returns the name, without sequence suffix, that a candidate with
+// this GUID passes to an ephemeral sequential create.
+func (n Naming) Prefix(guid string) string {
+	if n.kind == namingKazoo {
+		return compactGUID(guid) + kazooLock
+	}
+	return curatorProtected + guid + "-" + curatorLatch
+}
+
+// newGUID returns a fresh candidate GUID: a random (version 4) UUID in its
+// usual 36-character form, as Curator's protected mode uses.
+func newGUID() string { return uuid.NewString() }
+
+// compactGUID writes a GUID without its dashes, as kazoo does.
+func compactGUID(guid string) string { return strings.ReplaceAll(guid, "-", "") }
+
+// ownsNode reports whether the child name carries the GUID, in Curator's
+// protected form ("_c_<guid>-…", any recipe name) or in kazoo's form
+// ("<guid hex>__…"). An empty GUID owns nothing.
+func ownsNode(name, guid string) bool {
+	if guid == "" {
+		return false
+	}
+	return strings.HasPrefix(name, curatorProtected+guid+"-") ||
+		strings.HasPrefix(name, compactGUID(guid)+"__")
+}
+
+// node is one child of an election path: its name and the sequence number
+// ZooKeeper appended to it.
+type node struct {
+	Name string
+	Seq  int32
+}
+
+// parseNode reads the sequence suffix ZooKeeper appended to a child's name.
+// It reports false for a name that does not end in one (not a candidate).
+//
+// A negative suffix of eleven characters ("-1000000000" and below) looks
+// like a '-' separator followed by ten digits. The '-' is read as the sign
+// when it starts the name or follows a character other than a letter or
+// digit (Curator's "latch--2147483648"), or when the ten digits exceed the
+// int32 range; otherwise it is read as a separator ("x-1500000000" is
+// 1500000000). Every known convention ends its prefix in '-' or '_', for
+// which this is exact.
+func parseNode(name string) (node, bool) {
+	if len(name) < seqDigits {
+		return node{}, false
+	}
+	tail := name[len(name)-seqDigits:]
+	if tail[0] == '-' {
+		v, ok := parseDigits(tail[1:])
+		if !ok || v == 0 { // "%010d" never prints -0
+			return node{}, false
+		}
+		return node{Name: name, Seq: int32(-v)}, true
+	}
+	v, ok := parseDigits(tail)
+	if !ok {
+		return node{}, false
+	}
+	if signAt(name, len(name)-seqDigits-1) && v >= 1_000_000_000 && v <= -math.MinInt32 {
+		return node{Name: name, Seq: int32(-v)}, true
+	}
+	if v > math.MaxInt32 {
+		return node{}, false
+	}
+	return node{Name: name, Seq: int32(v)}, true
+}
+
+// signAt reports whether name[i] is a '-' that belongs to the number after
+// it rather than to the prefix before it.
+func signAt(name string, i int) bool {
+	if i < 0 || name[i] != '-' {
+		return false
+	}
+	if i == 0 || !isAlnum(name[i-1]) {
+		return true
+	}
+	v, _ := parseDigits(name[i+1:])
+	return v > math.MaxInt32
+}
+
+// parseDigits parses a string of ASCII digits only (no sign, no spaces).
+func parseDigits(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v, true
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// seqBefore reports whether sequence a was issued before b in serial-number
+// arithmetic; meaningful when the two are less than 2^31 apart.
+func seqBefore(a, b int32) bool { return int32(uint32(b)-uint32(a)) > 0 }
+
+// sortNodes puts ns in election order, lowest (the leader) first, by the
+// sequence suffix alone; equal sequences (which ZooKeeper never issues on
+// one path) are ordered by name.
+//
+// The order is the circle of 32-bit sequences cut at its widest gap: the
+// node after the gap comes first. Whenever the sequences span less than 2^31
+// this is exactly serial-number order (so correct across the wrap), and for
+// any set it is a total order that depends on the set alone, not on the
+// order ns arrived in: every observer of the same children agrees.
+func sortNodes(ns []node) {
+	start := circleStart(ns)
+	slices.SortFunc(ns, func(a, b node) int {
+		ka, kb := uint32(a.Seq)-start, uint32(b.Seq)-start
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+// circleStart returns the sequence (as uint32) that follows the widest gap
+// between the sequences of ns on the 2^32 circle; ties go to the smallest.
+func circleStart(ns []node) uint32 {
+	if len(ns) == 0 {
+		return 0
+	}
+	vs := sortedSeqs(ns)
+	start := vs[0]
+	widest := uint64(vs[0]) + 1<<32 - uint64(vs[len(vs)-1]) // the gap through the wrap
+	for i := 1; i < len(vs); i++ {
+		if gap := uint64(vs[i] - vs[i-1]); gap > widest {
+			start, widest = vs[i], gap
+		}
+	}
+	return start
+}
+
+// sortedSeqs returns the sequences of ns as unsigned numbers, ascending.
+func sortedSeqs(ns []node) []uint32 {
+	vs := make([]uint32, len(ns))
+	for i, n := range ns {
+		vs[i] = uint32(n.Seq)
+	}
+	slices.Sort(vs)
+	return vs
+}
+
+// seqOrderAmbiguous reports whether the sequences of ns span half the 2^32
+// circle or more, so their suffixes cannot tell which was created first. The
+// caller should then read each node's czxid and use sortNodesByCzxid.
+func seqOrderAmbiguous(ns []node) bool {
+	if len(ns) < 2 {
+		return false
+	}
+	vs := sortedSeqs(ns)
+	widest := uint64(vs[0]) + 1<<32 - uint64(vs[len(vs)-1])
+	for i := 1; i < len(vs); i++ {
+		widest = max(widest, uint64(vs[i]-vs[i-1]))
+	}
+	return widest <= 1<<31
+}
+
+// sortNodesByCzxid puts ns in creation order, by the czxid of each node
+// (czxid maps a child's name to it); nodes missing from the map (vanished
+// since the listing) sort last, and ties are broken by name.
+func sortNodesByCzxid(ns []node, czxid map[string]int64) {
+	key := func(n node) (int64, bool) {
+		z, ok := czxid[n.Name]
+		return z, ok
+	}
+	slices.SortFunc(ns, func(a, b node) int {
+		za, oka := key(a)
+		zb, okb := key(b)
+		switch {
+		case oka != okb:
+			if oka {
+				return -1
+			}
+			return 1
+		case za != zb:
+			if za < zb {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
