@@ -1,0 +1,262 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+const (
+	// DefaultTickTime is ZooKeeper's tickTime when Options.TickTime is zero.
+	// Sessions may then last 200 ms to 2 s (2 to 20 ticks).
+	DefaultTickTime = 100 * time.Millisecond
+
+	// defaultStartTimeout bounds Start when its context has no deadline.
+	defaultStartTimeout = 2 * time.Minute
+
+	// startAttempts is how often Start picks new ports after another
+	// process took one of them first.
+	startAttempts = 3
+)
+
+// Options configure a Cluster. The zero value is a standalone server with a
+// 100 ms tick.
+type Options struct {
+	// Servers is the number of servers: 1 (the default) runs a standalone
+	// server, 3 or 5 an ensemble. At most 9.
+	Servers int
+
+	// TickTime is ZooKeeper's basic time unit (heartbeats; session
+	// timeouts default to 2..20 ticks). Default DefaultTickTime; at least
+	// 10 ms, whole milliseconds.
+	TickTime time.Duration
+
+	// MinSessionTimeout and MaxSessionTimeout bound the session timeouts
+	// the servers negotiate. Zero keeps ZooKeeper's defaults of 2 and 20
+	// ticks. Whole milliseconds.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+
+	// Dir is where the cluster's temporary directory (data, configuration,
+	// logs) is created; default os.TempDir(). Close removes the directory.
+	Dir string
+
+	// Logf, when set, receives one line per lifecycle event (server
+	// started, killed, paused...). New uses t.Logf when it is nil.
+	Logf func(format string, args ...any)
+}
+
+// withDefaults validates o and fills in defaults; errors wrap ErrBadOptions.
+func (o Options) withDefaults() (Options, error) {
+	if o.Servers == 0 {
+		o.Servers = 1
+	}
+	if o.TickTime == 0 {
+		o.TickTime = DefaultTickTime
+	}
+	switch {
+	case o.Servers < 1 || o.Servers > 9:
+		return o, fmt.Errorf("%w: Servers = %d, want 1..9", ErrBadOptions, o.Servers)
+	case o.TickTime < 10*time.Millisecond || o.TickTime%time.Millisecond != 0:
+		return o, fmt.Errorf("%w: TickTime = %v, want whole milliseconds >= 10ms", ErrBadOptions, o.TickTime)
+	case o.MinSessionTimeout < 0 || o.MaxSessionTimeout < 0:
+		return o, fmt.Errorf("%w: negative session timeout bound", ErrBadOptions)
+	case o.MaxSessionTimeout > 0 && o.MinSessionTimeout > o.MaxSessionTimeout:
+		return o, fmt.Errorf("%w: MinSessionTimeout %v > MaxSessionTimeout %v",
+			ErrBadOptions, o.MinSessionTimeout, o.MaxSessionTimeout)
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	return o, nil
+}
+
+// Cluster is a running standalone ZooKeeper server or ensemble on loopback.
+// Its methods are safe for concurrent use. Close it to stop every process
+// it started.
+type Cluster struct {
+	opts    Options
+	inst    installation
+	dir     string
+	servers []*server
+
+	closeOnce sync.Once
+	closeErr  error
+	closed    chan struct{}
+}
+
+// Start starts opts.Servers ZooKeeper servers and returns once all of them
+// serve clients (for an ensemble: once a quorum leader exists). ctx bounds
+// the start-up (2 minutes when it has no deadline). It returns
+// ErrJavaNotFound or ErrZooKeeperNotFound when the software is missing, and
+// retries with new ports when another process took one first. The caller
+// must Close the cluster.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	inst, err := findInstallation()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
+		defer cancel()
+	}
+	for attempt := 1; ; attempt++ {
+		c, err := tryStart(ctx, opts, inst)
+		if err == nil || !errors.Is(err, errPortTaken) || attempt == startAttempts {
+			return c, err
+		}
+		opts.Logf("testenv: a port was taken, retrying with new ports: %v", err)
+	}
+}
+
+// errPortTaken marks a start-up that failed because a port was taken.
+var errPortTaken = errors.New("port already in use")
+
+// tryStart makes one attempt at starting the cluster on fresh ports.
+func tryStart(ctx context.Context, opts Options, inst installation) (*Cluster, error) {
+	dir, err := os.MkdirTemp(opts.Dir, "zkelect-testenv-")
+	if err != nil {
+		return nil, fmt.Errorf("create cluster dir: %w", err)
+	}
+	c := &Cluster{opts: opts, inst: inst, dir: dir, closed: make(chan struct{})}
+	if err := c.configure(); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	begin := time.Now()
+	for _, s := range c.servers {
+		if err := s.start(inst); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+	}
+	if err := c.awaitServing(ctx, c.indices(), true); err != nil {
+		taken := c.logsContain("Address already in use")
+		err = fmt.Errorf("start %d ZooKeeper server(s): %w\n%s", len(c.servers), err, c.LogTail(15))
+		_ = c.Close()
+		if taken {
+			err = fmt.Errorf("%w: %w", errPortTaken, err)
+		}
+		return nil, err
+	}
+	opts.Logf("testenv: %d ZooKeeper server(s) serving at %s after %v (tickTime %v, dir %s)",
+		len(c.servers), c.ConnectString(), time.Since(begin).Round(time.Millisecond), opts.TickTime, dir)
+	return c, nil
+}
+
+// configure picks ports and writes every server's configuration.
+func (c *Cluster) configure() error {
+	n := c.opts.Servers
+	ports, err := freePorts(3 * n)
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		c.servers = append(c.servers, &server{
+			index:        i,
+			dir:          filepath.Join(c.dir, fmt.Sprintf("server-%d", i)),
+			clientPort:   ports[3*i],
+			quorumPort:   ports[3*i+1],
+			electionPort: ports[3*i+2],
+		})
+	}
+	for _, s := range c.servers {
+		if err := writeConfig(s, c.servers, c.opts); err != nil {
+			return fmt.Errorf("configure server %d: %w", s.index, err)
+		}
+	}
+	return nil
+}
+
+// ConnectString returns the servers' client addresses, comma-separated, as
+// ZooKeeper clients expect them ("127.0.0.1:p1,127.0.0.1:p2,...").
+func (c *Cluster) ConnectString() string { return strings.Join(c.Addrs(), ",") }
+
+// Addrs returns each server's client address ("127.0.0.1:port"), indexed
+// by server index 0..n-1. A server keeps its address across restarts.
+func (c *Cluster) Addrs() []string {
+	addrs := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		addrs[i] = s.addr()
+	}
+	return addrs
+}
+
+// TickTime returns the servers' tickTime.
+func (c *Cluster) TickTime() time.Duration { return c.opts.TickTime }
+
+// Size returns the number of servers.
+func (c *Cluster) Size() int { return len(c.servers) }
+
+// PID returns the process id of server i's JVM (also its process group id),
+// or 0 when it is not running or i is out of range.
+func (c *Cluster) PID(i int) int {
+	if i < 0 || i >= len(c.servers) {
+		return 0
+	}
+	return c.servers[i].pid()
+}
+
+// LogPath returns the path of server i's log file (kept until Close), or ""
+// when i is out of range.
+func (c *Cluster) LogPath(i int) string {
+	if i < 0 || i >= len(c.servers) {
+		return ""
+	}
+	return c.servers[i].logPath()
+}
+
+// LogTail returns the last n lines of every server's log, each under a
+// header naming the server.
+func (c *Cluster) LogTail(n int) string {
+	var b strings.Builder
+	for _, s := range c.servers {
+		fmt.Fprintf(&b, "--- ZooKeeper server %d (%s) log tail ---\n%s\n", s.index, s.addr(), s.logTail(n))
+	}
+	return b.String()
+}
+
+// Close kills every server process (SIGKILL to each process group), waits
+// for them to exit and removes the cluster's directory. It is idempotent and
+// safe to call concurrently; later calls return the first call's result.
+func (c *Cluster) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		for _, s := range c.servers {
+			if err := s.kill(); err == nil {
+				c.opts.Logf("testenv: killed server %d", s.index)
+			}
+		}
+		if err := os.RemoveAll(c.dir); err != nil {
+			c.closeErr = fmt.Errorf("remove cluster dir: %w", err)
+		}
+	})
+	return c.closeErr
+}
+
+func (c *Cluster) indices() []int {
+	ix := make([]int, len(c.servers))
+	for i := range ix {
+		ix[i] = i
+	}
+	return ix
+}
+
+func (c *Cluster) logsContain(sub string) bool {
+	for _, s := range c.servers {
+		if s.logContains(sub) {
+			return true
+		}
+	}
+	return false
+}

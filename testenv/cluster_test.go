@@ -1,0 +1,88 @@
+package testenv_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkelect/zkelect/testenv"
+)
+
+// waitTimeout is a generous bound on anything a test waits for.
+const waitTimeout = 60 * time.Second
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// assertDead fails the test when any of pids still exists.
+func assertDead(t *testing.T, pids ...int) {
+	t.Helper()
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d still exists after Close (kill 0: %v)", pid, err)
+		}
+	}
+}
+
+func TestStandaloneStartsServesAndStops(t *testing.T) {
+	ctx := testContext(t)
+	begin := time.Now()
+	c, err := testenv.Start(ctx, testenv.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("standalone server serving after %v", time.Since(begin).Round(time.Millisecond))
+	defer c.Close()
+
+	if got := len(c.Addrs()); got != 1 {
+		t.Fatalf("Addrs() has %d entries, want 1", got)
+	}
+	if c.ConnectString() != c.Addrs()[0] {
+		t.Errorf("ConnectString() = %q, want %q", c.ConnectString(), c.Addrs()[0])
+	}
+	if c.TickTime() != testenv.DefaultTickTime {
+		t.Errorf("TickTime() = %v, want %v", c.TickTime(), testenv.DefaultTickTime)
+	}
+	reply, err := c.FourLetterWord(ctx, 0, "ruok")
+	if err != nil || reply != "imok" {
+		t.Fatalf("ruok = %q, %v; want imok", reply, err)
+	}
+	srvr, err := c.FourLetterWord(ctx, 0, "srvr")
+	if err != nil || !strings.Contains(srvr, "Mode: standalone") {
+		t.Fatalf("srvr = %q, %v; want Mode: standalone", srvr, err)
+	}
+	pid := c.PID(0)
+	if pid == 0 {
+		t.Fatal("PID(0) = 0 for a running server")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	assertDead(t, pid)
+	if _, err := c.FourLetterWord(ctx, 0, "ruok"); !errors.Is(err, testenv.ErrClosed) {
+		t.Errorf("FourLetterWord after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestBadOptionsAreRejected(t *testing.T) {
+	for _, opts := range []testenv.Options{
+		{Servers: -1},
+		{Servers: 10},
+		{TickTime: time.Millisecond},
+		{TickTime: 100*time.Millisecond + time.Microsecond},
+		{MinSessionTimeout: 2 * time.Second, MaxSessionTimeout: time.Second},
+	} {
+		if _, err := testenv.Start(t.Context(), opts); !errors.Is(err, testenv.ErrBadOptions) {
+			t.Errorf("Start(%+v) = %v, want ErrBadOptions", opts, err)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Ensemble timing, in ticks. With the default 100 ms tick a follower gives up
+// on a silent (for example paused) quorum leader after about a second.
+const (
+	initLimitTicks = 20
+	syncLimitTicks = 10
+)
+
+// jvmFlags keep a test server small and quick to start: a small serial-GC
+// heap, the client compiler only, one visible CPU for thread-pool sizing,
+// and no fsync (test data need not survive a machine crash).
+var jvmFlags = []string{
+	"-Xms16m", "-Xmx128m", "-Xss512k",
+	"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:ActiveProcessorCount=1",
+	"-XX:-UsePerfData", "-Xshare:auto",
+	"-Djava.net.preferIPv4Stack=true",
+	"-Dzookeeper.forceSync=no",
+	"-Dzookeeper.preAllocSize=1024",
+	"-Dzookeeper.snapshot.trust.empty=true",
+	"-Dzookeeper.admin.enableServer=false",
+	"-Dzookeeper.jmx.log4j.disable=true",
+	"-Dzookeeper.cnxTimeout=1000",
+	"-Dorg.slf4j.simpleLogger.showDateTime=true",
+	"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+}
+
+// writeConfig writes zoo.cfg and myid for server s of the ensemble peers
+// (peers has one entry for a standalone server, which then gets no
+// server.N lines).
+func writeConfig(s *server, peers []*server, opts Options) error {
+	if err := os.MkdirAll(s.dataDir(), 0o755); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	var b strings.Builder
+	line := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
+	line("tickTime", opts.TickTime.Milliseconds())
+	line("initLimit", initLimitTicks)
+	line("syncLimit", syncLimitTicks)
+	line("dataDir", s.dataDir())
+	line("clientPort", s.clientPort)
+	line("clientPortAddress", "127.0.0.1")
+	line("maxClientCnxns", 0)
+	line("4lw.commands.whitelist", "*")
+	line("admin.enableServer", "false")
+	if opts.MinSessionTimeout > 0 {
+		line("minSessionTimeout", opts.MinSessionTimeout.Milliseconds())
+	}
+	if opts.MaxSessionTimeout > 0 {
+		line("maxSessionTimeout", opts.MaxSessionTimeout.Milliseconds())
+	}
+	if len(peers) > 1 {
+		for _, p := range peers {
+			fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", p.id(), p.quorumPort, p.electionPort)
+		}
+		myid := []byte(strconv.Itoa(s.id()) + "\n")
+		if err := os.WriteFile(filepath.Join(s.dataDir(), "myid"), myid, 0o644); err != nil {
+			return fmt.Errorf("write myid: %w", err)
+		}
+	}
+	if err := os.WriteFile(s.configPath(), []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("write zoo.cfg: %w", err)
+	}
+	return writeLogConfigs(s.dir)
+}
+
+// writeLogConfigs writes console-only configurations for the logging
+// backends an Apache release may bring (log4j 1.2 before 3.8, logback from
+// 3.8); Debian's package logs through slf4j-simple, configured by flags.
+func writeLogConfigs(dir string) error {
+	const log4j = "log4j.rootLogger=INFO, C\n" +
+		"log4j.appender.C=org.apache.log4j.ConsoleAppender\n" +
+		"log4j.appender.C.layout=org.apache.log4j.PatternLayout\n" +
+		"log4j.appender.C.layout.ConversionPattern=%d{HH:mm:ss.SSS} [%t] %-5p %c{1} - %m%n\n"
+	const logback = `<configuration>
+  <appender name="C" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%d{HH:mm:ss.SSS} [%thread] %-5level %logger{0} - %msg%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="C"/></root>
+</configuration>
+`
+	if err := os.WriteFile(filepath.Join(dir, "log4j.properties"), []byte(log4j), 0o644); err != nil {
+		return fmt.Errorf("write log4j.properties: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "logback.xml"), []byte(logback), 0o644); err != nil {
+		return fmt.Errorf("write logback.xml: %w", err)
+	}
+	return nil
+}
+
+// javaArgs is the command line (without the java executable) that runs
+// server s.
+func javaArgs(s *server, inst installation) []string {
+	args := append([]string{}, jvmFlags...)
+	args = append(args,
+		"-Dlog4j.configuration=file:"+filepath.Join(s.dir, "log4j.properties"),
+		"-Dlogback.configurationFile="+filepath.Join(s.dir, "logback.xml"),
+		"-cp", strings.Join(inst.classpath, string(os.PathListSeparator)),
+		"org.apache.zookeeper.server.quorum.QuorumPeerMain",
+		s.configPath(),
+	)
+	return args
+}

@@ -1,0 +1,181 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+const (
+	// fourLetterTimeout bounds one four-letter-word exchange when ctx
+	// allows longer, so a paused server cannot stall a caller for long.
+	fourLetterTimeout = 2 * time.Second
+
+	// pollInterval is how often readiness is re-checked while waiting.
+	pollInterval = 50 * time.Millisecond
+)
+
+var fourLetter = regexp.MustCompile(`^[a-z]{4}$`)
+
+// FourLetterWord sends a four-letter-word command ("ruok", "srvr", "mntr",
+// "stat", "cons", "wchc", "wchp", "wchs", ...) to server i and returns its
+// reply. Each exchange is bounded by ctx and by 2 s.
+func (c *Cluster) FourLetterWord(ctx context.Context, i int, cmd string) (string, error) {
+	s, err := c.server(i)
+	if err != nil {
+		return "", err
+	}
+	if !fourLetter.MatchString(cmd) {
+		return "", fmt.Errorf("%w: four-letter word %q", ErrBadOptions, cmd)
+	}
+	reply, err := fourLetterWord(ctx, s.addr(), cmd)
+	if err != nil {
+		return "", fmt.Errorf("%s to server %d: %w", cmd, i, err)
+	}
+	return reply, nil
+}
+
+// fourLetterWord sends cmd to addr and reads the reply until the server
+// closes the connection.
+func fourLetterWord(ctx context.Context, addr, cmd string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, fourLetterTimeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return "", err
+	}
+	if _, err := io.WriteString(conn, cmd); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// mode returns the "Mode:" line of server i's "srvr" reply (leader,
+// follower, observer or standalone), or "" when it does not serve.
+func (c *Cluster) mode(ctx context.Context, i int) (string, error) {
+	reply, err := c.FourLetterWord(ctx, i, "srvr")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(reply) {
+		if m, ok := strings.CutPrefix(line, "Mode: "); ok {
+			return strings.TrimSpace(m), nil
+		}
+	}
+	return "", nil
+}
+
+// modes asks every server for its mode concurrently; a server that does
+// not answer gets "".
+func (c *Cluster) modes(ctx context.Context) []string {
+	modes := make([]string, len(c.servers))
+	var wg sync.WaitGroup
+	for i := range c.servers {
+		wg.Go(func() { modes[i], _ = c.mode(ctx, i) })
+	}
+	wg.Wait()
+	return modes
+}
+
+// QuorumLeader returns the index of the server that reports itself as the
+// ensemble's leader ("srvr" Mode: leader), or 0 for a standalone server.
+// It returns ErrNoQuorumLeader when none, or more than one, does.
+func (c *Cluster) QuorumLeader(ctx context.Context) (int, error) {
+	if _, err := c.server(0); err != nil {
+		return -1, err
+	}
+	modes := c.modes(ctx)
+	leader, found := -1, 0
+	for i, m := range modes {
+		if m == "leader" || m == "standalone" {
+			leader, found = i, found+1
+		}
+	}
+	if found != 1 {
+		return -1, fmt.Errorf("%w: modes %q", ErrNoQuorumLeader, modes)
+	}
+	return leader, nil
+}
+
+// WaitQuorumLeader waits until a quorum leader exists whose index is not
+// in except, and returns its index. It polls every 50 ms until ctx ends.
+func (c *Cluster) WaitQuorumLeader(ctx context.Context, except ...int) (int, error) {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		i, err := c.QuorumLeader(ctx)
+		if err == nil && !slices.Contains(except, i) {
+			return i, nil
+		}
+		if err == nil {
+			err = fmt.Errorf("quorum leader is still server %d", i)
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("wait for a quorum leader other than %v: %w (last: %v)", except, ctx.Err(), err)
+		case <-c.closed:
+			return -1, ErrClosed
+		case <-t.C:
+		}
+	}
+}
+
+// awaitServing waits until every server in ix serves clients and, when
+// needLeader is set, one server of the cluster is the quorum leader. It
+// fails early when one of them exits.
+func (c *Cluster) awaitServing(ctx context.Context, ix []int, needLeader bool) error {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		err := c.checkServing(ctx, ix, needLeader)
+		if err == nil {
+			return nil
+		}
+		for _, i := range ix {
+			if exit := c.servers[i].exitErr(); exit != nil {
+				return exit
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for ZooKeeper to serve: %w (last: %v)", ctx.Err(), err)
+		case <-c.closed:
+			return ErrClosed
+		case <-t.C:
+		}
+	}
+}
+
+// checkServing reports why the servers in ix are not all serving yet.
+func (c *Cluster) checkServing(ctx context.Context, ix []int, needLeader bool) error {
+	for _, i := range ix {
+		m, err := c.mode(ctx, i)
+		if err != nil {
+			return err
+		}
+		if m == "" {
+			return fmt.Errorf("server %d does not serve yet", i)
+		}
+	}
+	if needLeader {
+		_, err := c.QuorumLeader(ctx)
+		return err
+	}
+	return nil
+}
