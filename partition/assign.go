@@ -1,0 +1,205 @@
+package partition
+
+import (
+	"cmp"
+	"slices"
+)
+
+// This file computes the sticky assignment: which live member should lead
+// each shard. It is a pure function of the observed state, so every member
+// computes the same answer from the same state and no coordinator is needed
+// (see doc.go for why).
+//
+// The rule:
+//
+//  1. A shard held by a member that is not live (a member inside its restart
+//     grace) stays reserved for it: it is led in the meantime by the live
+//     member that ranks first for it by rendezvous hash, and it is left out
+//     of the balance, so the member gets it back when it returns and nobody
+//     else moves.
+//  2. The other shards are balanced over the live members: N shards over M
+//     members give each member a quota of floor(N/M), and exactly N mod M
+//     members one more. The extra places go to the members that hold the
+//     most already (ties by member id), which moves the fewest shards.
+//  3. Every member keeps the shards it holds up to its quota, preferring
+//     those it ranks highest for by rendezvous hash.
+//  4. The rest (shards nobody live holds, and the excess of members over
+//     their quota) are dealt in shard-id order, each to the member with room
+//     left that ranks highest for it.
+//
+// So a member joining takes about N/(M+1) shards and nobody else moves; a
+// member leaving moves only its own shards (whenever N >= M*(M-1), so that no
+// quota shrinks below what a member already holds).
+
+// Input is the state an assignment is computed from. Inputs equal as sets
+// give equal assignments, whatever the order of their slices.
+type Input struct {
+	// Shards lists every shard id. Duplicates are ignored.
+	Shards []string
+	// Members lists the live members' ids. Duplicates are ignored.
+	Members []string
+	// Current maps a shard to the member that holds it now: its leader, or a
+	// member's reservation. A holder that is not in Members reserves the
+	// shard for its return (rule 1 above); shards missing from the map, or
+	// held by "", are orphans.
+	Current map[string]string
+}
+
+// Assign returns the target member of every shard: a member of in.Members
+// for each shard of in.Shards. With no live members it returns an empty map.
+// It runs in O(S·M) time for S shards and M members.
+func Assign(in Input) map[string]string {
+	members := sortedUnique(in.Members)
+	shards := sortedUnique(in.Shards)
+	target := make(map[string]string, len(shards))
+	if len(members) == 0 {
+		return target
+	}
+	b := newBalancer(members)
+	var loose []string // orphans and excess, dealt in step 4
+	for _, s := range shards {
+		holder := in.Current[s]
+		idx, live := b.index[holder]
+		switch {
+		case live:
+			b.held[idx] = append(b.held[idx], s)
+		case holder != "":
+			target[s] = members[b.top(s)]
+		default:
+			loose = append(loose, s)
+		}
+	}
+	b.setQuotas(len(shards) - len(target))
+	loose = append(loose, b.keep(target)...)
+	slices.Sort(loose)
+	for _, s := range loose {
+		target[s] = members[b.deal(s)]
+	}
+	return target
+}
+
+// balancer holds the per-member bookkeeping of one Assign call.
+type balancer struct {
+	members []string
+	hashes  []uint64       // hashString of each member
+	index   map[string]int // member id to position
+	held    [][]string     // live-held shards per member
+	quota   []int
+	load    []int // shards targeted so far
+}
+
+func newBalancer(members []string) *balancer {
+	b := &balancer{
+		members: members,
+		hashes:  make([]uint64, len(members)),
+		index:   make(map[string]int, len(members)),
+		held:    make([][]string, len(members)),
+		quota:   make([]int, len(members)),
+		load:    make([]int, len(members)),
+	}
+	for i, m := range members {
+		b.hashes[i] = hashString(m)
+		b.index[m] = i
+	}
+	return b
+}
+
+// setQuotas gives every member floor(n/M) and the n mod M members that hold
+// the most (counted up to the larger quota, ties by id) one more.
+func (b *balancer) setQuotas(n int) {
+	base, extra := n/len(b.members), n%len(b.members)
+	order := make([]int, len(b.members))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		return cmp.Compare(min(len(b.held[y]), base+1), min(len(b.held[x]), base+1))
+	})
+	for rank, i := range order {
+		b.quota[i] = base
+		if rank < extra {
+			b.quota[i]++
+		}
+	}
+}
+
+// keep targets each member's held shards to it up to its quota, highest
+// rendezvous weight first, and returns the excess.
+func (b *balancer) keep(target map[string]string) []string {
+	var excess []string
+	for i, held := range b.held {
+		if len(held) > b.quota[i] {
+			held = b.byWeight(i, held)
+			excess = append(excess, held[b.quota[i]:]...)
+			held = held[:b.quota[i]]
+		}
+		for _, s := range held {
+			target[s] = b.members[i]
+		}
+		b.load[i] = len(held)
+	}
+	return excess
+}
+
+// byWeight sorts shards by member i's rendezvous weight for them, highest
+// first (ties by shard id).
+func (b *balancer) byWeight(i int, shards []string) []string {
+	type ranked struct {
+		id string
+		w  uint64
+	}
+	rs := make([]ranked, len(shards))
+	for k, s := range shards {
+		rs[k] = ranked{s, weight(hashString(s), b.hashes[i])}
+	}
+	slices.SortFunc(rs, func(x, y ranked) int {
+		if c := cmp.Compare(y.w, x.w); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.id, y.id)
+	})
+	for k, r := range rs {
+		shards[k] = r.id
+	}
+	return shards
+}
+
+// deal returns the highest-ranked member for s that has room left, and
+// counts s against it.
+func (b *balancer) deal(s string) int {
+	sh := hashString(s)
+	best, bestW := -1, uint64(0)
+	for i, mh := range b.hashes {
+		if b.load[i] >= b.quota[i] {
+			continue
+		}
+		if w := weight(sh, mh); best < 0 || w > bestW {
+			best, bestW = i, w
+		}
+	}
+	b.load[best]++
+	return best
+}
+
+// top returns the member ranked first for s, ignoring quotas.
+func (b *balancer) top(s string) int {
+	sh := hashString(s)
+	best, bestW := 0, uint64(0)
+	for i, mh := range b.hashes {
+		if w := weight(sh, mh); i == 0 || w > bestW {
+			best, bestW = i, w
+		}
+	}
+	return best
+}
+
+// sortedUnique returns a sorted copy of ids without duplicates or empty ids.
+func sortedUnique(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > 0 && out[0] == "" {
+		out = out[1:]
+	}
+	return out
+}

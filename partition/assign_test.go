@@ -1,0 +1,261 @@
+package partition_test
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/zkelect/zkelect/partition"
+)
+
+// members returns the ids m0 … m(n-1).
+func members(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("m%d", i)
+	}
+	return ids
+}
+
+// loads counts the shards targeted to each member.
+func loads(target map[string]string) map[string]int {
+	l := map[string]int{}
+	for _, m := range target {
+		l[m]++
+	}
+	return l
+}
+
+// moves counts the shards whose target differs from their holder.
+func moves(before, after map[string]string) int {
+	n := 0
+	for s, m := range after {
+		if before[s] != m {
+			n++
+		}
+	}
+	return n
+}
+
+// checkBalanced fails unless every shard has a live target and loads are
+// within floor/ceil of shards per member.
+func checkBalanced(t *testing.T, in partition.Input, target map[string]string) {
+	t.Helper()
+	if len(target) != len(in.Shards) {
+		t.Fatalf("targets for %d shards, want %d", len(target), len(in.Shards))
+	}
+	live := map[string]bool{}
+	for _, m := range in.Members {
+		live[m] = true
+	}
+	for s, m := range target {
+		if !live[m] {
+			t.Fatalf("shard %s targeted to %q, not a live member", s, m)
+		}
+	}
+	n, mm := len(in.Shards), len(in.Members)
+	floor, ceil := n/mm, (n+mm-1)/mm
+	l := loads(target)
+	for _, m := range in.Members {
+		if l[m] < floor || l[m] > ceil {
+			t.Fatalf("member %s has %d shards, want %d..%d (loads %v)", m, l[m], floor, ceil, l)
+		}
+	}
+}
+
+func TestAssignTable(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      partition.Input
+		want    map[string]int // loads
+		maxMove int
+	}{
+		{"no members", partition.Input{Shards: partition.Range(0, 4)}, map[string]int{}, 0},
+		{"no shards", partition.Input{Members: members(3)}, map[string]int{}, 0},
+		{"one member takes all", partition.Input{Shards: partition.Range(0, 5), Members: members(1)}, map[string]int{"m0": 5}, 5},
+		{"first member up keeps only its share", partition.Input{
+			Shards: partition.Range(0, 6), Members: members(3),
+			Current: map[string]string{"0": "m0", "1": "m0", "2": "m0", "3": "m0", "4": "m0", "5": "m0"},
+		}, map[string]int{"m0": 2, "m1": 2, "m2": 2}, 4},
+		{"extra place goes to the member holding most", partition.Input{
+			Shards: partition.Range(0, 7), Members: members(3),
+			Current: map[string]string{"0": "m2", "1": "m2", "2": "m2", "3": "m1", "4": "m1"},
+		}, map[string]int{"m0": 2, "m1": 2, "m2": 3}, 2},
+		{"dead holder's shards wait for it outside the balance", partition.Input{
+			Shards: partition.Range(0, 6), Members: members(2),
+			Current: map[string]string{"0": "m0", "1": "m0", "2": "m1", "3": "m1", "4": "gone", "5": "gone"},
+		}, nil, 2},
+		{"duplicates and empty ids ignored", partition.Input{
+			Shards: []string{"a", "a", "b"}, Members: []string{"x", "x", ""},
+		}, map[string]int{"x": 2}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := partition.Assign(tt.in)
+			if tt.want != nil && !maps.Equal(loads(got), tt.want) {
+				t.Fatalf("loads %v, want %v (targets %v)", loads(got), tt.want, got)
+			}
+			if m := moves(tt.in.Current, got); m > tt.maxMove {
+				t.Fatalf("%d moves, want at most %d (targets %v)", m, tt.maxMove, got)
+			}
+		})
+	}
+}
+
+func TestAssignDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	in := randomInput(rng, 500, 7)
+	want := partition.Assign(in)
+	for range 20 {
+		shuffled := partition.Input{Shards: slices.Clone(in.Shards), Members: slices.Clone(in.Members), Current: maps.Clone(in.Current)}
+		rng.Shuffle(len(shuffled.Shards), func(i, j int) { shuffled.Shards[i], shuffled.Shards[j] = shuffled.Shards[j], shuffled.Shards[i] })
+		rng.Shuffle(len(shuffled.Members), func(i, j int) { shuffled.Members[i], shuffled.Members[j] = shuffled.Members[j], shuffled.Members[i] })
+		if got := partition.Assign(shuffled); !maps.Equal(got, want) {
+			t.Fatal("same state in another order gave another assignment")
+		}
+	}
+}
+
+// randomInput holds shards by random live members, non-members and nobody.
+func randomInput(rng *rand.Rand, shards, nMembers int) partition.Input {
+	in := partition.Input{Shards: partition.Range(0, shards), Members: members(nMembers), Current: map[string]string{}}
+	holders := append(members(nMembers+3), "")
+	skew := rng.IntN(len(holders)) // one holder gets far more, like the first member up
+	for _, s := range in.Shards {
+		h := holders[rng.IntN(len(holders))]
+		if rng.IntN(2) == 0 {
+			h = holders[skew]
+		}
+		if h != "" {
+			in.Current[s] = h
+		}
+	}
+	return in
+}
+
+// TestAssignProperties checks, from random start states: every shard gets a
+// live target; shards of live holders are balanced within floor..ceil; and
+// the moves are the minimum, the excess over quota plus the orphans.
+func TestAssignProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		in := randomInput(rng, 1+rng.IntN(400), 1+rng.IntN(9))
+		got := partition.Assign(in)
+		live := map[string]bool{}
+		for _, m := range in.Members {
+			live[m] = true
+		}
+		balanced := partition.Input{Members: in.Members}
+		held := map[string]int{}
+		for _, s := range in.Shards {
+			h, ok := in.Current[s]
+			if ok && !live[h] {
+				continue // reserved for a member in its restart grace
+			}
+			balanced.Shards = append(balanced.Shards, s)
+			held[h]++
+		}
+		sub := map[string]string{}
+		for _, s := range balanced.Shards {
+			sub[s] = got[s]
+		}
+		checkBalanced(t, balanced, sub)
+		quota := loads(sub)
+		minMoves := held[""]
+		for _, m := range in.Members {
+			minMoves += max(0, held[m]-quota[m])
+		}
+		if m := moves(in.Current, sub); m != minMoves {
+			t.Fatalf("%d moves, want the minimum %d", m, minMoves)
+		}
+	}
+}
+
+// converge returns the assignment reached from cur when every member takes
+// its targets, which is what the manager converges to.
+func converge(shards, live []string, cur map[string]string) map[string]string {
+	return partition.Assign(partition.Input{Shards: shards, Members: live, Current: cur})
+}
+
+// TestAssignMovesOnJoinAndLeave grows a group member by member and shrinks
+// it again, checking and printing the moves at each step.
+func TestAssignMovesOnJoinAndLeave(t *testing.T) {
+	for _, n := range []int{1000, 10000} {
+		shards := partition.Range(0, n)
+		all := members(10)
+		cur := converge(shards, all[:1], nil)
+		for m := 2; m <= len(all); m++ {
+			next := converge(shards, all[:m], cur)
+			checkBalanced(t, partition.Input{Shards: shards, Members: all[:m]}, next)
+			got, ideal := moves(cur, next), float64(n)/float64(m)
+			t.Logf("S=%d join  M=%d->%d: %d moves (S/(M+1)=%.0f, %.2fx)", n, m-1, m, got, ideal, float64(got)/ideal)
+			if float64(got) > ideal*1.05 {
+				t.Errorf("S=%d join to M=%d moved %d, more than 5%% above %.0f", n, m, got, ideal)
+			}
+			for s, tgt := range next {
+				if tgt != all[m-1] && tgt != cur[s] {
+					t.Fatalf("join moved shard %s between old members %s -> %s", s, cur[s], tgt)
+				}
+			}
+			cur = next
+		}
+		for m := len(all); m > 1; m-- {
+			leaver := all[m-1]
+			rest := map[string]string{}
+			for s, h := range cur {
+				if h != leaver {
+					rest[s] = h
+				}
+			}
+			next := converge(shards, all[:m-1], rest)
+			got := moves(cur, next)
+			t.Logf("S=%d leave M=%d->%d: %d moves (leaver held %d)", n, m, m-1, got, loads(cur)[leaver])
+			if got != loads(cur)[leaver] {
+				t.Errorf("leave moved %d shards, the leaver held %d", got, loads(cur)[leaver])
+			}
+			cur = next
+		}
+	}
+}
+
+// TestAssignReservedShardsComeBack: a member in its restart grace keeps its
+// shards reserved; when it returns it gets exactly them back and nobody else
+// moves.
+func TestAssignReservedShardsComeBack(t *testing.T) {
+	shards, all := partition.Range(0, 1000), members(4)
+	cur := map[string]string{}
+	for _, m := range []int{1, 2, 3, 4} {
+		cur = converge(shards, all[:m], cur)
+	}
+	// m3 leaves; its shards are reserved (the map still names it) and led
+	// by live members meanwhile.
+	during := converge(shards, all[:3], cur)
+	for s, h := range cur {
+		if h != "m3" && during[s] != h {
+			t.Fatalf("shard %s of live %s moved during the grace", s, h)
+		}
+	}
+	// m3 is back, still holding its reservation: nothing moves but its own.
+	after := converge(shards, all, cur)
+	if !maps.Equal(after, cur) {
+		t.Fatalf("returning member did not get exactly its shards back: %d moves", moves(cur, after))
+	}
+}
+
+func BenchmarkAssign(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, m := range []int{3, 10} {
+			b.Run(fmt.Sprintf("S=%d/M=%d", n, m), func(b *testing.B) {
+				shards, all := partition.Range(0, n), members(m)
+				cur := converge(shards, all[:m-1], nil) // a join: the worst case
+				in := partition.Input{Shards: shards, Members: all, Current: cur}
+				b.ReportAllocs()
+				for b.Loop() {
+					partition.Assign(in)
+				}
+			})
+		}
+	}
+}

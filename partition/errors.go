@@ -1,0 +1,82 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Errors returned by this package wrap one of them, so test
+// them with errors.Is.
+var (
+	// ErrInvalidConfig reports a Config field that breaks its rule; the
+	// error is a *ConfigError naming the field.
+	ErrInvalidConfig = errors.New("partition: invalid config")
+	// ErrInvalidShardID reports a shard id that cannot be a znode name; the
+	// error is a *ShardIDError.
+	ErrInvalidShardID = errors.New("partition: invalid shard id")
+	// ErrDuplicateShard reports a shard id listed twice.
+	ErrDuplicateShard = errors.New("partition: duplicate shard id")
+	// ErrDuplicateMember reports that another live session already
+	// registered this member id under <root>/members. Two processes must not
+	// share a member id; a member restarted before its old session expired
+	// gets this error until the old session's znode is gone.
+	ErrDuplicateMember = errors.New("partition: member id already registered by another live session")
+	// ErrNilSession reports a nil *recipe.Session.
+	ErrNilSession = errors.New("partition: nil session")
+	// ErrInvalidRoot reports a root path that is not an absolute znode path.
+	ErrInvalidRoot = errors.New("partition: invalid root path")
+	// ErrAlreadyRunning reports a second call of Run on one Manager.
+	ErrAlreadyRunning = errors.New("partition: manager already running")
+
+	// ErrHandoff is the reason given to OnStoppedLeading when a leadership
+	// is handed over to another member to balance the shards.
+	ErrHandoff = errors.New("partition: handed off for balance")
+	// ErrShardRemoved is the reason given to OnStoppedLeading when SetShards
+	// removed the shard.
+	ErrShardRemoved = errors.New("partition: shard removed")
+	// ErrStopping is the reason given to OnStoppedLeading when Run's context
+	// ended and the manager resigns everything.
+	ErrStopping = errors.New("partition: manager stopping")
+)
+
+// ConfigError reports which Config field is invalid and why. It matches
+// ErrInvalidConfig with errors.Is.
+type ConfigError struct {
+	Field  string // the Config field, e.g. "HandoffTimeout"
+	Reason string // the rule it breaks
+	Err    error  // optional underlying error, e.g. a *ShardIDError
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	msg := fmt.Sprintf("partition: invalid config: %s %s", e.Field, e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the underlying error, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ShardIDError reports a shard (or member) id that is not a valid znode name.
+// It matches ErrInvalidShardID with errors.Is.
+type ShardIDError struct {
+	ID     string // the offending id (may be long or hold control characters)
+	Reason string // the rule it breaks
+}
+
+// Error implements error.
+func (e *ShardIDError) Error() string {
+	id := e.ID
+	if len(id) > 40 {
+		id = id[:40] + "…"
+	}
+	return fmt.Sprintf("partition: invalid shard id %q: %s", id, e.Reason)
+}
+
+// Is reports whether target is ErrInvalidShardID.
+func (e *ShardIDError) Is(target error) bool { return target == ErrInvalidShardID }

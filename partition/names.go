@@ -1,0 +1,81 @@
+package partition
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxIDLength is the longest shard or member id accepted, in bytes. Ids are
+// znode names; ZooKeeper itself accepts longer ones, but every znode path is
+// sent on every request and stored in every watch, so ids stay short.
+const MaxIDLength = 255
+
+// Range returns the shard ids "lo", "lo+1", …, "hi-1" in decimal, e.g.
+// Range(0, 3) is ["0" "1" "2"]. It returns nil when hi <= lo.
+func Range(lo, hi int) []string {
+	if hi <= lo {
+		return nil
+	}
+	ids := make([]string, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		ids = append(ids, strconv.Itoa(i))
+	}
+	return ids
+}
+
+// ValidateID returns a *ShardIDError if id cannot be used as a shard or
+// member id: empty, "." or "..", longer than MaxIDLength bytes, not UTF-8,
+// or containing '/', a control character or a character ZooKeeper refuses
+// in a path (U+0000, U+D800–U+F8FF, U+FFF0–U+FFFF).
+func ValidateID(id string) error {
+	switch {
+	case id == "":
+		return &ShardIDError{ID: id, Reason: "is empty"}
+	case id == "." || id == "..":
+		return &ShardIDError{ID: id, Reason: "is a relative path element"}
+	case len(id) > MaxIDLength:
+		return &ShardIDError{ID: id, Reason: fmt.Sprintf("is %d bytes, over the limit of %d", len(id), MaxIDLength)}
+	case !utf8.ValidString(id):
+		return &ShardIDError{ID: id, Reason: "is not valid UTF-8"}
+	case strings.ContainsRune(id, '/'):
+		return &ShardIDError{ID: id, Reason: "contains '/'"}
+	}
+	for _, r := range id {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0 && r <= 0xffff {
+			return &ShardIDError{ID: id, Reason: fmt.Sprintf("contains the forbidden character %U", r)}
+		}
+	}
+	return nil
+}
+
+// validateShards checks every id and that none repeats.
+func validateShards(ids []string) error {
+	seen := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		if err := ValidateID(id); err != nil {
+			return err
+		}
+		if _, dup := seen[id]; dup {
+			return fmt.Errorf("%w: %q", ErrDuplicateShard, id)
+		}
+		seen[id] = struct{}{}
+	}
+	return nil
+}
+
+// validateRoot checks that root is an absolute, clean znode path other than
+// "/", with valid elements.
+func validateRoot(root string) error {
+	if root == "" || root[0] != '/' || root == "/" || path.Clean(root) != root {
+		return fmt.Errorf("%w: %q must be an absolute clean path other than \"/\"", ErrInvalidRoot, root)
+	}
+	for _, el := range strings.Split(root[1:], "/") {
+		if err := ValidateID(el); err != nil {
+			return fmt.Errorf("%w: %q: %w", ErrInvalidRoot, root, err)
+		}
+	}
+	return nil
+}
