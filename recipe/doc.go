@@ -1,0 +1,52 @@
+// Package recipe implements ZooKeeper's leader-election recipe: ephemeral
+// sequential znodes under an election path, the lowest sequence leads, every
+// other candidate watches only its immediate predecessor.
+//
+// A Session is one ZooKeeper session shared by any number of candidates. A
+// Candidate takes part in one election; Campaign blocks until it leads and
+// returns a Leadership, whose Context is cancelled the moment leadership
+// ends and whose Err says why (ErrResigned, ErrClosed, ErrSessionExpired,
+// ErrSuspended, ErrZnodeDeleted). Run campaigns, runs a function while
+// leading, and campaigns again.
+//
+// # What is guaranteed
+//
+//   - At most one candidate of an election believes it leads while its
+//     session is alive and connected: a candidate leads only on the lowest
+//     znode, and only after checking that the znode's ephemeralOwner is its
+//     current session.
+//   - Every Leadership carries a fencing token, the czxid of the leader's
+//     znode (zxidfence.Token). Each later leadership of the same election
+//     path holds a strictly larger token, across resigns, crashes, session
+//     expiry, ensemble leader changes and re-elections of the same process.
+//     A resource that remembers the highest token it accepted and rejects
+//     lower ones (package zxidfence) is safe even against a leader that was
+//     paused and resumes after another was elected.
+//   - Belief is not the same as truth: a leader cut off from ZooKeeper
+//     cannot learn at once that its session expired. The recipe bounds that
+//     window with a local lease on the monotonic clock: the session cannot
+//     expire before (send time of the last request the server answered) +
+//     negotiated session timeout. Leadership ends at that instant minus a
+//     margin (a quarter of the session timeout by default, the
+//     TolerateSuspend margin otherwise), and, by default, at the first sign
+//     of a lost connection (ErrSuspended). A process paused longer than the
+//     lease sees its leadership's context cancelled as soon as it resumes,
+//     but code already running may still act: only fencing stops that.
+//   - A connection loss under the default policy ends leadership; if the
+//     session survives and the znode still leads, the candidate leads again
+//     with the same token. After session expiry a candidate still in the
+//     election re-enters with a new znode (and a larger token).
+//   - Candidates never leave znodes behind: a create whose reply was lost is
+//     resolved by the candidate's GUID in the znode name (protected mode)
+//     and the znode's owner; duplicates are deleted; deletes are retried
+//     until they succeed or the session is gone; Close deletes the znode in
+//     every state with its own deadline and stops every goroutine.
+//
+// # Interoperability
+//
+// With the default naming (CuratorNaming) znodes are named like Apache
+// Curator's LeaderLatch, "_c_<guid>-latch-<seq>", and data holds the
+// participant id, so Go candidates and Curator participants share an
+// election. KazooNaming matches the Python client kazoo. Order is by the
+// sequence suffix, safe across the counter's 32-bit wrap.
+package recipe

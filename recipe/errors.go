@@ -1,0 +1,114 @@
+package recipe
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Reasons a leadership ends. Leadership.Err returns one of them (possibly
+// wrapped); test with errors.Is.
+var (
+	// ErrResigned: the leader gave leadership up with Leadership.Resign, or
+	// Run resigned after its function returned.
+	ErrResigned = errors.New("recipe: leadership resigned")
+	// ErrClosed: the candidate (or its session) was closed.
+	ErrClosed = errors.New("recipe: candidate closed")
+	// ErrSessionExpired: the ZooKeeper session expired (or the ensemble
+	// forgot it), so the candidate's ephemeral znode is gone.
+	ErrSessionExpired = errors.New("recipe: session expired")
+	// ErrSuspended: the connection to ZooKeeper was lost, or the local lease
+	// deadline passed without an answer from the server. The session may
+	// still be alive; if it is, and the znode still leads, the candidate
+	// leads again with the same token (a new Leadership).
+	ErrSuspended = errors.New("recipe: connection to ZooKeeper suspended")
+	// ErrZnodeDeleted: the leader's znode was deleted by someone else.
+	ErrZnodeDeleted = errors.New("recipe: leader znode deleted by someone else")
+)
+
+// Errors about input, set-up and the ensemble.
+var (
+	// ErrNoLeader: the election has no participant (Leader, Observe).
+	ErrNoLeader = errors.New("recipe: no leader")
+	// ErrInvalidPath: an election path that ZooKeeper would reject or that
+	// the recipe refuses (relative, trailing slash, empty segment, "." or
+	// "..", the reserved /zookeeper tree).
+	ErrInvalidPath = errors.New("recipe: invalid election path")
+	// ErrNilSession: a nil *Session was passed.
+	ErrNilSession = errors.New("recipe: nil session")
+	// ErrUnreachable: no ZooKeeper server granted a session within the
+	// connect timeout.
+	ErrUnreachable = errors.New("recipe: ZooKeeper unreachable")
+	// ErrSessionTimeout: a session timeout that is not positive, or (with
+	// WithExactSessionTimeout) one the server would not grant.
+	ErrSessionTimeout = errors.New("recipe: session timeout not honoured")
+	// ErrInvalidOption: an option with a value out of its documented range.
+	ErrInvalidOption = errors.New("recipe: invalid option")
+	// ErrACLDenied: ZooKeeper refused an operation for lack of permission
+	// (NOAUTH) or rejected the ACL given (INVALIDACL).
+	ErrACLDenied = errors.New("recipe: denied by ZooKeeper ACL")
+	// ErrSessionClosed: the Session was closed.
+	ErrSessionClosed = errors.New("recipe: session closed")
+	// ErrCleanupIncomplete: Close or Resign could not confirm the deletion
+	// of the candidate's znode before its deadline. The znode still
+	// disappears when the session ends.
+	ErrCleanupIncomplete = errors.New("recipe: znode deletion not confirmed")
+)
+
+// PathError reports an invalid election path and why.
+type PathError struct {
+	Path   string
+	Reason string
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("recipe: invalid election path %q: %s", e.Path, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidPath) true.
+func (e *PathError) Unwrap() error { return ErrInvalidPath }
+
+// OptionError reports an option value out of range, naming the option.
+type OptionError struct {
+	Option string
+	Reason string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("recipe: invalid option %s: %s", e.Option, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidOption) true.
+func (e *OptionError) Unwrap() error { return ErrInvalidOption }
+
+// SessionTimeoutError reports a session timeout the server did not grant.
+type SessionTimeoutError struct {
+	Requested  time.Duration
+	Negotiated time.Duration
+}
+
+func (e *SessionTimeoutError) Error() string {
+	return fmt.Sprintf("recipe: session timeout %v requested, server granted %v", e.Requested, e.Negotiated)
+}
+
+// Unwrap makes errors.Is(err, ErrSessionTimeout) true.
+func (e *SessionTimeoutError) Unwrap() error { return ErrSessionTimeout }
+
+// aclError maps ZooKeeper's permission errors to ErrACLDenied, keeping the
+// original in the chain; other errors pass through.
+func aclError(op, path string, err error) error {
+	if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL) {
+		return fmt.Errorf("%s %s: %w: %w", op, path, ErrACLDenied, err)
+	}
+	return fmt.Errorf("%s %s: %w", op, path, err)
+}
+
+// isConnLoss reports whether err means the request's fate is unknown or the
+// connection (not necessarily the session) is gone.
+func isConnLoss(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved) ||
+		errors.Is(err, zk.ErrClosing)
+}

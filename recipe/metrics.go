@@ -1,0 +1,149 @@
+package recipe
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics holds the recipe's collectors. A nil *metrics records nothing, so
+// callers never check whether WithMetrics was given.
+type metrics struct {
+	isLeader     *prometheus.GaugeVec     // election
+	acquired     *prometheus.CounterVec   // election
+	lost         *prometheus.CounterVec   // election, reason
+	timeToLead   *prometheus.HistogramVec // election
+	sessionState *prometheus.GaugeVec     // state
+	expiries     prometheus.Counter
+	requests     *prometheus.HistogramVec // op, result
+}
+
+// sessionStates are the values of the state label of zkelect_session_state.
+var sessionStates = []string{"connected", "disconnected", "expired", "closed"}
+
+func newMetrics(r prometheus.Registerer) *metrics {
+	if r == nil {
+		return nil
+	}
+	m := &metrics{
+		isLeader: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "zkelect_is_leader",
+			Help: "1 while a candidate of this process leads the election, else 0.",
+		}, []string{"election"}),
+		acquired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zkelect_leadership_acquired_total",
+			Help: "Leaderships taken, per election.",
+		}, []string{"election"}),
+		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zkelect_leadership_lost_total",
+			Help: "Leaderships ended, per election and reason (resigned, closed, session_expired, suspended, znode_deleted).",
+		}, []string{"election", "reason"}),
+		timeToLead: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "zkelect_time_to_leadership_seconds",
+			Help:    "Time from a candidate entering the election (or re-entering after a loss) to leading.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}, []string{"election"}),
+		sessionState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "zkelect_session_state",
+			Help: "1 for the current state of the ZooKeeper session (connected, disconnected, expired, closed), 0 for the others.",
+		}, []string{"state"}),
+		expiries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "zkelect_session_expiries_total",
+			Help: "ZooKeeper sessions that expired (or were forgotten by the ensemble).",
+		}),
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "zkelect_zookeeper_request_duration_seconds",
+			Help:    "Latency of the recipe's ZooKeeper requests by operation and result (ok, error).",
+			Buckets: prometheus.ExponentialBuckets(0.0002, 4, 10),
+		}, []string{"op", "result"}),
+	}
+	m.isLeader = register(r, m.isLeader)
+	m.acquired = register(r, m.acquired)
+	m.lost = register(r, m.lost)
+	m.timeToLead = register(r, m.timeToLead)
+	m.sessionState = register(r, m.sessionState)
+	m.expiries = register(r, m.expiries)
+	m.requests = register(r, m.requests)
+	return m
+}
+
+// register registers c on r, or returns the collector already registered
+// under the same description (several sessions may share a registerer).
+func register[C prometheus.Collector](r prometheus.Registerer, c C) C {
+	if err := r.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}
+
+func (m *metrics) setSessionState(state string) {
+	if m == nil {
+		return
+	}
+	for _, s := range sessionStates {
+		v := 0.0
+		if s == state {
+			v = 1
+		}
+		m.sessionState.WithLabelValues(s).Set(v)
+	}
+}
+
+func (m *metrics) sessionExpired() {
+	if m != nil {
+		m.expiries.Inc()
+	}
+}
+
+func (m *metrics) request(op string, start time.Time, err error) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.requests.WithLabelValues(op, result).Observe(time.Since(start).Seconds())
+}
+
+func (m *metrics) leading(election string, since time.Time) {
+	if m == nil {
+		return
+	}
+	m.isLeader.WithLabelValues(election).Set(1)
+	m.acquired.WithLabelValues(election).Inc()
+	if !since.IsZero() {
+		m.timeToLead.WithLabelValues(election).Observe(time.Since(since).Seconds())
+	}
+}
+
+func (m *metrics) notLeading(election string, reason error) {
+	if m == nil {
+		return
+	}
+	m.isLeader.WithLabelValues(election).Set(0)
+	m.lost.WithLabelValues(election, reasonLabel(reason)).Inc()
+}
+
+// reasonLabel names a loss reason for metrics and logs.
+func reasonLabel(err error) string {
+	switch {
+	case errors.Is(err, ErrResigned):
+		return "resigned"
+	case errors.Is(err, ErrClosed):
+		return "closed"
+	case errors.Is(err, ErrSessionExpired):
+		return "session_expired"
+	case errors.Is(err, ErrSuspended):
+		return "suspended"
+	case errors.Is(err, ErrZnodeDeleted):
+		return "znode_deleted"
+	}
+	return "other"
+}

@@ -1,0 +1,253 @@
+package recipe
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// Defaults, used when an option is not given.
+const (
+	// DefaultSessionTimeout is the session timeout requested from the
+	// server. The server clamps it to 2..20 ticks; the negotiated value is
+	// what every deadline of the recipe uses.
+	DefaultSessionTimeout = 10 * time.Second
+	// DefaultConnectTimeout bounds Connect's wait for the first session.
+	DefaultConnectTimeout = 15 * time.Second
+	// DefaultCloseTimeout bounds Candidate.Close's wait for the deletion of
+	// its znode, whatever the caller's context.
+	DefaultCloseTimeout = 10 * time.Second
+	// defaultLeaseFraction sets the local lease margin of EndOnSuspend:
+	// a quarter of the negotiated session timeout.
+	defaultLeaseFraction = 4
+)
+
+// SessionOption configures Connect.
+type SessionOption func(*sessionConfig) error
+
+type sessionConfig struct {
+	timeout        time.Duration
+	connectTimeout time.Duration
+	exactTimeout   bool
+	log            zerolog.Logger
+	reg            prometheus.Registerer
+	dialer         zk.Dialer
+	auth           []authCred
+}
+
+type authCred struct{ scheme, auth string }
+
+func defaultSessionConfig() sessionConfig {
+	return sessionConfig{
+		timeout:        DefaultSessionTimeout,
+		connectTimeout: DefaultConnectTimeout,
+		log:            zerolog.Nop(),
+		dialer:         net.DialTimeout,
+	}
+}
+
+// WithSessionTimeout sets the session timeout to request (default
+// DefaultSessionTimeout). It must be positive and at most 24h. The server
+// may grant another value (it clamps to 2..20 of its ticks); Session.Timeout
+// reports the granted one, which all deadlines use.
+func WithSessionTimeout(d time.Duration) SessionOption {
+	return func(c *sessionConfig) error {
+		if d <= 0 || d > 24*time.Hour {
+			return fmt.Errorf("%w: WithSessionTimeout(%v): must be in (0, 24h]", ErrSessionTimeout, d)
+		}
+		c.timeout = d
+		return nil
+	}
+}
+
+// WithExactSessionTimeout makes Connect fail with a *SessionTimeoutError
+// (errors.Is ErrSessionTimeout) when the server grants a session timeout
+// other than the requested one, instead of logging a warning.
+func WithExactSessionTimeout() SessionOption {
+	return func(c *sessionConfig) error { c.exactTimeout = true; return nil }
+}
+
+// WithConnectTimeout bounds how long Connect waits for the first session
+// (default DefaultConnectTimeout); past it Connect fails with an error
+// wrapping ErrUnreachable. The caller's context can end the wait earlier.
+func WithConnectTimeout(d time.Duration) SessionOption {
+	return func(c *sessionConfig) error {
+		if d <= 0 {
+			return &OptionError{Option: "WithConnectTimeout", Reason: fmt.Sprintf("%v is not positive", d)}
+		}
+		c.connectTimeout = d
+		return nil
+	}
+}
+
+// WithLogger sets the zerolog logger (default: none). State changes are
+// logged at info/warn level with the fields election, znode, token,
+// session_id and reason; nothing is logged per heartbeat above debug.
+func WithLogger(l zerolog.Logger) SessionOption {
+	return func(c *sessionConfig) error { c.log = l; return nil }
+}
+
+// WithMetrics registers the recipe's Prometheus collectors (zkelect_*) on r.
+// Without it no metric is recorded. Several sessions may share r.
+func WithMetrics(r prometheus.Registerer) SessionOption {
+	return func(c *sessionConfig) error { c.reg = r; return nil }
+}
+
+// WithDialer sets how TCP connections to servers are made (default
+// net.DialTimeout). The recipe wraps every connection it returns to bound
+// the handshake and to track answered requests.
+func WithDialer(d zk.Dialer) SessionOption {
+	return func(c *sessionConfig) error {
+		if d == nil {
+			return &OptionError{Option: "WithDialer", Reason: "nil dialer"}
+		}
+		c.dialer = d
+		return nil
+	}
+}
+
+// WithDigestAuth authenticates the session with ZooKeeper's digest scheme
+// as user:password (re-sent on every reconnect). Combine with WithACL, for
+// example zk.DigestACL(zk.PermAll, user, password), so that other clients
+// cannot delete the candidates' znodes.
+func WithDigestAuth(user, password string) SessionOption {
+	return func(c *sessionConfig) error {
+		if user == "" {
+			return &OptionError{Option: "WithDigestAuth", Reason: "empty user"}
+		}
+		c.auth = append(c.auth, authCred{scheme: "digest", auth: user + ":" + password})
+		return nil
+	}
+}
+
+// CandidateOption configures NewCandidate.
+type CandidateOption func(*candidateConfig) error
+
+type candidateConfig struct {
+	id           string
+	naming       Naming
+	acl          []zk.ACL
+	policy       ConnectionLossPolicy
+	closeTimeout time.Duration
+}
+
+func defaultCandidateConfig() candidateConfig {
+	host, _ := os.Hostname()
+	return candidateConfig{
+		id:           host + ":" + strconv.Itoa(os.Getpid()),
+		naming:       CuratorNaming(),
+		acl:          zk.WorldACL(zk.PermAll),
+		closeTimeout: DefaultCloseTimeout,
+	}
+}
+
+// WithParticipantID sets the participant id stored as the znode's data
+// (as Curator's LeaderLatch does), so observers can name the leader.
+// Default: "<hostname>:<pid>". At most 1024 bytes.
+func WithParticipantID(id string) CandidateOption {
+	return func(c *candidateConfig) error {
+		if len(id) > 1024 {
+			return &OptionError{Option: "WithParticipantID", Reason: "longer than 1024 bytes"}
+		}
+		c.id = id
+		return nil
+	}
+}
+
+// WithNaming sets how candidate znodes are named (default CuratorNaming).
+func WithNaming(n Naming) CandidateOption {
+	return func(c *candidateConfig) error { c.naming = n; return nil }
+}
+
+// WithACL sets the ACL of the candidate's znode and of any parent znode the
+// candidate creates (default zk.WorldACL(zk.PermAll)).
+func WithACL(acl []zk.ACL) CandidateOption {
+	return func(c *candidateConfig) error {
+		if len(acl) == 0 {
+			return &OptionError{Option: "WithACL", Reason: "empty ACL"}
+		}
+		c.acl = acl
+		return nil
+	}
+}
+
+// WithConnectionLossPolicy sets what a leader does when its connection is
+// lost (default EndOnSuspend()).
+func WithConnectionLossPolicy(p ConnectionLossPolicy) CandidateOption {
+	return func(c *candidateConfig) error {
+		if p.tolerate && p.margin <= 0 {
+			return &OptionError{Option: "TolerateSuspend", Reason: fmt.Sprintf("margin %v is not positive", p.margin)}
+		}
+		c.policy = p
+		return nil
+	}
+}
+
+// WithCloseTimeout bounds how long Close (and Run's final resign) waits to
+// confirm the deletion of the znode (default DefaultCloseTimeout).
+func WithCloseTimeout(d time.Duration) CandidateOption {
+	return func(c *candidateConfig) error {
+		if d <= 0 {
+			return &OptionError{Option: "WithCloseTimeout", Reason: fmt.Sprintf("%v is not positive", d)}
+		}
+		c.closeTimeout = d
+		return nil
+	}
+}
+
+// ConnectionLossPolicy says whether a leader keeps its leadership through a
+// short loss of connection. The zero value is EndOnSuspend.
+//
+// Both policies also keep a local lease on the monotonic clock: the session
+// cannot expire before (send time of the last request the server answered)
+// + negotiated session timeout, so leadership ends at that instant minus a
+// margin, even if no disconnect has been noticed yet (a stalled connection,
+// a paused process that resumes).
+type ConnectionLossPolicy struct {
+	tolerate bool
+	margin   time.Duration
+}
+
+// EndOnSuspend ends leadership with ErrSuspended as soon as the connection
+// is lost: the safe default, since the session may expire while cut off
+// and another candidate lead. If the session survives and the znode still
+// leads, the candidate leads again with the same token. Its lease margin is
+// a quarter of the negotiated session timeout.
+func EndOnSuspend() ConnectionLossPolicy { return ConnectionLossPolicy{} }
+
+// TolerateSuspend keeps leadership through a connection loss, but only
+// until (send time of the last request the server answered) + negotiated
+// session timeout − margin on the monotonic clock; then it ends with
+// ErrSuspended. The margin covers clock-rate differences and the time the
+// caller needs to stop acting; it must be positive and below the session
+// timeout (a third of it is a reasonable choice). A larger margin is safer
+// and gives up leadership sooner.
+//
+// The trade-off: fewer leadership changes on a flaky network, against a
+// window (bounded by the lease) in which this leader acts without knowing
+// whether its session still exists. Fencing tokens still protect resources.
+func TolerateSuspend(margin time.Duration) ConnectionLossPolicy {
+	return ConnectionLossPolicy{tolerate: true, margin: margin}
+}
+
+// String describes the policy, for logs.
+func (p ConnectionLossPolicy) String() string {
+	if p.tolerate {
+		return "tolerate-suspend(" + p.margin.String() + ")"
+	}
+	return "end-on-suspend"
+}
+
+// leaseMargin returns the margin for a negotiated session timeout t.
+func (p ConnectionLossPolicy) leaseMargin(t time.Duration) time.Duration {
+	if p.tolerate {
+		return p.margin
+	}
+	return t / defaultLeaseFraction
+}

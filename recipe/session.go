@@ -1,0 +1,364 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// Session is one ZooKeeper session shared by any number of candidates and
+// observers. It owns one *zk.Conn, reads its events through a callback (the
+// library's event channel drops events when full), and fans session state out
+// to every candidate. Only a session that is connected and established
+// (go-zookeeper's StateHasSession) is usable; a change of session id means the
+// previous session, and every ephemeral znode it owned, is gone.
+//
+// go-zookeeper re-establishes a new session by itself after expiry; the
+// Session reports that to candidates as an expiry followed by a new session.
+// All methods are safe for concurrent use.
+type Session struct {
+	conn    *zk.Conn
+	events  <-chan zk.Event
+	wire    *wireTracker
+	cfg     sessionConfig
+	log     zerolog.Logger
+	metrics *metrics
+
+	established chan struct{} // closed at the first session
+	estOnce     sync.Once
+	done        chan struct{} // closed by Close
+	closeOnce   sync.Once
+
+	mu        sync.Mutex
+	id        int64 // current session id, 0 when none
+	connected bool  // StateHasSession and not since disconnected
+	closed    bool
+	sinks     map[sessionSink]struct{}
+	paths     map[string]map[sessionSink]struct{}
+	dataWatch map[string]*dataWatchState
+}
+
+// sessionSink receives session and node events. Both methods are called from
+// go-zookeeper's receive goroutine and must not block.
+type sessionSink interface {
+	sessionChanged(ev sessionEvent)
+	nodeChanged(ev zk.Event)
+}
+
+// sessionEvent is a change of the session as candidates see it.
+type sessionEvent struct {
+	kind sessionEventKind
+	id   int64 // the session concerned
+}
+
+type sessionEventKind uint8
+
+const (
+	sessConnected    sessionEventKind = iota + 1 // usable (StateHasSession), id is the session
+	sessDisconnected                             // connection lost; the session may live on
+	sessExpired                                  // id is the session that expired
+	sessClosed                                   // Session.Close was called
+)
+
+// Connect opens a ZooKeeper session on servers ("host:port" each) and waits
+// until the first session is established, the connect timeout passes
+// (ErrUnreachable) or ctx ends (ctx's error, with ErrUnreachable). The
+// session then reconnects by itself until Close; the caller must Close it.
+func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Session, error) {
+	if len(servers) == 0 {
+		return nil, &OptionError{Option: "servers", Reason: "empty server list"}
+	}
+	cfg := defaultSessionConfig()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	s := &Session{
+		wire:        newWireTracker(len(servers), cfg.timeout),
+		cfg:         cfg,
+		log:         cfg.log,
+		metrics:     newMetrics(cfg.reg),
+		established: make(chan struct{}),
+		done:        make(chan struct{}),
+		sinks:       map[sessionSink]struct{}{},
+		paths:       map[string]map[sessionSink]struct{}{},
+		dataWatch:   map[string]*dataWatchState{},
+	}
+	conn, events, err := zk.Connect(servers, cfg.timeout,
+		zk.WithDialer(s.wire.dialer(cfg.dialer)),
+		zk.WithEventCallback(s.onEvent),
+		zk.WithLogger(zkLogger{s.log}),
+		zk.WithLogInfo(false))
+	if err != nil {
+		return nil, fmt.Errorf("connect to %v: %w: %w", servers, ErrUnreachable, err)
+	}
+	s.conn, s.events = conn, events
+	if err := s.awaitFirst(ctx, servers); err != nil {
+		s.shutdown()
+		return nil, err
+	}
+	for _, a := range cfg.auth {
+		if err := conn.AddAuth(a.scheme, []byte(a.auth)); err != nil {
+			s.shutdown()
+			return nil, aclError("authenticate", a.scheme, err)
+		}
+	}
+	if got := s.Timeout(); got != cfg.timeout {
+		if cfg.exactTimeout {
+			s.shutdown()
+			return nil, &SessionTimeoutError{Requested: cfg.timeout, Negotiated: got}
+		}
+		s.log.Warn().Dur("requested", cfg.timeout).Dur("negotiated", got).
+			Msg("server granted another session timeout; deadlines use the negotiated one")
+	}
+	return s, nil
+}
+
+func (s *Session) awaitFirst(ctx context.Context, servers []string) error {
+	t := time.NewTimer(s.cfg.connectTimeout)
+	defer t.Stop()
+	select {
+	case <-s.established:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("no session from %v within %v: %w", servers, s.cfg.connectTimeout, ErrUnreachable)
+	case <-ctx.Done():
+		return fmt.Errorf("connect to %v: %w: %w", servers, ErrUnreachable, ctx.Err())
+	}
+}
+
+// Close ends the session: its ephemeral znodes are deleted by the server,
+// candidates using it end their leadership with ErrClosed. It waits for
+// go-zookeeper's goroutines to stop (bounded by the session timeout plus 2s)
+// and is idempotent; it always returns nil.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.connected = false
+		s.broadcast(sessionEvent{kind: sessClosed, id: s.id})
+		s.mu.Unlock()
+		close(s.done)
+		s.shutdown()
+		s.metrics.setSessionState("closed")
+		s.log.Info().Int64("session_id", s.ID()).Msg("session closed")
+	})
+	return nil
+}
+
+// shutdown closes the connection and waits for its goroutines.
+func (s *Session) shutdown() {
+	s.conn.Close()
+	t := time.NewTimer(s.wire.timeout() + 2*time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case _, ok := <-s.events:
+			if !ok {
+				return
+			}
+		case <-t.C:
+			s.log.Warn().Msg("zookeeper connection goroutines still running after close")
+			return
+		}
+	}
+}
+
+// ID returns the current session id, or 0 while there is none (before the
+// first session, after expiry until the next one, after Close).
+func (s *Session) ID() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// Timeout returns the session timeout the server granted (the requested
+// one before the first session).
+func (s *Session) Timeout() time.Duration { return s.wire.timeout() }
+
+// Conn returns the underlying connection, for fencing guards and tools.
+// Do not Close it; close the Session.
+func (s *Session) Conn() *zk.Conn { return s.conn }
+
+// Logger returns the session's logger (a no-op logger by default).
+func (s *Session) Logger() zerolog.Logger { return s.log }
+
+// Registerer returns the Registerer given with WithMetrics, or nil.
+func (s *Session) Registerer() prometheus.Registerer { return s.cfg.reg }
+
+// Done returns a channel closed when Close is called.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// usable reports whether the session is connected and established, and
+// its id.
+func (s *Session) usable() (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id, s.connected && !s.closed
+}
+
+// leaseDeadline returns the local lease deadline for a margin: the instant
+// on the monotonic clock before which the server cannot have expired the
+// session, minus margin. ok is false if no request was ever answered.
+func (s *Session) leaseDeadline(margin time.Duration) (time.Time, bool) {
+	d, ok := s.wire.leaseDeadline()
+	return d.Add(-margin), ok
+}
+
+// subscribe registers k for session events and returns the current state,
+// atomically with the registration.
+func (s *Session) subscribe(k sessionSink) (id int64, connected, closed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.sinks[k] = struct{}{}
+	}
+	return s.id, s.connected, s.closed
+}
+
+// unsubscribe removes k from session and node events.
+func (s *Session) unsubscribe(k sessionSink) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sinks, k)
+	for p, m := range s.paths {
+		if _, ok := m[k]; ok {
+			delete(m, k)
+			if len(m) == 0 {
+				delete(s.paths, p)
+			}
+		}
+	}
+}
+
+// watchPath routes node events of path to k until unwatchPath.
+func (s *Session) watchPath(path string, k sessionSink) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.paths[path]
+	if m == nil {
+		m = map[sessionSink]struct{}{}
+		s.paths[path] = m
+	}
+	m[k] = struct{}{}
+}
+
+// unwatchPath stops routing node events of path to k.
+func (s *Session) unwatchPath(path string, k sessionSink) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.paths[path]; m != nil {
+		delete(m, k)
+		if len(m) == 0 {
+			delete(s.paths, path)
+		}
+	}
+}
+
+// onEvent is go-zookeeper's event callback; it runs on the library's
+// goroutines and must not block.
+func (s *Session) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		s.nodeEvent(ev)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	switch ev.State {
+	case zk.StateHasSession:
+		s.established0()
+	case zk.StateDisconnected:
+		s.disconnected0()
+	case zk.StateExpired:
+		s.expired0()
+	case zk.StateAuthFailed:
+		s.log.Error().Int64("session_id", s.id).Msg("zookeeper authentication failed")
+	}
+}
+
+// established0 handles StateHasSession (s.mu held).
+func (s *Session) established0() {
+	id := s.wire.sessionID.Load()
+	if s.id != 0 && s.id != id {
+		s.expired0() // the ensemble forgot the old session
+	}
+	renewed := s.id == id
+	s.id, s.connected = id, true
+	s.estOnce.Do(func() { close(s.established) })
+	s.metrics.setSessionState("connected")
+	l := s.log.Info().Int64("session_id", id).Dur("timeout", s.wire.timeout())
+	if renewed {
+		l.Msg("session reconnected")
+	} else {
+		l.Msg("session established")
+	}
+	s.broadcast(sessionEvent{kind: sessConnected, id: id})
+}
+
+// disconnected0 handles StateDisconnected (s.mu held).
+func (s *Session) disconnected0() {
+	if !s.connected {
+		return
+	}
+	s.connected = false
+	clear(s.dataWatch) // re-setting watches after a reconnect is best effort
+	s.metrics.setSessionState("disconnected")
+	s.log.Warn().Int64("session_id", s.id).Str("reason", "connection_lost").Msg("session disconnected")
+	s.broadcast(sessionEvent{kind: sessDisconnected, id: s.id})
+}
+
+// expired0 reports the current session as expired (s.mu held).
+func (s *Session) expired0() {
+	if s.id == 0 {
+		return
+	}
+	old := s.id
+	s.id, s.connected = 0, false
+	clear(s.dataWatch)
+	s.metrics.sessionExpired()
+	s.metrics.setSessionState("expired")
+	s.log.Warn().Int64("session_id", old).Str("reason", "session_expired").Msg("session expired")
+	s.broadcast(sessionEvent{kind: sessExpired, id: old})
+}
+
+// broadcast sends ev to every sink (s.mu held).
+func (s *Session) broadcast(ev sessionEvent) {
+	for k := range s.sinks {
+		k.sessionChanged(ev)
+	}
+}
+
+// nodeEvent routes a watch event to the sinks of its path.
+func (s *Session) nodeEvent(ev zk.Event) {
+	if ev.Type == zk.EventNotWatching {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dataWatchFired(ev)
+	for k := range s.paths[ev.Path] {
+		k.nodeChanged(ev)
+	}
+}
+
+// zkLogger sends go-zookeeper's own log lines to zerolog at debug level.
+type zkLogger struct{ l zerolog.Logger }
+
+func (z zkLogger) Printf(format string, args ...any) {
+	z.l.Debug().Str("component", "go-zookeeper").Msgf(format, args...)
+}
+
+// errSessionGone reports whether err means the session is closed for good.
+func errSessionGone(err error) bool {
+	return errors.Is(err, zk.ErrClosing) || errors.Is(err, ErrSessionClosed)
+}

@@ -1,0 +1,330 @@
+package recipe
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// This file watches the ZooKeeper wire under go-zookeeper through its
+// Dialer hook, for three things the library does not expose:
+//
+//   - the negotiated session timeout and session id, read from the connect
+//     response frame;
+//   - the send time of the last request the server answered, for the local
+//     lease (requests and pings are matched to their replies by xid; a
+//     request is stamped before its bytes are written, so the stamp is never
+//     later than the server's receipt of it);
+//   - a bound on the handshake: until the connect response arrives every
+//     read or write deadline is clamped to handshakeBound, so a server that
+//     accepts connections but never answers does not hold the client for
+//     go-zookeeper's 10 × 2/3 × timeout before it tries the next one.
+//
+// It also recovers a session the ensemble has forgotten (wiped and
+// redeployed): such servers close every connection that presents the old
+// session and its higher zxid, and go-zookeeper retries forever. After every
+// handshake has been refused for twice the session timeout, the next connect
+// request is sent as a new session (id 0, zxid 0); the session layer then
+// sees a new session id and treats the old one as expired.
+//
+// It relies on go-zookeeper v1.0.4 writing each frame with one Write call
+// from one goroutine; a Write that is not exactly one frame is passed through
+// unstamped (the lease then only gets shorter, never longer).
+
+// connectRequestLen is the length of go-zookeeper's connect request body:
+// protocol version, last zxid, timeout, session id, password (4+16 bytes).
+const connectRequestLen = 4 + 8 + 4 + 8 + 4 + 16
+
+// Reply header xids that are not answers to numbered requests.
+const (
+	xidWatchEvent = -1
+	xidPing       = -2
+)
+
+// wireTracker is shared by all connections of one Session.
+type wireTracker struct {
+	servers   int
+	requested time.Duration
+
+	lastAnswered atomic.Int64 // monotonic nanoseconds since wireTracker.epoch; 0 = none
+	epoch        time.Time
+	negotiated   atomic.Int64 // ns
+	sessionID    atomic.Int64
+
+	mu           sync.Mutex
+	refusedSince time.Time // start of a streak of refused handshakes
+	refusals     int
+	forgetNext   bool
+}
+
+func newWireTracker(servers int, requested time.Duration) *wireTracker {
+	return &wireTracker{servers: servers, requested: requested, epoch: time.Now()}
+}
+
+// dialer wraps d so every connection is tracked.
+func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
+	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		b := w.handshakeBound()
+		c, err := d(network, addr, min(timeout, b))
+		if err != nil {
+			return nil, err
+		}
+		return &wireConn{Conn: c, w: w, bound: b, pending: map[int32]time.Time{}}, nil
+	}
+}
+
+// handshakeBound is how long one server may take to dial and answer the
+// connect request: a third of the session timeout shared among the servers,
+// at least 100ms.
+func (w *wireTracker) handshakeBound() time.Duration {
+	t := w.timeout()
+	return max(t/time.Duration(3*max(w.servers, 1)), 100*time.Millisecond)
+}
+
+// timeout returns the negotiated session timeout, or the requested one
+// before any session.
+func (w *wireTracker) timeout() time.Duration {
+	if t := time.Duration(w.negotiated.Load()); t > 0 {
+		return t
+	}
+	return w.requested
+}
+
+// answered records that a request sent at t got its reply.
+func (w *wireTracker) answered(t time.Time) {
+	ns := int64(t.Sub(w.epoch)) + 1
+	for {
+		old := w.lastAnswered.Load()
+		if ns <= old || w.lastAnswered.CompareAndSwap(old, ns) {
+			return
+		}
+	}
+}
+
+// leaseDeadline returns the instant (monotonic) before which the server
+// cannot have expired the session: last answered send time + timeout. ok is
+// false when nothing was answered yet.
+func (w *wireTracker) leaseDeadline() (time.Time, bool) {
+	ns := w.lastAnswered.Load()
+	if ns == 0 {
+		return time.Time{}, false
+	}
+	return w.epoch.Add(time.Duration(ns-1) + w.timeout()), true
+}
+
+// handshake records a connect response: the session granted, and when the
+// request that got it was sent.
+func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, sent time.Time) {
+	if w.sessionID.Swap(sessionID) != sessionID {
+		w.lastAnswered.Store(0)
+	}
+	w.negotiated.Store(int64(timeout))
+	w.answered(sent)
+	w.mu.Lock()
+	w.refusedSince, w.refusals = time.Time{}, 0
+	w.mu.Unlock()
+}
+
+// refused records a server closing the connection before answering the
+// connect request, and decides whether to start a new session next time.
+func (w *wireTracker) refused() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	if w.refusedSince.IsZero() {
+		w.refusedSince = now
+	}
+	w.refusals++
+	if w.sessionID.Load() != 0 && w.refusals >= w.servers && now.Sub(w.refusedSince) >= 2*w.timeout() {
+		w.forgetNext = true
+	}
+}
+
+// takeForget reports (once) whether the next connect request must ask for a
+// new session.
+func (w *wireTracker) takeForget() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f := w.forgetNext
+	w.forgetNext = false
+	if f {
+		w.refusedSince, w.refusals = time.Time{}, 0
+	}
+	return f
+}
+
+// wireConn is one tracked TCP connection to a server.
+type wireConn struct {
+	net.Conn
+	w     *wireTracker
+	bound time.Duration
+
+	established atomic.Bool
+	wroteFirst  bool
+	connectSent time.Time
+
+	mu      sync.Mutex
+	pending map[int32]time.Time
+	pings   []time.Time
+	rd      frameReader
+}
+
+func (c *wireConn) clamp(t time.Time) time.Time {
+	if c.established.Load() {
+		return t
+	}
+	limit := time.Now().Add(c.bound)
+	if t.IsZero() || t.After(limit) {
+		return limit
+	}
+	return t
+}
+
+// SetDeadline clamps the deadline during the handshake.
+func (c *wireConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.clamp(t)) }
+
+// SetReadDeadline clamps the deadline during the handshake.
+func (c *wireConn) SetReadDeadline(t time.Time) error { return c.Conn.SetReadDeadline(c.clamp(t)) }
+
+// SetWriteDeadline clamps the deadline during the handshake.
+func (c *wireConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.clamp(t)) }
+
+// Write stamps the frame in b (when it is exactly one) and sends it.
+func (c *wireConn) Write(b []byte) (int, error) {
+	now := time.Now()
+	whole := len(b) >= 8 && int(binary.BigEndian.Uint32(b)) == len(b)-4
+	if !c.wroteFirst {
+		c.wroteFirst = true
+		c.connectSent = now
+		if whole && len(b) == 4+connectRequestLen && c.w.takeForget() {
+			b = forgetSession(b)
+		}
+		return c.Conn.Write(b)
+	}
+	if whole {
+		xid := int32(binary.BigEndian.Uint32(b[4:]))
+		c.mu.Lock()
+		if xid == xidPing {
+			c.pings = append(c.pings, now)
+		} else {
+			c.pending[xid] = now
+		}
+		c.mu.Unlock()
+	}
+	return c.Conn.Write(b)
+}
+
+// forgetSession returns a copy of a connect request asking for a new
+// session: last zxid 0, session id 0, empty password.
+func forgetSession(b []byte) []byte {
+	out := append([]byte(nil), b...)
+	body := out[4:]
+	clear(body[4:12])  // last zxid seen
+	clear(body[16:24]) // session id
+	clear(body[28:44]) // password bytes (length stays 16)
+	return out
+}
+
+// Read passes bytes through and parses the frames they carry.
+func (c *wireConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.mu.Lock()
+		c.rd.feed(b[:n], c.frame)
+		c.mu.Unlock()
+	}
+	if err != nil && !c.established.Load() && !isTimeout(err) {
+		c.w.refused()
+	}
+	return n, err
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// frame handles the head of one complete frame read from the server
+// (called with c.mu held).
+func (c *wireConn) frame(head []byte) {
+	if !c.established.Load() {
+		// The connect response: protocol version, timeout (ms), session id.
+		if len(head) < 16 {
+			return
+		}
+		timeout := time.Duration(int32(binary.BigEndian.Uint32(head[4:]))) * time.Millisecond
+		sid := int64(binary.BigEndian.Uint64(head[8:]))
+		if sid != 0 {
+			c.w.handshake(sid, timeout, c.connectSent)
+			c.established.Store(true)
+		}
+		return
+	}
+	if len(head) < 4 {
+		return
+	}
+	switch xid := int32(binary.BigEndian.Uint32(head)); xid {
+	case xidWatchEvent:
+	case xidPing:
+		if len(c.pings) > 0 {
+			c.w.answered(c.pings[0])
+			c.pings = c.pings[1:]
+		}
+	default:
+		if t, ok := c.pending[xid]; ok {
+			delete(c.pending, xid)
+			c.w.answered(t)
+		}
+	}
+}
+
+// frameReader splits a byte stream into 4-byte length-prefixed frames and
+// hands the first headLen bytes of each body to a callback.
+type frameReader struct {
+	lenBuf  [4]byte
+	lenN    int
+	head    [16]byte
+	headN   int
+	headLen int
+	rest    int // body bytes still to come after the head
+}
+
+func (r *frameReader) feed(b []byte, onFrame func(head []byte)) {
+	for len(b) > 0 {
+		if r.lenN < 4 {
+			k := copy(r.lenBuf[r.lenN:], b)
+			r.lenN += k
+			b = b[k:]
+			if r.lenN == 4 {
+				total := int(binary.BigEndian.Uint32(r.lenBuf[:]))
+				r.headLen = min(total, len(r.head))
+				r.headN = 0
+				r.rest = total - r.headLen
+				if total == 0 {
+					r.lenN = 0
+					onFrame(nil)
+				}
+			}
+			continue
+		}
+		if r.headN < r.headLen {
+			k := copy(r.head[r.headN:r.headLen], b)
+			r.headN += k
+			b = b[k:]
+		} else {
+			k := min(r.rest, len(b))
+			r.rest -= k
+			b = b[k:]
+		}
+		if r.headN == r.headLen && r.rest == 0 {
+			r.lenN = 0
+			onFrame(r.head[:r.headLen])
+		}
+	}
+}
