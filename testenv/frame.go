@@ -1,0 +1,127 @@
+package testenv
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// ZooKeeper operation codes, as sent in a request header, for
+// Proxy.CutAfterRequest. They mirror ZooKeeper's ZooDefs.OpCode.
+const (
+	OpCreate          int32 = 1
+	OpDelete          int32 = 2
+	OpExists          int32 = 3
+	OpGetData         int32 = 4
+	OpSetData         int32 = 5
+	OpGetACL          int32 = 6
+	OpSetACL          int32 = 7
+	OpGetChildren     int32 = 8
+	OpSync            int32 = 9
+	OpPing            int32 = 11
+	OpGetChildren2    int32 = 12
+	OpCheck           int32 = 13
+	OpMulti           int32 = 14
+	OpCreate2         int32 = 15
+	OpReconfig        int32 = 16
+	OpCreateContainer int32 = 19
+	OpCreateTTL       int32 = 21
+	OpCloseSession    int32 = -11
+	OpSetAuth         int32 = 100
+	OpSetWatches      int32 = 101
+)
+
+// maxFrame bounds a frame's length. ZooKeeper refuses requests above
+// jute.maxbuffer (1 MiB by default); replies such as a long child list can
+// be larger, so the bound is generous. A longer frame is a protocol error.
+const maxFrame = 64 << 20
+
+// ZooKeeper's wire format: every message is a frame, a big-endian int32
+// length followed by that many bytes. The first frame each way is the
+// session handshake (ConnectRequest, ConnectResponse); after it a request
+// starts with xid int32 and op int32, and a reply with xid int32, zxid int64
+// and err int32.
+
+// readFrame reads one frame and returns it whole, length prefix included,
+// so that it can be forwarded unchanged. It returns ErrProtocol for a
+// negative or oversized length.
+func readFrame(r io.Reader) ([]byte, error) {
+	var prefix [4]byte
+	if _, err := io.ReadFull(r, prefix[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(prefix[:]))
+	if n < 0 || n > maxFrame {
+		return nil, fmt.Errorf("%w: frame length %d", ErrProtocol, n)
+	}
+	frame := make([]byte, 4+int(n))
+	copy(frame, prefix[:])
+	if _, err := io.ReadFull(r, frame[4:]); err != nil {
+		return nil, err
+	}
+	return frame, nil
+}
+
+// requestHeader returns the xid and op code of a request frame.
+func requestHeader(frame []byte) (xid, op int32, ok bool) {
+	if len(frame) < 12 {
+		return 0, 0, false
+	}
+	return int32(binary.BigEndian.Uint32(frame[4:])), int32(binary.BigEndian.Uint32(frame[8:])), true
+}
+
+// replyXid returns the xid of a reply frame.
+func replyXid(frame []byte) (int32, bool) {
+	if len(frame) < 8 {
+		return 0, false
+	}
+	return int32(binary.BigEndian.Uint32(frame[4:])), true
+}
+
+// connectResponse is the server's half of the session handshake.
+type connectResponse struct {
+	protocolVersion int32
+	timeout         int32 // negotiated session timeout, ms; <= 0 when the session expired
+	sessionID       int64
+	password        []byte
+}
+
+// parseConnectResponse decodes a ConnectResponse frame (prefix included).
+func parseConnectResponse(frame []byte) (connectResponse, error) {
+	b := frame[4:]
+	if len(b) < 20 {
+		return connectResponse{}, fmt.Errorf("%w: connect response of %d bytes", ErrProtocol, len(b))
+	}
+	r := connectResponse{
+		protocolVersion: int32(binary.BigEndian.Uint32(b)),
+		timeout:         int32(binary.BigEndian.Uint32(b[4:])),
+		sessionID:       int64(binary.BigEndian.Uint64(b[8:])),
+	}
+	n := int32(binary.BigEndian.Uint32(b[16:]))
+	if n < 0 || int(n) > len(b)-20 {
+		return connectResponse{}, fmt.Errorf("%w: password length %d", ErrProtocol, n)
+	}
+	r.password = append([]byte(nil), b[20:20+n]...)
+	return r, nil
+}
+
+// connectRequestFrame encodes a ConnectRequest that resumes session id.
+func connectRequestFrame(id int64, password []byte, timeoutMs int32) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 0) // length, set below
+	b = binary.BigEndian.AppendUint32(b, 0)    // protocolVersion
+	b = binary.BigEndian.AppendUint64(b, 0)    // lastZxidSeen
+	b = binary.BigEndian.AppendUint32(b, uint32(timeoutMs))
+	b = binary.BigEndian.AppendUint64(b, uint64(id))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(password)))
+	b = append(b, password...)
+	b = append(b, 0) // readOnly = false
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+// requestFrame encodes a request with no body.
+func requestFrame(xid, op int32) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 8)
+	b = binary.BigEndian.AppendUint32(b, uint32(xid))
+	return binary.BigEndian.AppendUint32(b, uint32(op))
+}

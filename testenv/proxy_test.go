@@ -1,0 +1,121 @@
+package testenv_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkelect/zkelect/testenv"
+)
+
+func TestBlackholedClientSessionIsExpiredByServer(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	p := c.NewProxyT(t)
+	victim := connect(t, p.ConnectString(), time.Second)
+	observer := connect(t, c.ConnectString(), 10*time.Second)
+	victim.mustCreate(t, "/victim", zk.FlagEphemeral)
+
+	p.Blackhole()
+	observer.waitDeleted(t, "/victim")
+
+	p.Heal()
+	victim.waitState(t, zk.StateExpired)
+}
+
+func TestCutKeepsTheSession(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	p := c.NewProxyT(t)
+	cl := connect(t, p.ConnectString(), 2*time.Second)
+	cl.mustCreate(t, "/kept", zk.FlagEphemeral)
+
+	p.Cut()
+	cl.waitState(t, zk.StateDisconnected)
+	cl.waitState(t, zk.StateHasSession)
+
+	if ok, _, err := cl.Exists("/kept"); err != nil || !ok {
+		t.Fatalf("exists /kept after reconnect = %v, %v; want the session's znode", ok, err)
+	}
+	s := p.Sessions()
+	if len(s) != 2 || s[0].ID != s[1].ID || s[0].ID != cl.SessionID() {
+		t.Fatalf("Sessions() = %+v, want the same session %x twice", s, cl.SessionID())
+	}
+}
+
+func TestCutAfterCreateAppliesItButLosesTheReply(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	p := c.NewProxyT(t)
+	cl := connect(t, p.ConnectString(), 2*time.Second)
+	observer := connect(t, c.ConnectString(), 2*time.Second)
+
+	fired := p.CutAfterRequest(testenv.OpCreate)
+	_, err := cl.Create("/applied", nil, 0, zk.WorldACL(zk.PermAll))
+	if !errors.Is(err, zk.ErrConnectionClosed) {
+		t.Fatalf("create through the cut = %v, want connection loss (%v)", err, zk.ErrConnectionClosed)
+	}
+	select {
+	case <-fired:
+	case <-time.After(waitTimeout):
+		t.Fatal("CutAfterRequest's channel not closed after the cut")
+	}
+	if ok, _, err := observer.Exists("/applied"); err != nil || !ok {
+		t.Fatalf("exists /applied = %v, %v; the server should have applied the create", ok, err)
+	}
+	// Only the next create is cut: the client reconnects and works.
+	cl.waitState(t, zk.StateHasSession)
+	cl.mustCreate(t, "/after", 0)
+}
+
+func TestLatencyDelaysReplies(t *testing.T) {
+	const latency = 300 * time.Millisecond
+	c := testenv.New(t, testenv.Options{})
+	p := c.NewProxyT(t)
+	cl := connect(t, p.ConnectString(), 2*time.Second)
+
+	p.SetLatency(latency)
+	begin := time.Now()
+	if _, _, err := cl.Exists("/"); err != nil {
+		t.Fatal(err)
+	}
+	if rtt := time.Since(begin); rtt < latency {
+		t.Fatalf("round trip with %v latency took %v", latency, rtt)
+	}
+	p.Heal()
+	if _, _, err := cl.Exists("/"); err != nil {
+		t.Fatalf("exists after Heal: %v", err)
+	}
+}
+
+func TestExpireConnEndsTheSession(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	victim := connect(t, c.ConnectString(), 2*time.Second)
+	observer := connect(t, c.ConnectString(), 2*time.Second)
+	victim.mustCreate(t, "/expired", zk.FlagEphemeral)
+
+	if err := testenv.ExpireConn(testContext(t), c.Addrs(), victim.Conn); err != nil {
+		t.Fatal(err)
+	}
+	observer.waitDeleted(t, "/expired")
+	victim.waitState(t, zk.StateExpired)
+
+	err := testenv.ExpireConn(testContext(t), c.Addrs(), victim.Conn)
+	if !errors.Is(err, testenv.ErrNoSession) {
+		t.Fatalf("expiring an expired session: %v, want ErrNoSession", err)
+	}
+}
+
+func TestExpireSessionWithCredentialsSeenByProxy(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	p := c.NewProxyT(t)
+	victim := connect(t, p.ConnectString(), 2*time.Second)
+	victim.mustCreate(t, "/expired", zk.FlagEphemeral)
+
+	s := p.Sessions()
+	if len(s) != 1 || s[0].ID != victim.SessionID() || len(s[0].Password) == 0 {
+		t.Fatalf("Sessions() = %+v, want session %x with a password", s, victim.SessionID())
+	}
+	if err := testenv.ExpireSession(testContext(t), c.Addrs(), s[0].ID, s[0].Password); err != nil {
+		t.Fatal(err)
+	}
+	victim.waitState(t, zk.StateExpired)
+}
