@@ -1,6 +1,8 @@
 package testenv_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -26,4 +28,79 @@ func TestEnsembleStartsWithOneQuorumLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertDead(t, pids...)
+}
+
+func TestEnsembleServesWithoutKilledLeaderWhichRejoins(t *testing.T) {
+	ctx := testContext(t)
+	c := testenv.New(t, testenv.Options{Servers: 3})
+	old, err := c.QuorumLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := c.PID(old)
+	if err := c.Kill(old); err != nil {
+		t.Fatal(err)
+	}
+	assertDead(t, pid)
+	if err := c.Kill(old); !errors.Is(err, testenv.ErrNotRunning) {
+		t.Fatalf("second Kill = %v, want ErrNotRunning", err)
+	}
+	if _, err := c.WaitQuorumLeader(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	survivors := connect(t, c.ConnectString(), 2*time.Second)
+	survivors.mustCreate(t, "/while-down", 0)
+
+	if err := c.Restart(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if mode, err := c.Mode(ctx, old); err != nil || mode != "follower" {
+		t.Fatalf("restarted server's mode = %q, %v; want follower", mode, err)
+	}
+	rejoined := connect(t, c.Addrs()[old], 2*time.Second)
+	if _, err := rejoined.Sync("/while-down"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := rejoined.Exists("/while-down"); err != nil || !ok {
+		t.Fatalf("restarted server: exists /while-down = %v, %v; want the write made while it was down", ok, err)
+	}
+}
+
+func TestPausedQuorumLeaderIsReplaced(t *testing.T) {
+	ctx := testContext(t)
+	c := testenv.New(t, testenv.Options{Servers: 3})
+	old, err := c.QuorumLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Pause(old); err != nil {
+		t.Fatal(err)
+	}
+	next, err := c.WaitQuorumLeader(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("quorum leader %d paused, %d took over", old, next)
+	if err := c.Resume(old); err != nil {
+		t.Fatal(err)
+	}
+	awaitMode(ctx, t, c, old, "follower")
+}
+
+// awaitMode waits until server i reports mode.
+func awaitMode(ctx context.Context, t *testing.T, c *testenv.Cluster, i int, mode string) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		got, err := c.Mode(ctx, i)
+		if err == nil && got == mode {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("server %d mode = %q, %v; want %q", i, got, err, mode)
+		case <-tick.C:
+		}
+	}
 }

@@ -66,9 +66,11 @@ func fourLetterWord(ctx context.Context, addr, cmd string) (string, error) {
 	return string(b), nil
 }
 
-// mode returns the "Mode:" line of server i's "srvr" reply (leader,
-// follower, observer or standalone), or "" when it does not serve.
-func (c *Cluster) mode(ctx context.Context, i int) (string, error) {
+// Mode returns server i's role from its "srvr" reply: "leader",
+// "follower", "observer" or "standalone", or "" when it runs but does not
+// serve (an ensemble member without a quorum). It returns an error when the
+// server does not answer within ctx and 2 s.
+func (c *Cluster) Mode(ctx context.Context, i int) (string, error) {
 	reply, err := c.FourLetterWord(ctx, i, "srvr")
 	if err != nil {
 		return "", err
@@ -87,7 +89,7 @@ func (c *Cluster) modes(ctx context.Context) []string {
 	modes := make([]string, len(c.servers))
 	var wg sync.WaitGroup
 	for i := range c.servers {
-		wg.Go(func() { modes[i], _ = c.mode(ctx, i) })
+		wg.Go(func() { modes[i], _ = c.Mode(ctx, i) })
 	}
 	wg.Wait()
 	return modes
@@ -165,7 +167,7 @@ func (c *Cluster) awaitServing(ctx context.Context, ix []int, needLeader bool) e
 // checkServing reports why the servers in ix are not all serving yet.
 func (c *Cluster) checkServing(ctx context.Context, ix []int, needLeader bool) error {
 	for _, i := range ix {
-		m, err := c.mode(ctx, i)
+		m, err := c.Mode(ctx, i)
 		if err != nil {
 			return err
 		}
