@@ -1,0 +1,340 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// This file reads an election from outside: who leads, who waits, and how
+// that changes, without taking part.
+
+// Participant is one candidate of an election as ZooKeeper holds it.
+type Participant struct {
+	// ID is the data of the candidate's znode: the participant id given
+	// with WithParticipantID, or a Curator LeaderLatch's id.
+	ID string
+	// Znode is the full path of the candidate's znode.
+	Znode string
+	// Seq is the sequence number ZooKeeper appended to the znode's name.
+	Seq int32
+	// Token is the znode's czxid: the fencing token this candidate holds
+	// when it leads.
+	Token zxidfence.Token
+	// SessionID is the znode's ephemeralOwner, the session that created it
+	// (0 for a persistent znode).
+	SessionID int64
+	// Leader is true for the first participant in election order.
+	Leader bool
+}
+
+// Observation is one report of Observe.
+type Observation struct {
+	// Leader is the current leader; meaningful only when HasLeader.
+	Leader Participant
+	// HasLeader is false when the election has no participant (or its path
+	// does not exist).
+	HasLeader bool
+	// Err is set when the election could not be read. Observe keeps trying
+	// after a transient error (connection loss, session expiry, denied by
+	// ACL) and reports the leader again once it can; after an error that
+	// cannot heal (invalid path, nil or closed session) the channel closes.
+	Err error
+}
+
+// observeRetryMin and observeRetryMax bound the pause of Observe between
+// attempts to read an election it could not read.
+const (
+	observeRetryMin = 50 * time.Millisecond
+	observeRetryMax = 2 * time.Second
+)
+
+// Leader returns the current leader of the election at path: the candidate
+// with the lowest sequence number (see naming.go for the order). It returns
+// an error wrapping ErrNoLeader when the election has no candidate or the
+// path does not exist. It blocks until ZooKeeper answers or ctx is done.
+func Leader(ctx context.Context, s *Session, path string) (Participant, error) {
+	if err := checkElection(s, path); err != nil {
+		return Participant{}, err
+	}
+	r, err := callCtx(ctx, func() (readResult, error) {
+		return readLeader(s.Conn(), path)
+	})
+	if err != nil {
+		return Participant{}, err
+	}
+	if !r.ok {
+		return Participant{}, fmt.Errorf("election %s: %w", path, ErrNoLeader)
+	}
+	return r.leader, nil
+}
+
+// Participants returns every candidate of the election at path in election
+// order, the leader first (with Leader set). A missing path or an election
+// without candidates gives an empty slice. Children whose names carry no
+// sequence suffix are not candidates and are left out. It blocks until
+// ZooKeeper answers or ctx is done.
+func Participants(ctx context.Context, s *Session, path string) ([]Participant, error) {
+	if err := checkElection(s, path); err != nil {
+		return nil, err
+	}
+	return callCtx(ctx, func() ([]Participant, error) {
+		return readParticipants(s.Conn(), path)
+	})
+}
+
+// Observe reports the leader of the election at path each time it changes,
+// including to "no leader", without taking part. The first observation
+// describes the state when Observe starts.
+//
+// It holds one watch: a data watch on the leader's znode, or, while there is
+// no leader, a child watch on path (an exists watch while path does not
+// exist); followers joining or leaving cost it nothing. While the session is
+// disconnected or expired it reports an observation whose Err wraps
+// ErrSuspended or ErrSessionExpired (the leader is then unknown); once the
+// session is usable again it reads the election afresh and reports the
+// leader, so no change is missed for good (changes that undo each other
+// while it is cut off are not seen). Read errors (ErrACLDenied among them)
+// are reported and retried with backoff.
+//
+// The channel is closed when ctx is done, or after reporting an error that
+// cannot heal (invalid path, nil session, ErrSessionClosed). A slow reader
+// delays the next observation but never makes Observe skip the latest state.
+func Observe(ctx context.Context, s *Session, path string) <-chan Observation {
+	ch := make(chan Observation, 1)
+	if err := checkElection(s, path); err != nil {
+		ch <- Observation{Err: err}
+		close(ch)
+		return ch
+	}
+	o := &observer{s: s, path: path, out: ch, kick: make(chan struct{}, 1), routed: map[string]bool{}}
+	go o.run(ctx)
+	return ch
+}
+
+// checkElection validates the arguments shared by Leader, Participants and
+// Observe.
+func checkElection(s *Session, path string) error {
+	if s == nil {
+		return ErrNilSession
+	}
+	return validatePath(path)
+}
+
+// observer is the state of one Observe call. It is a sessionSink: session
+// changes and watch events on the paths routed to it wake its loop.
+type observer struct {
+	s    *Session
+	path string
+	out  chan<- Observation
+	kick chan struct{} // capacity 1: wake-ups coalesce
+	last *Observation
+
+	mu      sync.Mutex      // guards routed and stopped: a read abandoned by ctx may still route
+	routed  map[string]bool // paths whose watch events wake the observer
+	stopped bool
+}
+
+// sessionChanged and nodeChanged run on go-zookeeper's goroutine with the
+// session's lock held: they only wake the loop.
+func (o *observer) sessionChanged(sessionEvent) { o.wake() }
+func (o *observer) nodeChanged(zk.Event)        { o.wake() }
+
+func (o *observer) wake() {
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run is the loop behind Observe: read the leader and arm one watch, report
+// a change, sleep until a watch or session event, again.
+func (o *observer) run(ctx context.Context) {
+	defer close(o.out)
+	o.s.subscribe(o)
+	defer o.stop()
+	retry := observeRetryMin
+	for {
+		obs, readErr := o.read(ctx)
+		if ctx.Err() != nil || !o.report(ctx, obs) {
+			return
+		}
+		if obs.Err != nil && !transient(obs.Err) {
+			return
+		}
+		wait := time.Duration(0) // until woken
+		if readErr != nil {
+			wait, retry = retry, min(2*retry, observeRetryMax)
+		} else if obs.Err == nil {
+			retry = observeRetryMin
+		}
+		if !o.sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+// read returns the current observation. readErr is set when a read failed,
+// as opposed to the session being unusable, which only waits for a session
+// event.
+func (o *observer) read(ctx context.Context) (obs Observation, readErr error) {
+	select {
+	case <-o.s.Done():
+		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSessionClosed)}, nil
+	default:
+	}
+	switch id, usable := o.s.usable(); {
+	case !usable && id == 0:
+		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSessionExpired)}, nil
+	case !usable:
+		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSuspended)}, nil
+	}
+	r, err := callCtx(ctx, o.watchLeader)
+	if err != nil {
+		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, err)}, err
+	}
+	return Observation{Leader: r.leader, HasLeader: r.ok}, nil
+}
+
+// report sends obs if it tells the reader something new; false if ctx ended
+// first.
+func (o *observer) report(ctx context.Context, obs Observation) bool {
+	if o.last != nil && sameObservation(*o.last, obs) {
+		return true
+	}
+	select {
+	case o.out <- obs:
+		o.last = &obs
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// sameObservation reports whether b tells the reader nothing new after a.
+func sameObservation(a, b Observation) bool {
+	if (a.Err == nil) != (b.Err == nil) || a.HasLeader != b.HasLeader {
+		return false
+	}
+	if a.Err != nil {
+		return a.Err.Error() == b.Err.Error()
+	}
+	return !a.HasLeader || a.Leader == b.Leader
+}
+
+// sleep waits for a wake-up (or d, when d > 0) or ctx; it reports whether to
+// go on.
+func (o *observer) sleep(ctx context.Context, d time.Duration) bool {
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-o.kick:
+	case <-timeout:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// transient reports whether Observe should try again after err.
+func transient(err error) bool {
+	return !errors.Is(err, ErrSessionClosed) && !errSessionGone(err) &&
+		!errors.Is(err, ErrInvalidPath) && !errors.Is(err, ErrNilSession)
+}
+
+// stop ends the observer's routing of session and watch events.
+func (o *observer) stop() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stopped = true
+	o.s.unsubscribe(o)
+}
+
+// route makes watch events of exactly the paths in keep, and no others,
+// wake the observer. Routing a path before arming its watch means no event
+// is missed; a stale event costs one more read.
+func (o *observer) route(keep ...string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stopped {
+		return
+	}
+	for p := range o.routed {
+		if !slices.Contains(keep, p) {
+			o.s.unwatchPath(p, o)
+			delete(o.routed, p)
+		}
+	}
+	for _, p := range keep {
+		if !o.routed[p] {
+			o.s.watchPath(p, o)
+			o.routed[p] = true
+		}
+	}
+}
+
+// watchLeader reads the leader and arms one watch that fires when it may
+// have changed: on the leader's znode, on path's children when there is no
+// candidate, or on path's existence when path is missing.
+func (o *observer) watchLeader() (readResult, error) {
+	conn, path := o.s.Conn(), o.path
+	for {
+		names, _, err := conn.Children(path)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			o.route(path)
+			exists, _, _, err := conn.ExistsW(path)
+			if err != nil {
+				return readResult{}, aclError("watch", path, err)
+			}
+			if !exists {
+				return readResult{}, nil
+			}
+			continue // created meanwhile
+		case err != nil:
+			return readResult{}, aclError("list", path, err)
+		}
+		if len(candidates(names)) == 0 {
+			o.route(path)
+			names, _, _, err = conn.ChildrenW(path)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue
+			}
+			if err != nil {
+				return readResult{}, aclError("watch", path, err)
+			}
+			if len(candidates(names)) == 0 {
+				return readResult{}, nil
+			}
+			// Someone joined meanwhile: read the leader; the child watch
+			// fires once later and costs one more read.
+		}
+		r, found, err := leaderOf(conn, path, names, o.watchData)
+		if err != nil || found {
+			return r, err
+		}
+	}
+}
+
+// watchData reads znode p with a data watch routed to the observer, sharing
+// the session's armed watch when there is one (see datawatch.go).
+func (o *observer) watchData(conn *zk.Conn, p string) ([]byte, *zk.Stat, error) {
+	o.route(p)
+	if !o.s.needDataWatch(p) {
+		return conn.Get(p)
+	}
+	data, st, _, err := conn.GetW(p)
+	o.s.dataWatchDone(p, err == nil)
+	return data, st, err
+}
