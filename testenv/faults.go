@@ -72,8 +72,9 @@ func (c *Cluster) Restart(ctx context.Context, i int) error {
 }
 
 // Pause freezes server i's process group with SIGSTOP: its sockets stay
-// open but it answers nothing, like a long GC pause or a hung VM. It returns
-// ErrNotRunning when the server is not running.
+// open but it answers nothing, like a long GC pause or a hung VM. On Linux
+// it returns once the process is stopped. It returns ErrNotRunning when the
+// server is not running.
 func (c *Cluster) Pause(i int) error {
 	s, err := c.server(i)
 	if err != nil {

@@ -87,11 +87,23 @@ func (p *Process) Signal(sig os.Signal) error {
 	return nil
 }
 
-// Pause freezes the process group with SIGSTOP.
-func (p *Process) Pause() error { return p.Signal(syscall.SIGSTOP) }
+// Pause freezes the process group with SIGSTOP and, on Linux, returns once
+// the process is stopped.
+func (p *Process) Pause() error {
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	return awaitStopped(p.pid, true)
+}
 
-// Resume continues the process group with SIGCONT.
-func (p *Process) Resume() error { return p.Signal(syscall.SIGCONT) }
+// Resume continues the process group with SIGCONT and, on Linux, returns
+// once the process runs again.
+func (p *Process) Resume() error {
+	if err := p.Signal(syscall.SIGCONT); err != nil {
+		return err
+	}
+	return awaitStopped(p.pid, false)
+}
 
 // Kill sends SIGKILL to the process group and waits until the process has
 // been reaped. Killing a process that has exited is a no-op.

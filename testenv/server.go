@@ -26,9 +26,8 @@ type server struct {
 	quorumPort   int
 	electionPort int
 
-	mu     sync.Mutex
-	proc   *javaProc // nil before the first start and after a kill or stop
-	paused bool
+	mu   sync.Mutex
+	proc *javaProc // nil before the first start and after a kill or stop
 }
 
 // javaProc is one run of a server's JVM. exited is closed once the process
@@ -72,7 +71,6 @@ func (s *server) start(inst installation) error {
 		close(p.exited)
 	}()
 	s.proc = p
-	s.paused = false
 	return nil
 }
 
@@ -113,7 +111,7 @@ func (s *server) kill() error {
 	}
 	_ = signalGroup(p.pid, syscall.SIGKILL)
 	<-p.exited
-	s.proc, s.paused = nil, false
+	s.proc = nil
 	return nil
 }
 
@@ -136,11 +134,12 @@ func (s *server) stop() error {
 		_ = signalGroup(p.pid, syscall.SIGKILL)
 		<-p.exited
 	}
-	s.proc, s.paused = nil, false
+	s.proc = nil
 	return nil
 }
 
-// setPaused sends SIGSTOP or SIGCONT to the server's process group.
+// setPaused sends SIGSTOP or SIGCONT to the server's process group and
+// waits until the process has stopped or runs again.
 func (s *server) setPaused(pause bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -154,7 +153,9 @@ func (s *server) setPaused(pause bool) error {
 	if err := signalGroup(s.proc.pid, sig); err != nil {
 		return fmt.Errorf("signal server %d: %w", s.index, err)
 	}
-	s.paused = pause
+	if err := awaitStopped(s.proc.pid, pause); err != nil {
+		return fmt.Errorf("server %d: %w", s.index, err)
+	}
 	return nil
 }
 
