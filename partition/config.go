@@ -1,0 +1,142 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// Defaults for Config fields left at their zero value.
+const (
+	// DefaultHandoffTimeout bounds how long a handoff waits for
+	// OnStartedLeading to return after its context is cancelled.
+	DefaultHandoffTimeout = 10 * time.Second
+	// DefaultMaxConcurrentHandoffs is how many balancing handoffs one member
+	// runs at a time.
+	DefaultMaxConcurrentHandoffs = 8
+	// DefaultMaxInFlight is how many shard elections one member starts at a
+	// time (each start is a few pipelined ZooKeeper requests on the shared
+	// session).
+	DefaultMaxInFlight = 128
+	// DefaultRestartGraceFactor times the session's negotiated timeout is
+	// the default restart grace.
+	DefaultRestartGraceFactor = 2
+	// MaxMaxInFlight caps Config.MaxInFlight.
+	MaxMaxInFlight = 4096
+)
+
+// Config configures a Manager. MemberID is required; every other field has
+// a documented default.
+type Config struct {
+	// MemberID names this member among the live members of the root. It
+	// must be a valid znode name (see ValidateID) and unique among live
+	// members: Run fails with ErrDuplicateMember when another live session
+	// registered it.
+	MemberID string
+
+	// Shards lists the shard ids (valid znode names, see ValidateID, no
+	// duplicates). Range builds numbered ids. Every member of a root should
+	// be given the same list; SetShards changes it at runtime.
+	Shards []string
+
+	// OnStartedLeading is called in its own goroutine when this member
+	// starts leading a shard, with the leadership's fencing token. ctx is
+	// cancelled the moment the leadership ends (handoff, stop, session
+	// expiry, connection loss); the function should then stop its work and
+	// return. It may return earlier; the leadership continues. Optional.
+	OnStartedLeading func(ctx context.Context, shard string, token zxidfence.Token)
+
+	// OnStoppedLeading is called once for every OnStartedLeading, after
+	// that call has returned (or HandoffTimeout passed), with the reason:
+	// ErrHandoff, ErrShardRemoved, ErrStopping, or a recipe reason such as
+	// recipe.ErrSessionExpired. On a handoff it returns before this
+	// member's znode is deleted, so the next leader's OnStartedLeading never
+	// overlaps it. Optional.
+	OnStoppedLeading func(shard string, reason error)
+
+	// HandoffTimeout bounds, per shard, how long a handoff or a stop waits
+	// for OnStartedLeading to return after its ctx was cancelled before it
+	// resigns anyway. Zero selects DefaultHandoffTimeout (10s); negative is
+	// invalid.
+	HandoffTimeout time.Duration
+
+	// MaxConcurrentHandoffs caps the balancing handoffs this member runs at
+	// once. Taking over shards whose leader died is never throttled. Zero
+	// selects DefaultMaxConcurrentHandoffs (8); negative is invalid.
+	MaxConcurrentHandoffs int
+
+	// MaxInFlight caps how many shard elections this member starts at once
+	// on the shared session, so thousands of shards are pipelined without
+	// flooding the server. Zero selects DefaultMaxInFlight (128); it must
+	// not exceed MaxMaxInFlight.
+	MaxInFlight int
+
+	// RestartGrace is how long the shards of a member that left (crashed,
+	// stopped, or lost its session) stay reserved for it: they are led by
+	// others meanwhile, and given back if it registers again within the
+	// grace, without moving anybody else's shards. After the grace they
+	// are rebalanced. Zero selects DefaultRestartGraceFactor times the
+	// session's negotiated timeout; a negative value disables the grace.
+	RestartGrace time.Duration
+
+	// Logger receives the manager's logs, with the fields "member",
+	// "shard", "token" and "reason". The zero Logger selects the session's.
+	Logger zerolog.Logger
+
+	// Metrics registers the manager's Prometheus collectors (prefix
+	// zkelect_partition_, const labels root and member). Nil selects the
+	// session's Registerer; if that is nil too, no metrics are kept.
+	Metrics prometheus.Registerer
+}
+
+// settings is a validated Config with defaults applied.
+type settings struct {
+	Config
+	shards []string
+}
+
+// validate checks c and applies defaults; sessionTimeout sizes the default
+// restart grace.
+func (c Config) validate(sessionTimeout time.Duration) (settings, error) {
+	if c.MemberID == "" {
+		return settings{}, &ConfigError{Field: "MemberID", Reason: "is empty"}
+	}
+	if err := ValidateID(c.MemberID); err != nil {
+		return settings{}, &ConfigError{Field: "MemberID", Reason: "is not a valid znode name", Err: err}
+	}
+	if err := validateShards(c.Shards); err != nil {
+		return settings{}, &ConfigError{Field: "Shards", Reason: "has an invalid id", Err: err}
+	}
+	if c.HandoffTimeout < 0 {
+		return settings{}, &ConfigError{Field: "HandoffTimeout", Reason: fmt.Sprintf("is negative (%v)", c.HandoffTimeout)}
+	}
+	if c.MaxConcurrentHandoffs < 0 {
+		return settings{}, &ConfigError{Field: "MaxConcurrentHandoffs", Reason: fmt.Sprintf("is negative (%d)", c.MaxConcurrentHandoffs)}
+	}
+	if c.MaxInFlight < 0 || c.MaxInFlight > MaxMaxInFlight {
+		return settings{}, &ConfigError{Field: "MaxInFlight", Reason: fmt.Sprintf("is %d, want 0..%d", c.MaxInFlight, MaxMaxInFlight)}
+	}
+	s := settings{Config: c, shards: append([]string(nil), c.Shards...)}
+	if s.HandoffTimeout == 0 {
+		s.HandoffTimeout = DefaultHandoffTimeout
+	}
+	if s.MaxConcurrentHandoffs == 0 {
+		s.MaxConcurrentHandoffs = DefaultMaxConcurrentHandoffs
+	}
+	if s.MaxInFlight == 0 {
+		s.MaxInFlight = DefaultMaxInFlight
+	}
+	if s.RestartGrace == 0 {
+		s.RestartGrace = DefaultRestartGraceFactor * sessionTimeout
+	}
+	return s, nil
+}
+
+// isZeroLogger reports whether l is the zero zerolog.Logger.
+func isZeroLogger(l zerolog.Logger) bool { return reflect.ValueOf(l).IsZero() }

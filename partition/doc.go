@@ -1,0 +1,75 @@
+// Package partition runs one leader election per shard for a group of
+// members sharing a ZooKeeper root, keeps the shards' leaderships balanced
+// across the live members, moves few of them when members come and go, and
+// hands them over gracefully.
+//
+// # Layout
+//
+//	<root>/members/<member>   ephemeral: the member is live (its session owns it)
+//	<root>/owners/<member>    persistent: the member's record, JSON {session, leading, reserved}
+//	<root>/shards/<shard>     one recipe election per shard (Curator LeaderLatch naming)
+//
+// All of a member's elections run on its one recipe.Session; requests for
+// many shards are in flight together (Config.MaxInFlight).
+//
+// # Guarantees
+//
+// Safety never depends on the assignment: at most one member leads a shard
+// at a time because each shard is a recipe election, and every leadership's
+// fencing token (the czxid of its znode) is larger than every earlier one of
+// that shard. Pass the token passed to OnStartedLeading to a zxidfence guard
+// on every write; a deposed leader's writes are then rejected even if it
+// has not noticed yet.
+//
+// Liveness: while any member is live every shard gets a leader. A crashed
+// member's shards are led by others once its session expires (the session
+// timeout) plus a few round trips; a member that stops gracefully
+// (Run's ctx cancelled) unregisters first and resigns every shard, so the
+// others take over within about the handoff time, without waiting for a
+// session timeout.
+//
+// Balance and movement: in steady state no member leads more than
+// ceil(shards / live members). A member joining takes about
+// shards/(members+1) shards and nobody else moves; a member leaving moves
+// only its own shards. See Assign for the rule.
+//
+// Handoff: a leadership moved for balance is handed over: its ctx is
+// cancelled, OnStartedLeading gets up to Config.HandoffTimeout to return,
+// OnStoppedLeading is called, and only then is the znode deleted, so the
+// next leader's OnStartedLeading never overlaps it (demote before promote).
+// At most Config.MaxConcurrentHandoffs balancing handoffs run at once per
+// member; taking over shards whose leader died is never throttled. A
+// candidate that wins a shard assigned elsewhere resigns before any callback
+// runs.
+//
+// Restart grace: the shards of a member that left stay reserved for it for
+// Config.RestartGrace (led meanwhile by the live member ranked first for
+// each by rendezvous hash); if it registers again within the grace it gets
+// them back, and nobody else's shards move. The grace is measured from when
+// the other members noticed it leave (their own clocks); after it, they
+// delete its record and its shards are rebalanced.
+//
+// # Design choices
+//
+// No coordinator: every member computes the assignment from the same
+// observed znodes (the live members and their records) with the pure
+// function Assign, so there is no coordinator to elect, fail over or fence,
+// and no assignment znode that would outgrow ZooKeeper's 1 MB limit at tens
+// of thousands of shards. While the state changes members can disagree for
+// a moment; that costs at most a shard led by a member that passes it on,
+// never two leaders (the election decides that), and every member agrees
+// again as soon as the znodes stop changing.
+//
+// Candidates only where assigned: a member campaigns only for the shards
+// assigned to it, not as a standby on every shard. Standbys everywhere would
+// cost shards x members znodes, watches and goroutines, and multiply the
+// cold-start work by the number of members; failover instead waits for the
+// member list to change (one watch) and then campaigns for the orphans with
+// many requests in flight. Each campaigning shard costs one recipe
+// Candidate (one event-loop goroutine) plus one runner goroutine, and one
+// more for OnStartedLeading while leading.
+//
+// A member id must be unique among live members: Run refuses a member id
+// whose znode another live session owns (ErrDuplicateMember), so two
+// processes configured alike never both act as one member.
+package partition

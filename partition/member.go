@@ -1,0 +1,192 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
+)
+
+// This file registers the member (its ephemeral znode under
+// <root>/members) and publishes its record (its persistent znode under
+// <root>/owners).
+
+// publishInterval spaces out record writes: a record changes with every
+// leadership, and thousands of leaderships start within a second at a cold
+// start; every other member re-reads the record after each write.
+const publishInterval = 50 * time.Millisecond
+
+// ensurePaths creates root and its three children if missing.
+func ensurePaths(conn *zk.Conn, root string) error {
+	var paths []string
+	for p := root; p != "/"; p = path.Dir(p) {
+		paths = append([]string{p}, paths...)
+	}
+	for _, child := range []string{membersDir, ownersDir, shardsDir} {
+		paths = append(paths, path.Join(root, child))
+	}
+	for _, p := range paths {
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("create %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// Names of root's children.
+const (
+	membersDir = "members"
+	ownersDir  = "owners"
+	shardsDir  = "shards"
+)
+
+// register creates the member's ephemeral znode. It fails with
+// ErrDuplicateMember when another session owns it.
+func register(conn *zk.Conn, p string, session int64) error {
+	_, err := conn.Create(p, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, zk.ErrNodeExists) {
+		return fmt.Errorf("register member %s: %w", p, err)
+	}
+	ok, st, err := conn.Exists(p)
+	switch {
+	case err != nil:
+		return fmt.Errorf("register member %s: %w", p, err)
+	case !ok:
+		return register(conn, p, session) // the other session just ended
+	case st.EphemeralOwner != session:
+		return fmt.Errorf("%w: %s is owned by session 0x%x", ErrDuplicateMember, p, st.EphemeralOwner)
+	}
+	return nil
+}
+
+// keepRegistered re-creates the member znode whenever it disappears (the
+// session expired, or someone deleted it) until ctx is done. A duplicate
+// found on the way is reported on fail and ends the loop.
+func keepRegistered(ctx context.Context, conn *zk.Conn, p string, sessionID func() int64, log zerolog.Logger, fail func(error)) {
+	retry := newBackoff()
+	for ctx.Err() == nil {
+		ok, st, ch, err := conn.ExistsW(p)
+		switch {
+		case err != nil:
+			log.Warn().Err(err).Msg("watch own member znode")
+			retry.wait(ctx)
+			continue
+		case !ok || st.EphemeralOwner != sessionID():
+			if err := register(conn, p, sessionID()); err != nil {
+				if errors.Is(err, ErrDuplicateMember) {
+					fail(err)
+					return
+				}
+				log.Warn().Err(err).Msg("register member again")
+				retry.wait(ctx)
+				continue
+			}
+			log.Info().Int64("session_id", sessionID()).Msg("member registered again")
+		}
+		retry.reset()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// publisher writes the member's record, the latest version only, at most
+// once per publishInterval.
+type publisher struct {
+	conn *zk.Conn
+	path string
+	log  zerolog.Logger
+
+	mu      sync.Mutex
+	pending *record
+	kick    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newPublisher(conn *zk.Conn, p string, log zerolog.Logger) *publisher {
+	return &publisher{conn: conn, path: p, log: log, kick: make(chan struct{}, 1)}
+}
+
+// set queues r to be written, replacing any version not written yet.
+func (p *publisher) set(r record) {
+	p.mu.Lock()
+	p.pending = &r
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// start runs the writer until ctx is done; wait returns after it stopped.
+func (p *publisher) start(ctx context.Context) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			select {
+			case <-p.kick:
+			case <-ctx.Done():
+				return
+			}
+			p.flush(ctx)
+			t := time.NewTimer(publishInterval)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+	}()
+}
+
+func (p *publisher) wait() { p.wg.Wait() }
+
+// flush writes the pending record, retrying until it is written or ctx is
+// done. A newer record queued meanwhile is written on the next kick.
+func (p *publisher) flush(ctx context.Context) {
+	retry := newBackoff()
+	for ctx.Err() == nil {
+		p.mu.Lock()
+		r := p.pending
+		p.pending = nil
+		p.mu.Unlock()
+		if r == nil {
+			return
+		}
+		err := p.write(*r)
+		if err == nil {
+			return
+		}
+		p.log.Warn().Err(err).Msg("publish member record")
+		p.mu.Lock()
+		if p.pending == nil {
+			p.pending = r
+		}
+		p.mu.Unlock()
+		retry.wait(ctx)
+	}
+}
+
+// write stores r, creating the znode if needed.
+func (p *publisher) write(r record) error {
+	data := r.encode()
+	_, err := p.conn.Set(p.path, data, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		_, err = p.conn.Create(p.path, data, 0, zk.WorldACL(zk.PermAll))
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p.path, err)
+	}
+	return nil
+}

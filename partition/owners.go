@@ -1,0 +1,97 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// ownersParallel bounds the elections Owners reads at once.
+const ownersParallel = 64
+
+// Owner is who leads one shard, as ZooKeeper holds it.
+type Owner struct {
+	// Member is the leading member's id; "" when the shard has no leader.
+	Member string
+	// Token is the leader's fencing token; zero when there is no leader.
+	Token zxidfence.Token
+	// Standbys lists the other candidates' member ids, in election order.
+	Standbys []string
+}
+
+// Owners reads, for dashboards and CLIs, the leader and standbys of every
+// shard under root (every child of <root>/shards). It reads from the
+// session's view without taking part, many shards in flight at once. It
+// returns an error wrapping ErrInvalidRoot for a bad root, and ZooKeeper
+// errors wrapped with the path; a root without shards gives an empty map.
+func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]Owner, error) {
+	if sess == nil {
+		return nil, ErrNilSession
+	}
+	if err := validateRoot(root); err != nil {
+		return nil, err
+	}
+	dir := path.Join(root, shardsDir)
+	ids, _, err := sess.Conn().Children(dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return map[string]Owner{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("partition: list %s: %w", dir, err)
+	}
+	owners := make(map[string]Owner, len(ids))
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, ownersParallel)
+	)
+	for _, id := range ids {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			o, err := ownerOf(ctx, sess, path.Join(dir, id))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && first == nil {
+				first = err
+			}
+			owners[id] = o
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return owners, nil
+}
+
+// ownerOf reads one shard's election.
+func ownerOf(ctx context.Context, sess *recipe.Session, p string) (Owner, error) {
+	ps, err := recipe.Participants(ctx, sess, p)
+	if err != nil && !errors.Is(err, recipe.ErrNoLeader) {
+		return Owner{}, fmt.Errorf("partition: read %s: %w", p, err)
+	}
+	var o Owner
+	for _, part := range ps {
+		if part.Leader {
+			o.Member, o.Token = part.ID, part.Token
+			continue
+		}
+		o.Standbys = append(o.Standbys, part.ID)
+	}
+	return o, nil
+}

@@ -1,0 +1,113 @@
+package partition
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// This file holds the state every member observes and computes the
+// assignment from: the live members (ephemeral znodes under
+// <root>/members) and every member's record (persistent znodes under
+// <root>/owners) of the shards it leads and the shards reserved for it.
+//
+// Who holds a shard, for the assignment, in order of precedence:
+//
+//  1. A reservation: every shard in the record of a member that is not live
+//     (it left less than its restart grace ago: once the grace passes, a
+//     live member deletes the record), or whose record was written by an
+//     earlier session (it just came back), or listed as reserved in its
+//     current record (it came back and has not got it yet).
+//  2. A leader: the shards a live member's current record says it leads.
+//
+// Ties go to the smaller member id. Every member reads the same znodes, so
+// once they stop changing every member computes the same holders and the
+// same assignment.
+
+// record is the data of <root>/owners/<member>.
+type record struct {
+	// Session is the id of the session that wrote the record.
+	Session int64 `json:"session"`
+	// Leading lists the shards the member led when it wrote the record.
+	Leading []string `json:"leading"`
+	// Reserved lists the shards an earlier session of the member led that
+	// this session has not led yet.
+	Reserved []string `json:"reserved,omitempty"`
+}
+
+// decodeRecord parses a record; an empty znode is an empty record.
+func decodeRecord(data []byte) (record, error) {
+	var r record
+	if len(data) == 0 {
+		return r, nil
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return record{}, fmt.Errorf("decode member record: %w", err)
+	}
+	return r, nil
+}
+
+// encode returns the record's znode data.
+func (r record) encode() []byte {
+	data, err := json.Marshal(r)
+	if err != nil { // cannot happen: strings and an integer
+		panic(fmt.Sprintf("partition: encode record: %v", err))
+	}
+	return data
+}
+
+// storedRecord is a record with the version of the znode it was read from.
+type storedRecord struct {
+	record
+	version int32
+}
+
+// view is the observed state.
+type view struct {
+	members map[string]int64        // live member id to its session id
+	records map[string]storedRecord // member id to its record
+}
+
+func newView() *view {
+	return &view{members: map[string]int64{}, records: map[string]storedRecord{}}
+}
+
+// liveMembers returns the live member ids.
+func (v *view) liveMembers() []string {
+	ids := make([]string, 0, len(v.members))
+	for id := range v.members {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// current returns the holder of every held shard (see the file comment).
+func (v *view) current() map[string]string {
+	ids := make([]string, 0, len(v.records))
+	for id := range v.records {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	cur := map[string]string{}
+	claim := func(shards []string, id string) {
+		for _, s := range shards {
+			if _, taken := cur[s]; !taken {
+				cur[s] = id
+			}
+		}
+	}
+	for _, id := range ids {
+		r := v.records[id]
+		if sess, live := v.members[id]; !live || sess != r.Session {
+			claim(r.Leading, id)
+		}
+		claim(r.Reserved, id)
+	}
+	for _, id := range ids {
+		r := v.records[id]
+		if sess, live := v.members[id]; live && sess == r.Session {
+			claim(r.Leading, id)
+		}
+	}
+	return cur
+}

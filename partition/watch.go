@@ -1,0 +1,191 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
+)
+
+// This file watches <root>/members and <root>/owners and sends every change
+// to the manager's loop. Each watched znode has one goroutine that re-arms
+// its own watch after it fires, so no watch is registered twice.
+
+// update is one change of the observed state.
+type update struct {
+	members map[string]int64 // non-nil: the live members and their sessions
+	member  string           // otherwise: the member whose record changed
+	rec     *storedRecord    // its record; nil when deleted
+}
+
+// watcher owns the watch goroutines of one Run.
+type watcher struct {
+	conn    *zk.Conn
+	members string // <root>/members
+	owners  string // <root>/owners
+	out     chan<- update
+	log     zerolog.Logger
+	wg      sync.WaitGroup
+}
+
+// start launches the watch goroutines; they stop when ctx is done and wait
+// returns after they have.
+func (w *watcher) start(ctx context.Context) {
+	w.wg.Add(2)
+	go func() { defer w.wg.Done(); w.watchMembers(ctx) }()
+	go func() { defer w.wg.Done(); w.watchOwners(ctx) }()
+}
+
+func (w *watcher) wait() { w.wg.Wait() }
+
+// watchMembers reports the live members each time the children of
+// <root>/members change.
+func (w *watcher) watchMembers(ctx context.Context) {
+	retry := newBackoff()
+	for ctx.Err() == nil {
+		ids, _, ch, err := w.conn.ChildrenW(w.members)
+		if err != nil {
+			w.log.Warn().Err(err).Msg("watch members")
+			retry.wait(ctx)
+			continue
+		}
+		live, err := w.sessions(ids)
+		if err != nil {
+			w.log.Warn().Err(err).Msg("read members")
+			retry.wait(ctx)
+			continue
+		}
+		retry.reset()
+		if !w.send(ctx, update{members: live}) {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// sessions reads the owning session of every member znode; members gone in
+// the meantime are left out.
+func (w *watcher) sessions(ids []string) (map[string]int64, error) {
+	live := make(map[string]int64, len(ids))
+	for _, id := range ids {
+		ok, st, err := w.conn.Exists(path.Join(w.members, id))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			live[id] = st.EphemeralOwner
+		}
+	}
+	return live, nil
+}
+
+// watchOwners runs one record watcher per child of <root>/owners. A record
+// watcher ends when its record is deleted; the children are then listed
+// again, so a record created anew gets a new watcher.
+func (w *watcher) watchOwners(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	running := map[string]bool{}
+	gone := make(chan string)
+	retry := newBackoff()
+	for ctx.Err() == nil {
+		ids, _, ch, err := w.conn.ChildrenW(w.owners)
+		if err != nil {
+			w.log.Warn().Err(err).Msg("watch member records")
+			retry.wait(ctx)
+			continue
+		}
+		retry.reset()
+		for _, id := range ids {
+			if !running[id] {
+				running[id] = true
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					w.watchRecord(ctx, id)
+					select {
+					case gone <- id:
+					case <-ctx.Done():
+					}
+				}()
+			}
+		}
+		select {
+		case <-ch:
+		case id := <-gone:
+			delete(running, id)
+		case <-ctx.Done():
+		}
+	}
+}
+
+// watchRecord reports a member's record each time it changes, and its
+// deletion.
+func (w *watcher) watchRecord(ctx context.Context, id string) {
+	p := path.Join(w.owners, id)
+	retry := newBackoff()
+	for ctx.Err() == nil {
+		data, st, ch, err := w.conn.GetW(p)
+		if errors.Is(err, zk.ErrNoNode) {
+			w.send(ctx, update{member: id})
+			return
+		}
+		if err != nil {
+			w.log.Warn().Err(err).Str("member", id).Msg("watch member record")
+			retry.wait(ctx)
+			continue
+		}
+		retry.reset()
+		rec, err := decodeRecord(data)
+		if err != nil {
+			w.log.Warn().Err(err).Str("member", id).Msg("ignoring unreadable member record")
+		}
+		if !w.send(ctx, update{member: id, rec: &storedRecord{record: rec, version: st.Version}}) {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// send delivers u unless ctx ends first.
+func (w *watcher) send(ctx context.Context, u update) bool {
+	select {
+	case w.out <- u:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// backoff spaces out retries after ZooKeeper errors: 50ms doubling to 2s.
+type backoff struct{ next time.Duration }
+
+const (
+	minBackoff = 50 * time.Millisecond
+	maxBackoff = 2 * time.Second
+)
+
+func newBackoff() *backoff { return &backoff{next: minBackoff} }
+
+func (b *backoff) reset() { b.next = minBackoff }
+
+// wait blocks for the current delay or until ctx is done, then doubles it.
+func (b *backoff) wait(ctx context.Context) {
+	t := time.NewTimer(b.next)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	b.next = min(2*b.next, maxBackoff)
+}
