@@ -50,6 +50,9 @@ func NewSQL(db *sql.DB, d Dialect, opts ...Option) (*SQL, error) {
 	return &SQL{db: db, d: d, stmt: stmt, cfg: cfg}, nil
 }
 
+// Table returns the name of the guard's table.
+func (s *SQL) Table() string { return s.cfg.table }
+
 // Schema returns the guard's CREATE TABLE IF NOT EXISTS statement.
 func (s *SQL) Schema() string { return s.stmt.schema }
 
