@@ -198,6 +198,10 @@ func (c *Cluster) TickTime() time.Duration { return c.opts.TickTime }
 // Size returns the number of servers.
 func (c *Cluster) Size() int { return len(c.servers) }
 
+// Dir returns the cluster's directory: one server-<i> subdirectory per
+// server with its zoo.cfg, data and zookeeper.log. Close removes it.
+func (c *Cluster) Dir() string { return c.dir }
+
 // PID returns the process id of server i's JVM (also its process group id),
 // or 0 when it is not running or i is out of range.
 func (c *Cluster) PID(i int) int {
