@@ -1,24 +1,34 @@
 # zkelect: the two commands a newcomer needs are `make demo` and `make test`.
-# Both install what is missing (Java 17 and ZooKeeper, PostgreSQL, Curator)
-# from Debian's packages when apt-get is available and we are root or have sudo.
+# Both first install what is missing (Java and ZooKeeper, PostgreSQL, Curator,
+# docker-compose) from Debian's packages when apt-get is available and we are
+# root or have password-less sudo; otherwise they stop and name what to install.
 
 GO       ?= go
 PKGS     ?= ./...
 DEB_PKGS := default-jre-headless zookeeper libcurator-recipes-java postgresql docker-compose
 
-.PHONY: test deps vet demo dev bench chaos build
-
-## deps: install ZooKeeper, Java, PostgreSQL and Curator if missing.
-deps:
-	@./scripts/install-deps.sh $(DEB_PKGS)
+.PHONY: test deps vet build demo dev
 
 ## test: install what is missing, then vet and run every test with the race detector.
 test: deps
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
+## deps: install ZooKeeper, Java, PostgreSQL, Curator and docker-compose if missing.
+deps:
+	@./scripts/install-deps.sh $(DEB_PKGS)
+
+## vet: static checks only.
+vet:
+	$(GO) vet $(PKGS)
+
+## build: the zkelect binary in bin/.
 build:
 	$(GO) build -o bin/zkelect ./cmd/zkelect
+
+## demo: failover and fencing on a local ensemble, in under a minute.
+demo: deps
+	$(GO) run ./cmd/zkelect demo
 
 ## dev: a local 3-node ZooKeeper ensemble on loopback until Ctrl-C.
 dev: deps

@@ -1,35 +1,63 @@
 #!/usr/bin/env bash
-# Installs the Debian packages named on the command line when any of the
-# tools they provide is missing. Needs apt-get and root (or sudo); otherwise
-# it names what to install and exits non-zero.
+# Installs whichever of the Debian packages named on the command line are
+# missing (each is checked by what it provides, so a ZooKeeper release in
+# $ZOOKEEPER_HOME or a Java from elsewhere counts). Needs apt-get and root or
+# password-less sudo; otherwise it names what to install and exits non-zero.
 set -euo pipefail
 
-have_all() {
-	command -v java >/dev/null &&
-		[ -e /usr/share/java/zookeeper.jar ] &&
-		[ -e /usr/share/java/curator-recipes.jar ] &&
-		ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 &&
-		command -v docker-compose >/dev/null
+# provided PACKAGE: succeeds when what PACKAGE provides is already here.
+provided() {
+	case "$1" in
+	default-jre-headless | default-jre | openjdk-*)
+		command -v java >/dev/null || [ -x "${JAVA_HOME:-/nonexistent}/bin/java" ] ;;
+	zookeeper)
+		[ -e /usr/share/java/zookeeper.jar ] ||
+			compgen -G "${ZOOKEEPER_HOME:-/nonexistent}/lib/*.jar" >/dev/null ;;
+	libcurator-recipes-java)
+		[ -e /usr/share/java/curator-recipes.jar ] ;;
+	postgresql)
+		compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v initdb >/dev/null ;;
+	docker-compose)
+		command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 ;;
+	*)
+		dpkg -s "$1" >/dev/null 2>&1 ;;
+	esac
 }
 
-if have_all; then
+missing=()
+for pkg in "$@"; do
+	provided "$pkg" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
 	exit 0
 fi
+
+hint="install Java 11+ and Apache ZooKeeper (or set ZOOKEEPER_HOME to an unpacked release),
+  Apache Curator, PostgreSQL and docker-compose; on Debian/Ubuntu: apt-get install ${missing[*]}"
 if ! command -v apt-get >/dev/null; then
-	echo "install-deps: missing tools; install Java 17, Apache ZooKeeper (set ZOOKEEPER_HOME)," >&2
-	echo "  Apache Curator, PostgreSQL and docker-compose, or use a Debian/Ubuntu machine: $*" >&2
+	echo "install-deps: missing: ${missing[*]}; no apt-get here: $hint" >&2
 	exit 1
 fi
-SUDO=""
+SUDO=()
 if [ "$(id -u)" -ne 0 ]; then
-	if command -v sudo >/dev/null; then
-		SUDO="sudo"
+	if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		SUDO=(sudo -n)
 	else
-		echo "install-deps: run as root or install: apt-get install $*" >&2
+		echo "install-deps: missing: ${missing[*]}; run as root (or with password-less sudo), or $hint" >&2
 		exit 1
 	fi
 fi
+
+echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-have_all || { echo "install-deps: packages installed but tools still missing: $*" >&2; exit 1; }
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+still=()
+for pkg in "${missing[@]}"; do
+	provided "$pkg" || still+=("$pkg")
+done
+if [ "${#still[@]}" -ne 0 ]; then
+	echo "install-deps: installed, but still missing what these provide: ${still[*]}" >&2
+	exit 1
+fi
