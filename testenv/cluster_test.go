@@ -86,3 +86,40 @@ func TestBadOptionsAreRejected(t *testing.T) {
 		}
 	}
 }
+
+func TestStandaloneRestartKeepsDataAndAddress(t *testing.T) {
+	ctx := testContext(t)
+	c := testenv.New(t, testenv.Options{})
+	addr := c.Addrs()[0]
+	cl := connect(t, c.ConnectString(), 2*time.Second)
+	cl.mustCreate(t, "/durable", 0)
+
+	old := c.PID(0)
+	if err := c.Stop(0); err != nil {
+		t.Fatal(err)
+	}
+	assertDead(t, old)
+	if err := c.Pause(0); !errors.Is(err, testenv.ErrNotRunning) {
+		t.Fatalf("Pause of a stopped server = %v, want ErrNotRunning", err)
+	}
+	if err := c.Restart(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if c.Addrs()[0] != addr {
+		t.Fatalf("address after restart %s, want %s", c.Addrs()[0], addr)
+	}
+	again := connect(t, c.ConnectString(), 2*time.Second)
+	if ok, _, err := again.Exists("/durable"); err != nil || !ok {
+		t.Fatalf("exists /durable after restart = %v, %v; want the data kept", ok, err)
+	}
+}
+
+func TestIndexOutOfRange(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	if err := c.Kill(1); !errors.Is(err, testenv.ErrBadIndex) {
+		t.Fatalf("Kill(1) on one server = %v, want ErrBadIndex", err)
+	}
+	if _, err := c.FourLetterWord(t.Context(), 0, "bad!"); !errors.Is(err, testenv.ErrBadOptions) {
+		t.Fatalf("FourLetterWord(bad!) = %v, want ErrBadOptions", err)
+	}
+}
