@@ -1,0 +1,182 @@
+package recipe
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
+)
+
+// Candidate takes part in one election on one Session. It runs one event
+// loop goroutine: ZooKeeper replies, watch events, session events, timers and
+// the Campaign, Resign and Close requests all reach that loop in order, each
+// reply tagged with the generation of the step that issued it, so a stale
+// reply (from before a reconnect, a new session or a newer step) is dropped.
+// ZooKeeper calls run in short-lived goroutines that only deliver results.
+//
+// A candidate enters the election at its first Campaign and stays in it
+// (recreating its znode after session expiry or deletion) until Resign,
+// Close, or a Campaign whose context ends while waiting.
+type Candidate struct {
+	sess   *Session
+	path   string
+	cfg    candidateConfig
+	guid   string
+	prefix string
+	log    zerolog.Logger
+
+	mb      *mailbox
+	current atomic.Pointer[Leadership] // for accessors from any goroutine
+	loopWG  sync.WaitGroup
+	opsWG   sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+
+	st loopState // owned by the loop goroutine
+}
+
+// Requests from the API to the loop.
+type (
+	campaignReq struct {
+		ctx   context.Context
+		reply chan campaignResult // buffered 1; answered exactly once
+	}
+	campaignResult struct {
+		lead *Leadership
+		err  error
+	}
+	cancelCampaign struct{ req *campaignReq }
+	resignReq      struct {
+		lead  *Leadership
+		reply chan error // buffered 1
+	}
+	closeReq struct{ reply chan error }
+)
+
+// NewCandidate prepares a candidate for the election at path (an absolute
+// ZooKeeper path; parents are created as needed at the first Campaign). It
+// does not touch ZooKeeper yet. Errors: ErrNilSession, *PathError
+// (ErrInvalidPath), *OptionError (ErrInvalidOption), ErrSessionClosed.
+// The caller must Close the candidate.
+func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate, error) {
+	if s == nil {
+		return nil, ErrNilSession
+	}
+	if err := validatePath(path); err != nil {
+		return nil, err
+	}
+	cfg := defaultCandidateConfig()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if t := s.Timeout(); cfg.policy.tolerate && cfg.policy.margin >= t {
+		return nil, &OptionError{Option: "TolerateSuspend",
+			Reason: fmt.Sprintf("margin %v is not below the negotiated session timeout %v", cfg.policy.margin, t)}
+	}
+	guid := newGUID()
+	c := &Candidate{
+		sess: s, path: path, cfg: cfg, guid: guid,
+		prefix: cfg.naming.Prefix(guid),
+		log:    s.log.With().Str("election", path).Logger(),
+		mb:     newMailbox(),
+	}
+	id, connected, closed := s.subscribe(c)
+	if closed {
+		return nil, ErrSessionClosed
+	}
+	c.st.init(id, connected)
+	c.loopWG.Add(1)
+	go c.loop()
+	return c, nil
+}
+
+// Path returns the election path.
+func (c *Candidate) Path() string { return c.path }
+
+// ID returns the participant id stored in the candidate's znode.
+func (c *Candidate) ID() string { return c.cfg.id }
+
+// Leadership returns the current leadership, or nil when the candidate does
+// not lead. Once a leadership's Done channel is closed, this no longer
+// returns it.
+func (c *Candidate) Leadership() *Leadership {
+	if l := c.current.Load(); l != nil && l.Leading() {
+		return l
+	}
+	return nil
+}
+
+// IsLeader reports whether the candidate leads now (advice only).
+func (c *Candidate) IsLeader() bool { return c.Leadership() != nil }
+
+// Campaign enters the election (if not in it already) and blocks until the
+// candidate leads, ctx ends, or the candidate or session is closed. It
+// returns the current Leadership at once if the candidate already leads.
+// When ctx ends first, the candidate withdraws (its znode is deleted) unless
+// another Campaign is waiting, and Campaign returns ctx's error.
+// Other errors: ErrClosed, ErrSessionClosed, ErrACLDenied (wrapped).
+func (c *Candidate) Campaign(ctx context.Context) (*Leadership, error) {
+	req := &campaignReq{ctx: ctx, reply: make(chan campaignResult, 1)}
+	if !c.mb.post(req) {
+		return nil, ErrClosed
+	}
+	select {
+	case r := <-req.reply:
+		return r.lead, r.err
+	case <-ctx.Done():
+	}
+	c.mb.post(cancelCampaign{req: req})
+	r := <-req.reply
+	if r.lead != nil { // won in the same instant: give it back
+		rctx, cancel := context.WithTimeout(context.Background(), c.cfg.closeTimeout)
+		defer cancel()
+		_ = r.lead.Resign(rctx)
+	}
+	return nil, fmt.Errorf("campaign on %s: %w", c.path, context.Cause(ctx))
+}
+
+// Close withdraws the candidate: leadership ends (ErrClosed), its znode is
+// deleted whatever the state (waiting, leading, mid-create, reconnecting),
+// and its goroutines stop. It waits at most the close timeout
+// (WithCloseTimeout), independent of any caller context; if the deletion
+// could not be confirmed by then it returns an error wrapping
+// ErrCleanupIncomplete (the znode still vanishes with the session). Close is
+// idempotent and returns the same result every time.
+func (c *Candidate) Close() error {
+	c.closeOnce.Do(func() {
+		req := closeReq{reply: make(chan error, 1)}
+		if c.mb.post(req) {
+			c.closeErr = <-req.reply
+		}
+		c.loopWG.Wait()
+		c.waitOps()
+	})
+	return c.closeErr
+}
+
+// waitOps waits for in-flight ZooKeeper calls, which end when their reply
+// arrives or the connection drops, at most the close timeout.
+func (c *Candidate) waitOps() {
+	done := make(chan struct{})
+	go func() { c.opsWG.Wait(); close(done) }()
+	t := time.NewTimer(c.cfg.closeTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		c.log.Warn().Msg("zookeeper calls still in flight after close")
+	}
+}
+
+// sessionChanged implements sessionSink.
+func (c *Candidate) sessionChanged(ev sessionEvent) { c.mb.post(ev) }
+
+// nodeChanged implements sessionSink.
+func (c *Candidate) nodeChanged(ev zk.Event) { c.mb.post(nodeEvent(ev)) }

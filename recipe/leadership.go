@@ -1,0 +1,100 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// Leadership is one term of a candidate as leader. It ends exactly once, for
+// a reason Err reports; its Context is cancelled at that moment (Done is the
+// context's Done channel, so both are one event). Leadership can be lost at
+// any time: watch Done or the Context, and pass Token to every protected
+// resource.
+type Leadership struct {
+	c         *Candidate
+	token     zxidfence.Token
+	znode     string
+	version   int32
+	sessionID int64
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+}
+
+func newLeadership(c *Candidate, token zxidfence.Token, znode string, version int32, sessionID int64) *Leadership {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &Leadership{c: c, token: token, znode: znode, version: version, sessionID: sessionID, ctx: ctx, cancel: cancel}
+}
+
+// Token returns the fencing token: the czxid of the leader's znode. Every
+// later leadership of the same election holds a strictly larger one.
+func (l *Leadership) Token() zxidfence.Token { return l.token }
+
+// Znode returns the full path of the leader's znode.
+func (l *Leadership) Znode() string { return l.znode }
+
+// Version returns the data version of the leader's znode when leadership
+// was taken, for a multi that checks it (zxidfence's ZooKeeper guard).
+func (l *Leadership) Version() int32 { return l.version }
+
+// SessionID returns the ZooKeeper session that owns the leader's znode.
+func (l *Leadership) SessionID() int64 { return l.sessionID }
+
+// Context returns a context cancelled the moment leadership ends; its cause
+// (context.Cause) is the reason, as Err returns it.
+func (l *Leadership) Context() context.Context { return l.ctx }
+
+// Done returns a channel closed the moment leadership ends (the Context's
+// Done channel).
+func (l *Leadership) Done() <-chan struct{} { return l.ctx.Done() }
+
+// Err returns nil while leading, then why leadership ended: an error
+// matching one of ErrResigned, ErrClosed, ErrSessionExpired, ErrSuspended or
+// ErrZnodeDeleted with errors.Is.
+func (l *Leadership) Err() error {
+	if l.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(l.ctx)
+}
+
+// Leading reports whether the leadership has not ended yet. It is only
+// advice: leadership may end right after it returns.
+func (l *Leadership) Leading() bool { return l.ctx.Err() == nil }
+
+// Resign ends the leadership (reason ErrResigned) and withdraws the
+// candidate from the election: its znode is deleted, retried on connection
+// loss until it succeeds or the session is gone. Leadership ends before
+// Resign returns, whatever ctx does. Resign returns nil once the deletion is
+// confirmed; if ctx ends first it returns an error wrapping
+// ErrCleanupIncomplete and ctx's error while the candidate keeps retrying.
+// The candidate may Campaign again. Resigning an ended leadership withdraws
+// the candidate too, unless it already leads again or a Campaign is waiting.
+func (l *Leadership) Resign(ctx context.Context) error {
+	l.end(ErrResigned)
+	req := &resignReq{lead: l, reply: make(chan error, 1)}
+	if !l.c.mb.post(req) {
+		return nil // the candidate is closed: its znode is gone or going
+	}
+	select {
+	case err := <-req.reply:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("resign %s: %w: %w", l.znode, ErrCleanupIncomplete, ctx.Err())
+	}
+}
+
+// end ends the leadership for reason (first call wins).
+func (l *Leadership) end(reason error) { l.cancel(reason) }
+
+// isReason reports whether err is one of the loss reasons.
+func isReason(err error) bool {
+	for _, r := range []error{ErrResigned, ErrClosed, ErrSessionExpired, ErrSuspended, ErrZnodeDeleted} {
+		if errors.Is(err, r) {
+			return true
+		}
+	}
+	return false
+}

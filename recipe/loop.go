@@ -1,0 +1,397 @@
+package recipe
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// loopState is the candidate's state, read and written only by its loop.
+type loopState struct {
+	sessID int64 // session the state refers to; 0 when none
+	usable bool  // connected with a session
+	gone   bool  // the Session was closed
+	gen    uint64
+
+	inElection bool
+	since      time.Time // entered (or re-entered) the election, for metrics
+	waiters    []*campaignReq
+	step       stepKind
+	uncertain  bool // a create may have been applied without our knowing its name
+	dupRisk    bool // since the last sweep, a create's outcome was unknown
+	creating   bool // a create is in flight (at most one)
+	restartDue bool // restart once the create in flight returns
+
+	mine    string // child name of our znode, "" when none
+	pred    string // full path of the watched predecessor, "" when none
+	lead    *Leadership
+	lease   *time.Timer
+	retry   *time.Timer
+	backoff time.Duration
+
+	cleanup  map[string]bool // full paths being deleted
+	swept    bool            // a sweep listing completed since withdrawing
+	closing  bool
+	closeRep chan error
+	closeTmr *time.Timer
+	resigns  []chan error
+}
+
+func (st *loopState) init(id int64, connected bool) {
+	st.sessID, st.usable = id, connected
+	st.cleanup = map[string]bool{}
+	st.swept = true
+}
+
+// stepKind is the ZooKeeper step in flight, if any.
+type stepKind uint8
+
+const (
+	stepNone stepKind = iota
+	stepCreate
+	stepList
+	stepAdopt
+	stepGetMine
+	stepGetPred
+)
+
+// Loop-internal messages.
+type (
+	nodeEvent  zk.Event
+	leaseFired struct{ lead *Leadership }
+	retryFired struct{ gen uint64 }
+	closeLate  struct{}
+)
+
+// loop is the candidate's event loop goroutine.
+func (c *Candidate) loop() {
+	defer c.loopWG.Done()
+	for !c.finished() {
+		<-c.mb.ready
+		for _, m := range c.mb.take() {
+			c.handle(m)
+		}
+	}
+	c.exit()
+}
+
+func (c *Candidate) handle(m any) {
+	switch m := m.(type) {
+	case sessionEvent:
+		c.onSession(m)
+	case nodeEvent:
+		c.onNode(zk.Event(m))
+	case *campaignReq:
+		c.onCampaign(m)
+	case cancelCampaign:
+		c.onCancel(m.req)
+	case *resignReq:
+		c.onResign(m)
+	case closeReq:
+		c.onClose(m)
+	case createReply:
+		c.onCreate(m)
+	case listReply:
+		c.onList(m)
+	case adoptReply:
+		c.onAdopt(m)
+	case mineReply:
+		c.onMine(m)
+	case predReply:
+		c.onPred(m)
+	case deleteReply:
+		c.onDeleted(m)
+	case leaseFired:
+		c.onLease(m.lead)
+	case retryFired:
+		if m.gen == c.st.gen && c.st.step == stepNone {
+			c.restart()
+		}
+	case closeLate:
+		c.finish(fmt.Errorf("close candidate on %s: %w", c.path, ErrCleanupIncomplete))
+	}
+	c.settle()
+}
+
+// onSession reacts to the session's state changes.
+func (c *Candidate) onSession(ev sessionEvent) {
+	st := &c.st
+	st.gen++
+	st.step = stepNone
+	switch ev.kind {
+	case sessConnected:
+		if st.sessID != 0 && st.sessID != ev.id {
+			c.sessionLost(st.sessID)
+		}
+		st.sessID, st.usable = ev.id, true
+		c.restart()
+	case sessDisconnected:
+		st.usable = false
+		if st.lead != nil && !c.cfg.policy.tolerate {
+			c.endLead(ErrSuspended)
+		}
+	case sessExpired:
+		if ev.id == st.sessID || st.sessID == 0 {
+			c.sessionLost(ev.id)
+		}
+	case sessClosed:
+		st.usable, st.gone = false, true
+		c.endLead(ErrClosed)
+		c.failWaiters(ErrSessionClosed)
+		st.inElection, st.mine = false, ""
+		clear(st.cleanup) // the server deletes the session's znodes
+	}
+}
+
+// sessionLost handles the end of session id: its znodes are gone.
+func (c *Candidate) sessionLost(id int64) {
+	st := &c.st
+	st.usable, st.sessID = false, 0
+	c.endLead(ErrSessionExpired)
+	c.sess.unwatchPath(c.full(st.mine), c)
+	st.mine = ""
+	if st.creating { // a create queued in go-zookeeper may land in the next session
+		st.uncertain, st.dupRisk = true, true
+	}
+	if st.inElection {
+		st.since = time.Now()
+	}
+	c.log.Warn().Int64("session_id", id).Str("reason", "session_expired").Msg("candidate's session ended; its znode is gone")
+}
+
+// onNode reacts to a watch event on our znode or our predecessor.
+func (c *Candidate) onNode(ev zk.Event) {
+	st := &c.st
+	switch ev.Path {
+	case st.pred:
+		st.gen++
+		if ev.Type == zk.EventNodeDataChanged {
+			c.watchPred(st.pred) // re-arm; a change of data is not a departure
+			return
+		}
+		c.list() // never a promotion by itself: re-read the children
+	case c.full(st.mine):
+		if st.mine == "" || st.cleanup[ev.Path] {
+			return
+		}
+		st.gen++
+		if ev.Type == zk.EventNodeDataChanged {
+			c.getMine()
+			return
+		}
+		c.mineGone(ErrZnodeDeleted)
+	}
+}
+
+// mineGone handles our znode vanishing while we did not delete it.
+func (c *Candidate) mineGone(reason error) {
+	st := &c.st
+	if st.lead != nil {
+		c.endLead(reason)
+	}
+	c.log.Warn().Str("znode", c.full(st.mine)).Str("reason", reasonLabel(reason)).Msg("candidate znode deleted by someone else")
+	c.sess.unwatchPath(c.full(st.mine), c)
+	st.mine = ""
+	st.step = stepNone
+	if st.inElection && st.usable {
+		st.since = time.Now()
+		c.create()
+	}
+}
+
+// restart resumes the election after a session event or retry: re-read the
+// children, since watches may have fired unseen while disconnected.
+func (c *Candidate) restart() {
+	st := &c.st
+	if !st.usable || st.gone {
+		return
+	}
+	if st.creating {
+		st.restartDue = true
+		return
+	}
+	switch {
+	case st.mine != "" || st.uncertain || (!st.swept && st.dupRisk):
+		c.list()
+	case st.inElection:
+		c.create()
+	}
+}
+
+// onCampaign registers a waiter, entering the election if needed.
+func (c *Candidate) onCampaign(req *campaignReq) {
+	st := &c.st
+	switch {
+	case st.closing:
+		req.reply <- campaignResult{err: ErrClosed}
+		return
+	case st.gone:
+		req.reply <- campaignResult{err: ErrSessionClosed}
+		return
+	case st.lead != nil && st.lead.Leading():
+		req.reply <- campaignResult{lead: st.lead}
+		return
+	}
+	st.waiters = append(st.waiters, req)
+	if !st.inElection {
+		st.inElection = true
+		st.since = time.Now()
+		if st.step == stepNone && !st.creating {
+			c.restart()
+		}
+	}
+}
+
+// onCancel removes a waiter whose context ended; the last one withdraws.
+func (c *Candidate) onCancel(req *campaignReq) {
+	st := &c.st
+	for i, w := range st.waiters {
+		if w == req {
+			st.waiters = append(st.waiters[:i], st.waiters[i+1:]...)
+			req.reply <- campaignResult{err: req.ctx.Err()}
+			if len(st.waiters) == 0 && st.lead == nil {
+				c.withdraw()
+			}
+			return
+		}
+	}
+	// Already answered (with a leadership); Campaign resigns it.
+}
+
+// onResign withdraws after a Resign of the current (or last) leadership.
+func (c *Candidate) onResign(req *resignReq) {
+	st := &c.st
+	if st.lead != req.lead && (st.lead != nil || len(st.waiters) > 0) {
+		req.reply <- nil // a stale leadership: the candidate moved on
+		return
+	}
+	if st.lead == req.lead {
+		c.endLead(ErrResigned)
+	}
+	c.withdraw()
+	if len(st.waiters) > 0 { // a Campaign came after the resign: enter again
+		st.inElection = true
+		st.since = time.Now()
+		c.restart()
+		req.reply <- nil
+		return
+	}
+	st.resigns = append(st.resigns, req.reply)
+}
+
+// onClose ends everything and withdraws, bounded by the close timeout.
+func (c *Candidate) onClose(req closeReq) {
+	st := &c.st
+	st.closing, st.closeRep = true, req.reply
+	c.endLead(ErrClosed)
+	c.failWaiters(ErrClosed)
+	c.withdraw()
+	st.closeTmr = time.AfterFunc(c.cfg.closeTimeout, func() { c.mb.post(closeLate{}) })
+}
+
+// withdraw leaves the election: delete our znode and sweep any other
+// znode carrying our GUID.
+func (c *Candidate) withdraw() {
+	st := &c.st
+	st.inElection = false
+	st.gen++
+	st.step = stepNone
+	if st.pred != "" {
+		c.sess.unwatchPath(st.pred, c)
+		st.pred = ""
+	}
+	if st.mine != "" {
+		c.remove(c.full(st.mine))
+		st.mine = ""
+	}
+	st.swept = false
+	c.restart()
+}
+
+// settle answers Resign and Close once the candidate has nothing left in
+// ZooKeeper.
+func (c *Candidate) settle() {
+	st := &c.st
+	clean := st.gone || (!st.inElection && st.mine == "" && !st.creating && len(st.cleanup) == 0 &&
+		(st.swept || !st.dupRisk))
+	if !clean {
+		return
+	}
+	for _, r := range st.resigns {
+		r <- nil
+	}
+	st.resigns = nil
+	if st.closing {
+		c.finish(nil)
+	}
+}
+
+// finish answers Close; the loop then exits.
+func (c *Candidate) finish(err error) {
+	st := &c.st
+	if st.closeRep == nil {
+		return
+	}
+	if err != nil {
+		c.log.Warn().Str("reason", "close_timeout").Msg("candidate closed before its znode deletion was confirmed")
+	}
+	st.closeRep <- err
+	st.closeRep = nil
+}
+
+func (c *Candidate) finished() bool { return c.st.closing && c.st.closeRep == nil }
+
+// exit releases everything the loop holds.
+func (c *Candidate) exit() {
+	st := &c.st
+	c.sess.unsubscribe(c)
+	for _, t := range []*time.Timer{st.lease, st.retry, st.closeTmr} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+	for _, m := range c.mb.close() {
+		switch m := m.(type) {
+		case *campaignReq:
+			m.reply <- campaignResult{err: ErrClosed}
+		case *resignReq:
+			m.reply <- nil
+		case closeReq:
+			m.reply <- nil
+		}
+	}
+	for _, r := range st.resigns {
+		r <- ErrCleanupIncomplete
+	}
+	c.current.Store(nil)
+}
+
+// failWaiters answers every waiting Campaign with err.
+func (c *Candidate) failWaiters(err error) {
+	for _, w := range c.st.waiters {
+		w.reply <- campaignResult{err: err}
+	}
+	c.st.waiters = nil
+}
+
+// full returns the full path of child name ("" for "").
+func (c *Candidate) full(name string) string {
+	if name == "" {
+		return ""
+	}
+	return c.path + "/" + name
+}
+
+// scheduleRetry re-runs restart after a backoff, for errors that are not
+// connection loss (those wait for the session to come back).
+func (c *Candidate) scheduleRetry() {
+	st := &c.st
+	st.step = stepNone
+	st.backoff = min(max(2*st.backoff, 50*time.Millisecond), c.sess.Timeout()/3)
+	gen := st.gen
+	if st.retry != nil {
+		st.retry.Stop()
+	}
+	st.retry = time.AfterFunc(st.backoff, func() { c.mb.post(retryFired{gen: gen}) })
+}

@@ -1,0 +1,230 @@
+package recipe
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Replies of ZooKeeper calls, delivered to the loop. gen is the generation
+// of the step that issued the call; a reply of an older one is stale.
+type (
+	createReply struct {
+		gen  uint64
+		name string // child name, on success
+		err  error
+	}
+	listReply struct {
+		gen      uint64
+		children []string
+		czxid    map[string]int64 // only when sequence order is ambiguous
+		err      error
+	}
+	adoptReply struct {
+		gen   uint64
+		stats map[string]*zk.Stat // child name -> stat; missing: gone
+		err   error
+	}
+	mineReply struct {
+		gen  uint64
+		stat *zk.Stat
+		err  error
+	}
+	predReply struct {
+		gen uint64
+		err error
+	}
+	deleteReply struct {
+		path string
+		err  error // nil: deleted or already gone
+	}
+)
+
+// spawn runs fn in a short-lived goroutine and posts its result to the loop.
+func (c *Candidate) spawn(fn func(conn *zk.Conn) any) {
+	c.opsWG.Add(1)
+	conn := c.sess.conn
+	go func() {
+		defer c.opsWG.Done()
+		c.mb.post(fn(conn))
+	}()
+}
+
+// timed runs a ZooKeeper call and records its latency.
+func (c *Candidate) timed(op string, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	c.sess.metrics.request(op, start, err)
+	return err
+}
+
+// createOp creates our ephemeral sequential znode, creating missing parents.
+func (c *Candidate) createOp(gen uint64) func(*zk.Conn) any {
+	prefix, data, acl := c.path+"/"+c.prefix, []byte(c.cfg.id), c.cfg.acl
+	return func(conn *zk.Conn) any {
+		var p string
+		create := func() (err error) {
+			p, err = conn.Create(prefix, data, zk.FlagEphemeral|zk.FlagSequence, acl)
+			return err
+		}
+		err := c.timed("create", create)
+		if errors.Is(err, zk.ErrNoNode) {
+			if err = c.ensureParents(conn); err == nil {
+				err = c.timed("create", create)
+			}
+		}
+		if err != nil {
+			return createReply{gen: gen, err: err}
+		}
+		return createReply{gen: gen, name: p[strings.LastIndexByte(p, '/')+1:]}
+	}
+}
+
+// ensureParents creates the election path and its ancestors (persistent).
+func (c *Candidate) ensureParents(conn *zk.Conn) error {
+	parts := strings.Split(c.path[1:], "/")
+	for i := range parts {
+		p := "/" + strings.Join(parts[:i+1], "/")
+		err := c.timed("create", func() error {
+			_, err := conn.Create(p, nil, 0, c.cfg.acl)
+			return err
+		})
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// listOp reads the children; when their sequences span half the 32-bit
+// circle it also reads each one's czxid, to order them by creation.
+func (c *Candidate) listOp(gen uint64) func(*zk.Conn) any {
+	return func(conn *zk.Conn) any {
+		var children []string
+		err := c.timed("get_children", func() (err error) {
+			children, _, err = conn.Children(c.path)
+			return err
+		})
+		if errors.Is(err, zk.ErrNoNode) {
+			return listReply{gen: gen}
+		}
+		if err != nil {
+			return listReply{gen: gen, err: err}
+		}
+		r := listReply{gen: gen, children: children}
+		if ns := parseNodes(children); seqOrderAmbiguous(ns) {
+			r.czxid = map[string]int64{}
+			for _, n := range ns {
+				_, stat, err := conn.Exists(c.full(n.Name))
+				if err != nil {
+					return listReply{gen: gen, err: err}
+				}
+				if stat != nil && stat.Czxid != 0 {
+					r.czxid[n.Name] = stat.Czxid
+				}
+			}
+		}
+		return r
+	}
+}
+
+// adoptOp reads the stat of each of our GUID's znodes.
+func (c *Candidate) adoptOp(gen uint64, names []string) func(*zk.Conn) any {
+	return func(conn *zk.Conn) any {
+		stats := map[string]*zk.Stat{}
+		for _, n := range names {
+			var ok bool
+			var stat *zk.Stat
+			err := c.timed("exists", func() (err error) {
+				ok, stat, err = conn.Exists(c.full(n))
+				return err
+			})
+			if err != nil {
+				return adoptReply{gen: gen, err: err}
+			}
+			if ok {
+				stats[n] = stat
+			}
+		}
+		return adoptReply{gen: gen, stats: stats}
+	}
+}
+
+// getDataOp reads path with a data watch, unless the session already holds
+// an armed one for it (then a plain read: see datawatch.go).
+func (c *Candidate) getDataOp(path string) func(*zk.Conn) (*zk.Stat, error) {
+	return func(conn *zk.Conn) (*zk.Stat, error) {
+		var stat *zk.Stat
+		if !c.sess.needDataWatch(path) {
+			err := c.timed("get_data", func() (err error) {
+				_, stat, err = conn.Get(path)
+				return err
+			})
+			return stat, err
+		}
+		err := c.timed("get_data_watch", func() (err error) {
+			_, stat, _, err = conn.GetW(path)
+			return err
+		})
+		c.sess.dataWatchDone(path, err == nil)
+		return stat, err
+	}
+}
+
+// deleteOp deletes path, retrying on connection loss until it succeeds, the
+// znode is gone, or the session is closed.
+func (c *Candidate) deleteOp(path string) func(*zk.Conn) any {
+	return func(conn *zk.Conn) any {
+		backoff := 20 * time.Millisecond
+		for {
+			err := c.timed("delete", func() error { return conn.Delete(path, -1) })
+			switch {
+			case err == nil || errors.Is(err, zk.ErrNoNode):
+				return deleteReply{path: path}
+			case errSessionGone(err) || !c.retryable(err):
+				return deleteReply{path: path, err: err}
+			}
+			select {
+			case <-c.sess.done:
+				return deleteReply{path: path, err: ErrSessionClosed}
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Second)
+		}
+	}
+}
+
+// retryable reports whether a failed delete should be tried again.
+func (c *Candidate) retryable(err error) bool {
+	return isConnLoss(err) || errors.Is(err, zk.ErrConnectionClosed)
+}
+
+// parseNodes returns the candidate nodes among children.
+func parseNodes(children []string) []node {
+	ns := make([]node, 0, len(children))
+	for _, ch := range children {
+		if n, ok := parseNode(ch); ok {
+			ns = append(ns, n)
+		}
+	}
+	return ns
+}
+
+// electionOrder returns the candidate nodes in election order.
+func electionOrder(children []string, czxid map[string]int64) []node {
+	ns := parseNodes(children)
+	if czxid != nil {
+		sortNodesByCzxid(ns, czxid)
+	} else {
+		sortNodes(ns)
+	}
+	return ns
+}
+
+// indexOf returns the position of name in ns, or -1.
+func indexOf(ns []node, name string) int {
+	return slices.IndexFunc(ns, func(n node) bool { return n.Name == name })
+}

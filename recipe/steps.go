@@ -1,0 +1,353 @@
+package recipe
+
+import (
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// The election steps. At most one step is in flight; each bumps the
+// generation so that replies of earlier steps are recognised as stale.
+
+func (c *Candidate) begin(k stepKind) uint64 {
+	c.st.gen++
+	c.st.step = k
+	return c.st.gen
+}
+
+// create issues the protected create of our znode.
+func (c *Candidate) create() {
+	st := &c.st
+	if st.creating {
+		st.restartDue = true
+		return
+	}
+	st.creating = true
+	c.spawn(c.createOp(c.begin(stepCreate)))
+}
+
+func (c *Candidate) onCreate(r createReply) {
+	st := &c.st
+	st.creating = false
+	stale := r.gen != st.gen
+	switch {
+	case r.err == nil && (stale || !st.inElection):
+		// Landed after a reconnect, a new session or a withdrawal: the next
+		// listing adopts it (if our session owns it) or deletes it.
+		if st.inElection {
+			st.uncertain, st.dupRisk = true, true
+		} else {
+			c.remove(c.full(r.name))
+		}
+	case r.err == nil:
+		st.mine, st.uncertain, st.backoff = r.name, false, 0
+		c.log.Debug().Str("znode", c.full(r.name)).Msg("candidate znode created")
+		c.list()
+	case stale:
+		if isConnLoss(r.err) {
+			st.uncertain, st.dupRisk = true, true
+		}
+	case isConnLoss(r.err):
+		st.uncertain, st.dupRisk = true, true
+		st.step = stepNone
+		if st.usable {
+			c.scheduleRetry()
+		}
+	default:
+		c.fatal(aclError("create candidate znode under", c.path, r.err))
+	}
+	if st.restartDue {
+		st.restartDue = false
+		if st.step == stepNone {
+			c.restart()
+		}
+	} else if stale && st.step == stepNone {
+		c.restart()
+	}
+}
+
+// fatal fails the waiting Campaigns and leaves the election.
+func (c *Candidate) fatal(err error) {
+	c.log.Error().Err(err).Msg("candidate cannot take part in the election")
+	c.failWaiters(err)
+	c.withdraw()
+}
+
+// list reads the children of the election path.
+func (c *Candidate) list() { c.spawn(c.listOp(c.begin(stepList))) }
+
+func (c *Candidate) onList(r listReply) {
+	st := &c.st
+	if r.gen != st.gen {
+		return
+	}
+	st.step = stepNone
+	if r.err != nil {
+		c.stepFailed("list candidates of", r.err)
+		return
+	}
+	var ours []string
+	for _, ch := range r.children {
+		if ownsNode(ch, c.guid) && ch != st.mine && !st.cleanup[c.full(ch)] {
+			ours = append(ours, ch)
+		}
+	}
+	if !st.inElection {
+		for _, n := range ours {
+			c.remove(c.full(n))
+		}
+		st.swept, st.uncertain, st.dupRisk = true, false, false
+		return
+	}
+	if st.mine != "" && !contains(r.children, st.mine) {
+		c.mineGone(ErrZnodeDeleted)
+		return
+	}
+	if st.mine == "" {
+		if len(ours) > 0 {
+			c.spawn(c.adoptOp(c.begin(stepAdopt), ours))
+		} else {
+			st.uncertain = false
+			c.create()
+		}
+		return
+	}
+	for _, n := range ours { // duplicates of ours: a create retried or a late one
+		c.remove(c.full(n))
+	}
+	c.position(electionOrder(r.children, r.czxid))
+}
+
+// position acts on our place in the election order.
+func (c *Candidate) position(order []node) {
+	st := &c.st
+	i := indexOf(order, st.mine)
+	switch {
+	case i < 0: // our name does not parse: cannot happen with our namings
+		c.fatal(&PathError{Path: c.full(st.mine), Reason: "candidate znode name has no sequence suffix"})
+	case i == 0:
+		c.getMine()
+	default:
+		if st.lead != nil { // someone sorts before the sitting leader
+			c.endLead(ErrSuspended)
+		}
+		c.watchPred(c.full(order[i-1].Name))
+	}
+}
+
+// onAdopt adopts the lowest of our GUID's znodes owned by the current
+// session; every other one is deleted.
+func (c *Candidate) onAdopt(r adoptReply) {
+	st := &c.st
+	if r.gen != st.gen {
+		return
+	}
+	st.step = stepNone
+	if r.err != nil {
+		c.stepFailed("read own znodes under", r.err)
+		return
+	}
+	var owned []node
+	for name, stat := range r.stats {
+		n, ok := parseNode(name)
+		if ok && stat.EphemeralOwner == st.sessID && st.sessID != 0 {
+			owned = append(owned, n)
+			continue
+		}
+		c.remove(c.full(name))
+	}
+	sortNodes(owned)
+	for _, n := range owned[min(1, len(owned)):] {
+		c.remove(c.full(n.Name))
+	}
+	st.uncertain = false
+	if len(owned) == 0 {
+		c.create()
+		return
+	}
+	st.mine = owned[0].Name
+	c.log.Info().Str("znode", c.full(st.mine)).Msg("adopted own znode after an unanswered create")
+	c.list()
+}
+
+// getMine reads our znode with a data watch (a leader watches its own
+// znode), and checks its owner before leading.
+func (c *Candidate) getMine() {
+	st := &c.st
+	path := c.full(st.mine)
+	if st.pred != "" {
+		c.sess.unwatchPath(st.pred, c)
+		st.pred = ""
+	}
+	c.sess.watchPath(path, c)
+	gen, get := c.begin(stepGetMine), c.getDataOp(path)
+	c.spawn(func(conn *zk.Conn) any {
+		stat, err := get(conn)
+		return mineReply{gen: gen, stat: stat, err: err}
+	})
+}
+
+func (c *Candidate) onMine(r mineReply) {
+	st := &c.st
+	if r.gen != st.gen {
+		return
+	}
+	st.step = stepNone
+	switch {
+	case errors.Is(r.err, zk.ErrNoNode):
+		c.mineGone(ErrZnodeDeleted)
+	case r.err != nil:
+		c.stepFailed("read own znode under", r.err)
+	case r.stat.EphemeralOwner != st.sessID || st.sessID == 0:
+		// Sorts first but belongs to another (earlier) session: not ours.
+		c.remove(c.full(st.mine))
+		c.sess.unwatchPath(c.full(st.mine), c)
+		st.mine = ""
+		c.endLead(ErrSessionExpired)
+		if st.inElection {
+			c.create()
+		}
+	case st.lead != nil && st.lead.znode == c.full(st.mine):
+		// Still leading (re-checked after a reconnect or a data change).
+	default:
+		c.becomeLeader(r.stat)
+	}
+}
+
+// watchPred watches the immediate predecessor with a data watch.
+func (c *Candidate) watchPred(path string) {
+	st := &c.st
+	if st.pred != path {
+		if st.pred != "" {
+			c.sess.unwatchPath(st.pred, c)
+		}
+		st.pred = path
+		c.sess.watchPath(path, c)
+	}
+	gen, get := c.begin(stepGetPred), c.getDataOp(path)
+	c.spawn(func(conn *zk.Conn) any {
+		_, err := get(conn)
+		return predReply{gen: gen, err: err}
+	})
+}
+
+func (c *Candidate) onPred(r predReply) {
+	st := &c.st
+	if r.gen != st.gen {
+		return
+	}
+	st.step = stepNone
+	switch {
+	case errors.Is(r.err, zk.ErrNoNode):
+		c.list() // gone before the watch was set: re-read, never assume
+	case r.err != nil:
+		c.stepFailed("watch predecessor under", r.err)
+	default:
+		st.backoff = 0 // waiting for the predecessor to go
+	}
+}
+
+// stepFailed handles a failed step: connection loss waits for the session
+// (or retries while it still looks usable); anything else is fatal.
+func (c *Candidate) stepFailed(what string, err error) {
+	if isConnLoss(err) || errors.Is(err, zk.ErrConnectionClosed) {
+		if c.st.usable {
+			c.scheduleRetry()
+		}
+		return
+	}
+	c.fatal(aclError(what, c.path, err))
+}
+
+// becomeLeader starts a leadership on our znode, whose stat was just read.
+func (c *Candidate) becomeLeader(stat *zk.Stat) {
+	st := &c.st
+	znode := c.full(st.mine)
+	l := newLeadership(c, zxidfence.Token(stat.Czxid), znode, stat.Version, st.sessID)
+	st.lead = l
+	c.current.Store(l)
+	c.sess.metrics.leading(c.path, st.since)
+	st.since = time.Time{}
+	c.log.Info().Str("znode", znode).Stringer("token", l.token).Int64("session_id", st.sessID).Msg("leadership acquired")
+	c.armLease(l)
+	for _, w := range st.waiters {
+		w.reply <- campaignResult{lead: l}
+	}
+	st.waiters = nil
+}
+
+// endLead ends the current leadership for reason: the context is cancelled
+// (and the accessors say "not leader") before anything else reports it.
+func (c *Candidate) endLead(reason error) {
+	st := &c.st
+	l := st.lead
+	if l == nil {
+		return
+	}
+	st.lead = nil
+	l.end(reason)
+	c.current.CompareAndSwap(l, nil)
+	if st.lease != nil {
+		st.lease.Stop()
+		st.lease = nil
+	}
+	if st.inElection && st.since.IsZero() {
+		st.since = time.Now()
+	}
+	reason = l.Err()
+	c.sess.metrics.notLeading(c.path, reason)
+	c.log.Info().Str("znode", l.znode).Stringer("token", l.token).Int64("session_id", l.sessionID).
+		Str("reason", reasonLabel(reason)).Msg("leadership ended")
+}
+
+// armLease schedules the check of the local lease of l.
+func (c *Candidate) armLease(l *Leadership) {
+	st := &c.st
+	margin := c.cfg.policy.leaseMargin(c.sess.Timeout())
+	deadline, ok := c.sess.leaseDeadline(margin)
+	wait := time.Until(deadline)
+	if !ok || wait <= 0 {
+		c.endLead(ErrSuspended)
+		return
+	}
+	st.lease = time.AfterFunc(wait, func() { c.mb.post(leaseFired{lead: l}) })
+}
+
+// onLease ends the leadership if its lease ran out, else re-arms it.
+func (c *Candidate) onLease(l *Leadership) {
+	if c.st.lead != l {
+		return
+	}
+	c.armLease(l)
+}
+
+// remove deletes path in the background, retried until done.
+func (c *Candidate) remove(path string) {
+	st := &c.st
+	if path == "" || st.cleanup[path] || st.gone {
+		return
+	}
+	st.cleanup[path] = true
+	c.spawn(c.deleteOp(path))
+}
+
+func (c *Candidate) onDeleted(r deleteReply) {
+	delete(c.st.cleanup, r.path)
+	if r.path != c.st.pred {
+		c.sess.unwatchPath(r.path, c)
+	}
+	if r.err != nil && !errSessionGone(r.err) {
+		c.log.Warn().Err(r.err).Str("znode", r.path).Msg("could not delete candidate znode")
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
