@@ -107,7 +107,7 @@ func raise(a *atomic.Uint64, v uint64) {
 }
 
 func propertyStores(t *testing.T) map[string]fencedStore {
-	stores := map[string]fencedStore{"memory": memoryStore()}
+	stores := map[string]fencedStore{"memory": memoryStore(), "zookeeper": zooKeeperStore(t)}
 	for _, d := range []zxidfence.Dialect{zxidfence.SQLite, zxidfence.Postgres} {
 		stores[d.String()+"-write"] = sqlWriteStore(t, d)
 		stores[d.String()+"-tx"] = sqlTxStore(t, d)
@@ -216,4 +216,28 @@ func placeholders(d zxidfence.Dialect, q string) string {
 		out = append(out, q[i])
 	}
 	return string(out)
+}
+
+// zooKeeperStore writes target znodes through the ZooKeeper guard, all
+// writers sharing one live election znode (version -1) so that only the
+// fence recorded in the target decides.
+func zooKeeperStore(t *testing.T) fencedStore {
+	conn := connectZK(t)
+	z := newZooKeeper(t, conn)
+	dir := freshZnode(t, conn)
+	election := campaign(t, conn, dir).Znode
+	return fencedStore{
+		write: func(ctx context.Context, key string, tok zxidfence.Token) error {
+			v, _ := tok.MarshalBinary()
+			return z.Write(ctx, dir+"/"+key, zxidfence.Leader{Znode: election, Version: -1, Fence: zxidfence.At(tok)}, v)
+		},
+		read: func(ctx context.Context, key string) (zxidfence.Token, zxidfence.Fence, error) {
+			f, raw, err := z.Read(ctx, dir+"/"+key)
+			if err != nil {
+				return 0, f, err
+			}
+			var v zxidfence.Token
+			return v, f, v.UnmarshalBinary(raw)
+		},
+	}
 }

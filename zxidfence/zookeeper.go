@@ -1,0 +1,247 @@
+package zxidfence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Leader identifies a writer to the ZooKeeper guard: its election znode,
+// the version of that znode it saw when it became leader, and its fence.
+type Leader struct {
+	// Znode is the full path of the writer's election znode.
+	Znode string
+	// Version is the election znode's data version (zk.Stat.Version); -1
+	// checks only that the znode exists.
+	Version int32
+	// Fence is the writer's fence: its token is the czxid of Znode.
+	Fence Fence
+}
+
+// Elected is what an election's leadership tells about itself;
+// recipe.Leadership satisfies it.
+type Elected interface {
+	Znode() string
+	Version() int32
+	Token() Token
+}
+
+// LeaderOf returns the Leader for a leadership in generation gen.
+func LeaderOf(e Elected, gen uint64) Leader {
+	return Leader{Znode: e.Znode(), Version: e.Version(), Fence: Fence{Generation: gen, Token: e.Token()}}
+}
+
+// ZooKeeper writes target znodes for leaders, fenced twice inside ZooKeeper
+// itself: every write is one multi that checks the writer's election znode
+// still exists at the version it had (so a deposed leader's write fails even
+// before anyone else writes), and that sets the target only at the version
+// the guard read (so the fence recorded in the target, see AppendZnodeData,
+// is compared and replaced atomically). A lower fence than the target's is
+// refused. Safe for concurrent use.
+//
+// go-zookeeper requests take no context: each method checks ctx before every
+// request it sends, and a request in flight is bounded by the connection's
+// own timeouts.
+type ZooKeeper struct {
+	conn *zk.Conn
+	cfg  config
+}
+
+// errConflict is a multi that lost a race on the target: read and retry.
+var errConflict = errors.New("zxidfence: target changed concurrently")
+
+// NewZooKeeper returns a ZooKeeper guard over conn. It accepts WithACL (for
+// targets it creates), WithMetrics and WithLogger.
+func NewZooKeeper(conn *zk.Conn, opts ...Option) (*ZooKeeper, error) {
+	if conn == nil {
+		return nil, errors.New("zxidfence: NewZooKeeper needs a non-nil *zk.Conn")
+	}
+	return &ZooKeeper{conn: conn, cfg: newConfig(opts)}, nil
+}
+
+// Write stores data in target for leader l: it creates target (its parent
+// must exist) or replaces its data, if l's election znode still exists at
+// l.Version and l.Fence is not lower than the fence recorded in target. It
+// retries when another writer changes target between its read and its
+// multi, until it wins, is refused, or ctx ends.
+//
+// Errors: ErrNotLeader (the election znode is gone or changed),
+// *StaleTokenError (ErrStaleToken), *GenerationError, ErrNoToken,
+// ErrInvalidKey (a bad path), ErrNotFenced (target holds foreign data),
+// ctx's error, or ZooKeeper's (wrapped).
+func (z *ZooKeeper) Write(ctx context.Context, target string, l Leader, data []byte) error {
+	err := z.write(ctx, target, l, data)
+	z.cfg.metrics.observe(KindZooKeeper, target, l.Fence, err)
+	if rejectReason(err) != "" {
+		logRejection(z.cfg.logger, KindZooKeeper, err)
+	}
+	return err
+}
+
+func (z *ZooKeeper) write(ctx context.Context, target string, l Leader, data []byte) error {
+	if err := errors.Join(validZnodePath(target), validZnodePath(l.Znode)); err != nil {
+		return err
+	}
+	if l.Fence.Token.IsZero() {
+		return fmt.Errorf("%w for %q", ErrNoToken, target)
+	}
+	check := &zk.CheckVersionRequest{Path: l.Znode, Version: l.Version}
+	payload := AppendZnodeData(nil, l.Fence, data)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cur, version, err := z.get(target)
+		if err != nil {
+			return err
+		}
+		if err := admit(target, cur, l.Fence); err != nil {
+			return err
+		}
+		var op any = &zk.SetDataRequest{Path: target, Data: payload, Version: version}
+		if version < 0 {
+			op = &zk.CreateRequest{Path: target, Data: payload, Acl: z.cfg.acl}
+		}
+		if err := z.multi(target, check, op); !errors.Is(err, errConflict) {
+			return err
+		}
+	}
+}
+
+// get reads target's fence and data version; version -1 means target does
+// not exist.
+func (z *ZooKeeper) get(target string) (Fence, int32, error) {
+	b, st, err := z.conn.Get(target)
+	if errors.Is(err, zk.ErrNoNode) {
+		return Fence{}, -1, nil
+	}
+	if err != nil {
+		return Fence{}, 0, fmt.Errorf("zxidfence: read %s: %w", target, err)
+	}
+	f, _, err := ParseZnodeData(b)
+	if err != nil {
+		return Fence{}, 0, fmt.Errorf("%s: %w", target, err)
+	}
+	return f, st.Version, nil
+}
+
+// multi runs check and op as one transaction and classifies a failure: the
+// check failing is ErrNotLeader; op losing a race is errConflict.
+func (z *ZooKeeper) multi(target string, check *zk.CheckVersionRequest, op any) error {
+	res, err := z.conn.Multi(check, op)
+	if err == nil {
+		return nil
+	}
+	if len(res) == 2 {
+		if res[0].Error != nil {
+			return fmt.Errorf("%w: %s: %w", ErrNotLeader, check.Path, res[0].Error)
+		}
+		if raced(op, res[1].Error) {
+			return errConflict
+		}
+	}
+	return fmt.Errorf("zxidfence: fenced write of %s: %w", target, err)
+}
+
+// raced reports whether op failed because target changed after it was read:
+// created, changed or deleted by someone else. A create failing with
+// ErrNoNode means the parent is missing, which retrying cannot fix.
+func raced(op any, err error) bool {
+	switch op.(type) {
+	case *zk.CreateRequest:
+		return errors.Is(err, zk.ErrNodeExists)
+	default:
+		return errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)
+	}
+}
+
+// Read returns target's recorded fence and the writer's data, or the zero
+// Fence and nil when target does not exist.
+func (z *ZooKeeper) Read(ctx context.Context, target string) (Fence, []byte, error) {
+	if err := validZnodePath(target); err != nil {
+		return Fence{}, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Fence{}, nil, err
+	}
+	b, _, err := z.conn.Get(target)
+	if errors.Is(err, zk.ErrNoNode) {
+		return Fence{}, nil, nil
+	}
+	if err != nil {
+		return Fence{}, nil, fmt.Errorf("zxidfence: read %s: %w", target, err)
+	}
+	f, data, err := ParseZnodeData(b)
+	if err != nil {
+		return Fence{}, nil, fmt.Errorf("%s: %w", target, err)
+	}
+	return f, data, nil
+}
+
+// Highest returns target's recorded fence, or the zero Fence when target
+// does not exist.
+func (z *ZooKeeper) Highest(ctx context.Context, target string) (Fence, error) {
+	f, _, err := z.Read(ctx, target)
+	return f, err
+}
+
+// AcceptGeneration moves target to generation gen (see Guard), keeping its
+// data; it creates target empty if absent. It needs no leadership: it is
+// the operator's command. It returns the fence target held before.
+func (z *ZooKeeper) AcceptGeneration(ctx context.Context, target string, gen uint64, reason string) (Fence, error) {
+	if err := validZnodePath(target); err != nil {
+		return Fence{}, err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return Fence{}, err
+		}
+		prev, err := z.moveGeneration(target, gen)
+		if errors.Is(err, errConflict) {
+			continue
+		}
+		if err != nil {
+			return prev, err
+		}
+		next := Fence{Generation: gen}
+		logGeneration(z.cfg.logger, KindZooKeeper, target, prev, next, reason)
+		z.cfg.metrics.generationChanged(KindZooKeeper, target, next)
+		return prev, nil
+	}
+}
+
+func (z *ZooKeeper) moveGeneration(target string, gen uint64) (Fence, error) {
+	b, st, err := z.conn.Get(target)
+	if errors.Is(err, zk.ErrNoNode) {
+		_, err = z.conn.Create(target, AppendZnodeData(nil, Fence{Generation: gen}, nil), 0, z.cfg.acl)
+		if errors.Is(err, zk.ErrNodeExists) {
+			return Fence{}, errConflict
+		}
+		return Fence{}, wrapZK("create "+target, err)
+	}
+	if err != nil {
+		return Fence{}, fmt.Errorf("zxidfence: read %s: %w", target, err)
+	}
+	prev, data, err := ParseZnodeData(b)
+	if err != nil {
+		return Fence{}, fmt.Errorf("%s: %w", target, err)
+	}
+	next, err := nextGeneration(target, prev, gen)
+	if err != nil {
+		return prev, err
+	}
+	_, err = z.conn.Set(target, AppendZnodeData(nil, next, data), st.Version)
+	if errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) {
+		return prev, errConflict
+	}
+	return prev, wrapZK("set "+target, err)
+}
+
+func wrapZK(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("zxidfence: %s: %w", what, err)
+}
