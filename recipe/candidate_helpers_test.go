@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,4 +170,10 @@ func notYet(t testing.TB, ch <-chan campaignResult, d time.Duration, what string
 		t.Fatalf("%s: got lead=%v err=%v", what, r.lead != nil, r.err)
 	case <-time.After(d):
 	}
+}
+
+// sortBySeq sorts child names by their 10-character sequence suffix
+// (valid below the counter's wrap, which these tests never reach).
+func sortBySeq(names []string) {
+	slices.SortFunc(names, func(a, b string) int { return strings.Compare(a[len(a)-10:], b[len(b)-10:]) })
 }
