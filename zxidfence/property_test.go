@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -107,7 +110,7 @@ func raise(a *atomic.Uint64, v uint64) {
 }
 
 func propertyStores(t *testing.T) map[string]fencedStore {
-	stores := map[string]fencedStore{"memory": memoryStore(), "zookeeper": zooKeeperStore(t)}
+	stores := map[string]fencedStore{"memory": memoryStore(), "zookeeper": zooKeeperStore(t), "http": httpStore(t)}
 	for _, d := range []zxidfence.Dialect{zxidfence.SQLite, zxidfence.Postgres} {
 		stores[d.String()+"-write"] = sqlWriteStore(t, d)
 		stores[d.String()+"-tx"] = sqlTxStore(t, d)
@@ -238,6 +241,51 @@ func zooKeeperStore(t *testing.T) fencedStore {
 			}
 			var v zxidfence.Token
 			return v, f, v.UnmarshalBinary(raw)
+		},
+	}
+}
+
+// httpStore sends each write as an HTTP request through Transport to a
+// server whose Middleware admits it through a Memory guard.
+func httpStore(t *testing.T) fencedStore {
+	g := zxidfence.NewMemory()
+	cells := map[string]*zxidfence.Token{}
+	for _, k := range propKeys {
+		cells[k] = new(zxidfence.Token)
+	}
+	key := func(r *http.Request) (string, error) { return strings.TrimPrefix(r.URL.Path, "/"), nil }
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, _ := zxidfence.FenceFromHeader(r.Header)
+		k, _ := key(r)
+		*cells[k] = f.Token
+	})
+	srv := httptest.NewServer(zxidfence.Middleware(g, key)(h))
+	t.Cleanup(srv.Close)
+	return fencedStore{
+		write: func(ctx context.Context, key string, tok zxidfence.Token) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/"+key, nil)
+			if err != nil {
+				return err
+			}
+			zxidfence.SetHeader(req.Header, zxidfence.At(tok))
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if err := zxidfence.ResponseError(resp); err != nil {
+				return err
+			}
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("status %s", resp.Status)
+			}
+			return nil
+		},
+		read: func(ctx context.Context, key string) (zxidfence.Token, zxidfence.Fence, error) {
+			f, err := g.Highest(ctx, key)
+			var v zxidfence.Token
+			_ = g.Do(ctx, key, f, func(context.Context) error { v = *cells[key]; return nil })
+			return v, f, err
 		},
 	}
 }
