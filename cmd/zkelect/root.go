@@ -34,7 +34,14 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(
-	// Each subcommand lives in its own file: newXxxCmd() in xxx.go.
+		// Each subcommand lives in its own file: newXxxCmd() in xxx.go.
+		newRunCmd(),
+		newShardsCmd(),
+		newStatusCmd(),
+		newWatchCmd(),
+		newDemoCmd(),
+		newDevCmd(),
+		newVersionCmd(),
 	)
 	return root
 }

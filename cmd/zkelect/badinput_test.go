@@ -1,0 +1,89 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBadInputExitsWithOneLine checks that every kind of bad input ends the
+// process quickly with a non-zero status and one line on stderr naming the
+// fix: never a usage dump, a stack trace or a hang.
+func TestBadInputExitsWithOneLine(t *testing.T) {
+	zk := "--zk=" + zkc.ConnectString()
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no ensemble", []string{"run", "--election", "/e", "--", "true"}, 1, "pass --zk host:port[,host:port] or set ZKELECT_ZK"},
+		{"malformed zk", []string{"status", "--zk", "localhost", "--election", "/e"}, 1, `invalid --zk entry "localhost"`},
+		{"unreachable", []string{"status", "--zk", "127.0.0.1:1", "--connect-timeout", "1s", "--election", "/e"}, 1, "cannot reach ZooKeeper at 127.0.0.1:1 within 1s"},
+		{"relative path", []string{"run", zk, "--election", "apps/job", "--", "true"}, 1, "a ZooKeeper path starts with /"},
+		{"trailing slash", []string{"status", zk, "--election", "/apps/job/"}, 1, "does not end with /"},
+		{"no command", []string{"run", zk, "--election", "/e"}, 1, "missing command: give it after --"},
+		{"empty command", []string{"run", zk, "--election", "/e", "--"}, 1, "missing command"},
+		{"command not found", []string{"run", zk, "--election", "/e", "--", "no-such-command-zkelect"}, 127, `command "no-such-command-zkelect" not found`},
+		{"no target", []string{"status", zk}, 1, "pass --election PATH or --root ROOT"},
+		{"both targets", []string{"watch", zk, "--election", "/a", "--root", "/b"}, 1, "not both"},
+		{"bad output", []string{"status", zk, "--election", "/a", "-o", "yaml"}, 1, `invalid --output "yaml"`},
+		{"no shards", []string{"shards", zk, "--root", "/r", "--member", "m"}, 1, "missing --shards"},
+		{"bad shard id", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "a,..,b"}, 1, `invalid --shards entry ".."`},
+		{"zero shards", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "0"}, 1, "want a count in 1..100000"},
+		{"bad log level", []string{"status", zk, "--election", "/a", "--log-level", "loud"}, 1, `invalid --log-level "loud"`},
+		{"unknown flag", []string{"run", "--frobnicate"}, 1, "unknown flag: --frobnicate"},
+		{"unknown command", []string{"frobnicate"}, 1, `unknown command "frobnicate"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			p := startProc(t, tc.name, tc.args)
+			code := p.wait(10 * time.Second)
+			elapsed := time.Since(start)
+			stderr := p.err.String()
+			if code != tc.code {
+				t.Errorf("exit status %d, want %d; stderr: %s", code, tc.code, stderr)
+			}
+			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "zkelect: ") {
+				t.Errorf("stderr is not one line starting with \"zkelect: \":\n%s", stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not contain %q", stderr, tc.want)
+			}
+			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
+				t.Errorf("stack trace on stderr:\n%s", stderr)
+			}
+			if p.out.String() != "" {
+				t.Errorf("unexpected stdout: %q", p.out.String())
+			}
+			if elapsed > 5*time.Second {
+				t.Errorf("took %s to fail; want well within the connect timeout", elapsed)
+			}
+		})
+	}
+}
+
+// TestHelpHasExamples checks every command's --help shows an example.
+func TestHelpHasExamples(t *testing.T) {
+	for _, c := range [][]string{{"run"}, {"shards"}, {"status"}, {"watch"}, {"version"}, {"demo"}} {
+		p := startProc(t, c[0]+" --help", append(c, "--help"))
+		if code := p.wait(10 * time.Second); code != 0 {
+			t.Errorf("%s --help: exit %d", c[0], code)
+		}
+		if !strings.Contains(p.out.String(), "Examples:") {
+			t.Errorf("%s --help has no example:\n%s", c[0], p.out.String())
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	p := startProc(t, "version", []string{"version"})
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Fatalf("version: exit %d", code)
+	}
+	if out := p.out.String(); !strings.HasPrefix(out, "zkelect ") || !strings.Contains(out, "go1.") {
+		t.Errorf("version output %q", out)
+	}
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// childSpec describes a command to supervise.
+type childSpec struct {
+	Path   string   // program; looked up in $PATH when it has no slash
+	Args   []string // arguments after the program name
+	Env    []string // added to the parent's environment
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// child is one supervised process. It runs in its own process group, so a
+// stop reaches everything it started, and (on Linux) it is killed if the
+// supervisor dies, so it can never outlive the leadership it was started for.
+type child struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has exited and been reaped
+	err  error         // result of Wait; read after done is closed
+}
+
+// startChild starts spec. The returned child owns one goroutine that reaps
+// the process; it ends when the process exits.
+func startChild(spec childSpec) (*child, error) {
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
+	cmd.SysProcAttr = childProcAttr()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
+	}
+	c := &child{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		c.err = cmd.Wait()
+		// Whatever the leader process left behind in its group goes with it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// PID returns the child's process id (also its process group id).
+func (c *child) PID() int { return c.cmd.Process.Pid }
+
+// Done is closed once the child has exited.
+func (c *child) Done() <-chan struct{} { return c.done }
+
+// Signal sends sig to the child's process group. Signalling a child that has
+// already exited is not an error.
+func (c *child) Signal(sig syscall.Signal) error {
+	select {
+	case <-c.done:
+		return nil
+	default:
+	}
+	if err := syscall.Kill(-c.PID(), sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %v to process group %d: %w", sig, c.PID(), err)
+	}
+	return nil
+}
+
+// Stop asks the child to exit with SIGTERM and, if it is still running after
+// grace, kills its process group with SIGKILL. It returns once the child has
+// exited; calling it again, or after the child exited, returns at once.
+func (c *child) Stop(grace time.Duration) {
+	_ = c.Signal(syscall.SIGTERM)
+	c.WaitGrace(grace)
+}
+
+// WaitGrace waits up to grace for the child to exit, then kills its process
+// group and waits for it to be reaped.
+func (c *child) WaitGrace(grace time.Duration) {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return
+	case <-t.C:
+	}
+	_ = c.Signal(syscall.SIGKILL)
+	<-c.done
+}
+
+// ExitCode returns the child's exit status once Done is closed: its exit
+// code, or 128 plus the signal number when a signal ended it (the shell's
+// convention). A child that could not be waited for reports 1.
+func (c *child) ExitCode() int {
+	<-c.done
+	if c.err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if !errors.As(c.err, &ee) {
+		return 1
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
+}

@@ -1,0 +1,37 @@
+package main
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// daemonMetrics are the shards daemon's own collectors, beside the ones the
+// session and the partition manager register.
+type daemonMetrics struct {
+	childrenRunning prometheus.Gauge
+	childExits      prometheus.Counter
+	ready           prometheus.Gauge
+}
+
+// newDaemonMetrics registers the daemon's collectors on reg.
+func newDaemonMetrics(reg prometheus.Registerer, member string) *daemonMetrics {
+	m := &daemonMetrics{
+		childrenRunning: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "zkelect_daemon_children_running",
+			Help: "Shard children (--exec) running now.",
+		}),
+		childExits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "zkelect_daemon_child_exits_total",
+			Help: "Shard children (--exec) that exited or failed to start, for any reason.",
+		}),
+		ready: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "zkelect_daemon_ready",
+			Help: "1 once the member is registered and past its first balance, else 0.",
+		}),
+	}
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "zkelect_build_info",
+		Help:        "Always 1; labels name the zkelect version and the member id.",
+		ConstLabels: prometheus.Labels{"version": buildVersion(), "member": member},
+	})
+	info.Set(1)
+	reg.MustRegister(m.childrenRunning, m.childExits, m.ready, info)
+	return m
+}

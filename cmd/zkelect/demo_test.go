@@ -1,0 +1,44 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDemo runs `zkelect demo` (what `make demo` runs) and checks its story:
+// a balanced table, a failover, and a stale write really refused by the
+// fenced store.
+func TestDemo(t *testing.T) {
+	start := time.Now()
+	p := startProc(t, "demo", []string{"demo"})
+	if code := p.wait(3 * time.Minute); code != 0 {
+		t.Fatalf("demo exited %d:\n%s\n%s", code, p.out.String(), p.err.String())
+	}
+	took := time.Since(start)
+	out := p.out.String()
+	t.Logf("demo took %s:\n%s", took, out)
+	for _, want := range []string{
+		"balanced: every shard has a leader",
+		"REJECTED by the store: b's late write to shard",
+		"(409 Conflict)",
+		"rebalanced:",
+		"stale writes rejected",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+	for _, re := range []string{`leaders: a=2[12] b=2[12] c=2[12]\n`, `c's session expired and its 2[12] shards failed over`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("demo output does not match %s", re)
+		}
+	}
+	if n := strings.Count(out, "\n"); n > 60 {
+		t.Errorf("demo printed %d lines; want a few dozen", n)
+	}
+	if took > time.Minute {
+		t.Errorf("demo took %s; want under a minute", took)
+	}
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// Defaults for the shared flags.
+const (
+	defaultSessionTimeout = 10 * time.Second
+	defaultConnectTimeout = 5 * time.Second
+	envZK                 = "ZKELECT_ZK"
+)
+
+// commonFlags are the connection and logging flags shared by every command
+// that talks to ZooKeeper.
+type commonFlags struct {
+	zk             string
+	sessionTimeout time.Duration
+	connectTimeout time.Duration
+	logLevel       string
+	logFormat      string
+}
+
+// register adds the shared flags to fs. The --zk default comes from
+// $ZKELECT_ZK.
+func (f *commonFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.zk, "zk", os.Getenv(envZK),
+		"ZooKeeper ensemble, comma-separated host:port list (default $"+envZK+")")
+	fs.DurationVar(&f.sessionTimeout, "session-timeout", defaultSessionTimeout,
+		"requested ZooKeeper session timeout; the server may negotiate another")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout,
+		"give up if no session is established within this time")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
+}
+
+// validate checks every shared flag, returning a one-line error that names
+// the fix.
+func (f *commonFlags) validate() error {
+	if _, err := f.servers(); err != nil {
+		return err
+	}
+	if f.sessionTimeout <= 0 {
+		return fmt.Errorf("invalid --session-timeout %s: must be positive (e.g. 10s)", f.sessionTimeout)
+	}
+	if f.connectTimeout <= 0 {
+		return fmt.Errorf("invalid --connect-timeout %s: must be positive (e.g. 5s)", f.connectTimeout)
+	}
+	if _, err := f.logger(io.Discard); err != nil {
+		return err
+	}
+	return nil
+}
+
+// servers parses --zk into host:port addresses.
+func (f *commonFlags) servers() ([]string, error) {
+	if strings.TrimSpace(f.zk) == "" {
+		return nil, errors.New("no ZooKeeper ensemble given: pass --zk host:port[,host:port] or set " + envZK)
+	}
+	var out []string
+	for _, s := range strings.Split(f.zk, ",") {
+		s = strings.TrimSpace(s)
+		if err := checkHostPort(s); err != nil {
+			return nil, fmt.Errorf("invalid --zk entry %q: %w", s, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// checkHostPort accepts host:port with a port in 1..65535.
+func checkHostPort(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" {
+		return errors.New("want host:port, e.g. 127.0.0.1:2181")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return errors.New("port must be a number in 1..65535")
+	}
+	return nil
+}
+
+// logger builds the zerolog logger the flags ask for, writing to w.
+func (f *commonFlags) logger(w io.Writer) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(strings.ToLower(f.logLevel))
+	if err != nil || f.logLevel == "" {
+		return zerolog.Nop(), fmt.Errorf("invalid --log-level %q: use debug, info, warn or error", f.logLevel)
+	}
+	switch f.logFormat {
+	case "json":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
+	default:
+		return zerolog.Nop(), fmt.Errorf("invalid --log-format %q: use console or json", f.logFormat)
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+// connect opens a session on the ensemble named by --zk. An ensemble that
+// does not answer within --connect-timeout is reported in one line.
+func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prometheus.Registerer) (*recipe.Session, error) {
+	servers, err := f.servers()
+	if err != nil {
+		return nil, err
+	}
+	opts := []recipe.SessionOption{
+		recipe.WithSessionTimeout(f.sessionTimeout),
+		recipe.WithConnectTimeout(f.connectTimeout),
+		recipe.WithLogger(log),
+	}
+	if reg != nil {
+		opts = append(opts, recipe.WithMetrics(reg))
+	}
+	sess, err := recipe.Connect(ctx, servers, opts...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("connect to ZooKeeper at %s: interrupted", f.zk)
+		}
+		return nil, fmt.Errorf("cannot reach ZooKeeper at %s within %s: check --zk and that the ensemble is running (%v)",
+			f.zk, f.connectTimeout, err)
+	}
+	return sess, nil
+}
+
+// checkZNodePath validates a ZooKeeper path given in flag name, returning a
+// one-line error with an example of a valid path.
+func checkZNodePath(flag, p string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("invalid --%s %q: %s (e.g. /apps/cron/leader)", flag, p, why)
+	}
+	switch {
+	case p == "":
+		return fmt.Errorf("missing --%s: pass a ZooKeeper path such as /apps/cron/leader", flag)
+	case p[0] != '/':
+		return bad("a ZooKeeper path starts with /")
+	case p == "/":
+		return bad("the root cannot hold an election")
+	case strings.HasSuffix(p, "/"):
+		return bad("a ZooKeeper path does not end with /")
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		switch {
+		case seg == "":
+			return bad("empty path segment")
+		case seg == "." || seg == "..":
+			return bad("relative segments . and .. are not allowed")
+		case strings.ContainsRune(seg, 0):
+			return bad("NUL character")
+		}
+	}
+	if p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/") {
+		return bad("/zookeeper is reserved")
+	}
+	return nil
+}

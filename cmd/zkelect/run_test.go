@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// procSessionTimeout is the session timeout the tests' zkelect processes
+// request: the standalone server's maximum with its 100 ms tick.
+const procSessionTimeout = 2 * time.Second
+
+// testPath returns a fresh znode path for the running test.
+func testPath(t *testing.T) string {
+	return "/cmdtest/" + strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+}
+
+// testSession opens a session on the shared server for the test.
+func testSession(t *testing.T) *recipe.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := recipe.Connect(ctx, zkc.Addrs())
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// runArgs is `zkelect run` of the test binary acting as a child.
+func runArgs(t *testing.T, zk, election, id string, extra ...string) []string {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "--zk", zk, "--election", election, "--id", id,
+		"--session-timeout", procSessionTimeout.String(), "--grace", "1s", "--log-format", "json"}
+	return append(append(args, extra...), "--", self)
+}
+
+// participants returns the election's participants, or nil on error.
+func participants(t *testing.T, s *recipe.Session, election string) []recipe.Participant {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ps, err := recipe.Participants(ctx, s, election)
+	if err != nil {
+		t.Logf("participants of %s: %v", election, err)
+		return nil
+	}
+	return ps
+}
+
+// startThree starts run processes p1..p3 (p1 through zk1, the others
+// directly) after each other, and waits until all three take part and one
+// child runs.
+func startThree(t *testing.T, s *recipe.Session, election, events, zk1 string) map[string]*proc {
+	procs := map[string]*proc{}
+	for i, id := range []string{"p1", "p2", "p3"} {
+		zk := zkc.ConnectString()
+		if i == 0 {
+			zk = zk1
+		}
+		procs[id] = startProc(t, id, runArgs(t, zk, election, id), envTestChild+"="+events)
+		if i == 0 {
+			eventually(t, 20*time.Second, "p1's child to start", func() bool {
+				return countKind(readEvents(t, events), "start") == 1
+			})
+		}
+	}
+	eventually(t, 20*time.Second, "three participants", func() bool {
+		return len(participants(t, s, election)) == 3
+	})
+	return procs
+}
+
+func TestRunStartsExactlyOneChildWithToken(t *testing.T) {
+	s := testSession(t)
+	election, events := testPath(t), filepath.Join(t.TempDir(), "events")
+	startThree(t, s, election, events, zkc.ConnectString())
+	ps := participants(t, s, election)
+	evs := readEvents(t, events)
+	if n := countKind(evs, "start"); n != 1 {
+		t.Fatalf("%d children started among three run processes, want 1: %v", n, evs)
+	}
+	leader := ps[0]
+	got := evs[0].fields
+	want := []string{leader.ID, leader.Token.Decimal(), election, leader.Znode}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("child environment field %d = %q, want %q (child saw %v)", i, got[i], w, got)
+		}
+	}
+	if leader.ID != "p1" {
+		t.Errorf("leader %s, want p1 (the first to campaign)", leader.ID)
+	}
+}
+
+func TestRunFailoverWhenLeaderKilled(t *testing.T) {
+	s := testSession(t)
+	election, events := testPath(t), filepath.Join(t.TempDir(), "events")
+	procs := startThree(t, s, election, events, zkc.ConnectString())
+	first := readEvents(t, events)[0]
+	childPID, _ := strconv.Atoi(first.fields[4])
+
+	start := time.Now()
+	procs["p1"].kill()
+	eventually(t, 10*time.Second, "the killed leader's child to die with it", func() bool {
+		return !processAlive(childPID)
+	})
+	eventually(t, procSessionTimeout+10*time.Second, "a child to start elsewhere", func() bool {
+		return countKind(readEvents(t, events), "start") == 2
+	})
+	took := time.Since(start)
+	t.Logf("failover after SIGKILL of the leader: %s (session timeout %s)", took, procSessionTimeout)
+	if bound := procSessionTimeout + 3*time.Second; took > bound {
+		t.Errorf("failover took %s, want within session timeout + 3s = %s", took, bound)
+	}
+	evs := readEvents(t, events)
+	second := evs[len(evs)-1]
+	if second.id() == "p1" {
+		t.Errorf("the new child runs under the killed p1")
+	}
+	if a, b := mustUint(t, first.fields[1]), mustUint(t, second.fields[1]); b <= a {
+		t.Errorf("new leader's token %d is not above the old %d", b, a)
+	}
+}
+
+func TestRunCutOffLeaderStopsChildBeforeNewLeaderStarts(t *testing.T) {
+	s := testSession(t)
+	election, events := testPath(t), filepath.Join(t.TempDir(), "events")
+	proxy := zkc.NewProxyT(t)
+	procs := startThree(t, s, election, events, proxy.ConnectString())
+
+	proxy.Blackhole()
+	eventually(t, procSessionTimeout+10*time.Second, "a child to start elsewhere", func() bool {
+		return countKind(readEvents(t, events), "start") == 2
+	})
+	evs := readEvents(t, events)
+	stopAt, startAt := -1, -1
+	for i, e := range evs {
+		switch {
+		case e.kind == "stop" && e.id() == "p1" && stopAt < 0:
+			stopAt = i
+		case e.kind == "start" && e.id() != "p1" && startAt < 0:
+			startAt = i
+		}
+	}
+	if stopAt < 0 || stopAt > startAt {
+		t.Fatalf("the cut-off leader's child was not stopped before the new leader's child started: %v", evs)
+	}
+	procs["p1"].waitStderr(context.Background(), "leadership lost")
+}
+
+func TestRunExitsWithChildStatus(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	p := startProc(t, "run", runArgs(t, zkc.ConnectString(), testPath(t), "solo"),
+		envTestChild+"="+events, "ZKELECT_TEST_CHILD_QUIT=1", "ZKELECT_TEST_CHILD_EXIT=7")
+	if code := p.wait(20 * time.Second); code != 7 {
+		t.Fatalf("run exited %d, want the child's 7", code)
+	}
+}
+
+func TestRunRestartCampaignsAgainWithHigherToken(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	p := startProc(t, "run", runArgs(t, zkc.ConnectString(), testPath(t), "solo", "--restart"),
+		envTestChild+"="+events, "ZKELECT_TEST_CHILD_QUIT=1", "ZKELECT_TEST_CHILD_EXIT=3")
+	eventually(t, 20*time.Second, "the child to be started three times", func() bool {
+		return countKind(readEvents(t, events), "start") >= 3
+	})
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("run exited %d after SIGTERM between children, want 0", code)
+	}
+	var prev uint64
+	for _, e := range readEvents(t, events) {
+		tok := mustUint(t, e.fields[1])
+		if tok <= prev {
+			t.Errorf("token %d after %d: each term's token must be higher", tok, prev)
+		}
+		prev = tok
+	}
+}
+
+func TestRunForwardsSIGTERMAndExitsWithChildStatus(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	p := startProc(t, "run", runArgs(t, zkc.ConnectString(), testPath(t), "solo"),
+		envTestChild+"="+events, "ZKELECT_TEST_CHILD_EXIT=5")
+	eventually(t, 20*time.Second, "the child to start", func() bool {
+		return countKind(readEvents(t, events), "start") == 1
+	})
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 5 {
+		t.Errorf("run exited %d, want the child's 5", code)
+	}
+	evs := readEvents(t, events)
+	if len(evs) != 2 || evs[1].kind != "stop" || evs[1].fields[1] != "terminated" {
+		t.Errorf("child did not get SIGTERM: %v", evs)
+	}
+}
+
+func mustUint(t *testing.T, s string) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("parse %q: %v", s, err)
+	}
+	return n
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// maxShardCount bounds --shards N.
+const maxShardCount = 100000
+
+type shardsFlags struct {
+	common         commonFlags
+	root           string
+	member         string
+	shards         string
+	exec           string
+	listen         string
+	grace          time.Duration
+	handoffTimeout time.Duration
+	maxHandoffs    int
+}
+
+func newShardsCmd() *cobra.Command {
+	f := &shardsFlags{}
+	cmd := &cobra.Command{
+		Use:   "shards --root ROOT --shards N|LIST [flags]",
+		Short: "Run the shard-ownership daemon: balanced per-shard leaders",
+		Long: `Join the members under ROOT and lead a balanced share of the shards, one election
+per shard over one ZooKeeper session. With --exec, each led shard runs a command
+(through /bin/sh -c) with {shard} and {token} substituted and ZKELECT_SHARD,
+ZKELECT_FENCING_TOKEN, ZKELECT_ELECTION and ZKELECT_PARTICIPANT_ID set. It is
+stopped (SIGTERM, then SIGKILL after --grace) when the leadership ends, and
+restarted if it exits while the shard is still led.
+
+--shards 64 means shards "0".."63"; --shards eu,us,ap names them.
+The daemon serves /metrics, /healthz, /readyz (ready once registered and past
+the first balance) and /v1/leaderships (JSON) on --listen.`,
+		Example: `  zkelect shards --zk 127.0.0.1:2181 --root /apps/billing --member node-a --shards 64
+
+  zkelect shards --root /apps/billing --shards 256 \
+      --exec 'exec ./worker --partition {shard} --fencing-token {token}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			shards, err := f.validate()
+			if err != nil {
+				return err
+			}
+			return runShards(cmd, f, shards)
+		},
+	}
+	f.common.register(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringVar(&f.root, "root", "", "partition root, e.g. /apps/billing (required)")
+	fs.StringVar(&f.member, "member", defaultMemberID(), "member id, unique among live members (default $ZKELECT_MEMBER or the host name)")
+	fs.StringVar(&f.shards, "shards", "", `shard count N (shards "0".."N-1") or a comma-separated list of ids (required)`)
+	fs.StringVar(&f.exec, "exec", "", "command template run per led shard; {shard} and {token} are substituted")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:9464", "HTTP address for /metrics, /healthz, /readyz and /v1/leaderships")
+	fs.DurationVar(&f.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when stopping a shard's child")
+	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", 15*time.Second, "how long a handoff waits for a shard's work to stop")
+	fs.IntVar(&f.maxHandoffs, "max-handoffs", 8, "balancing handoffs in flight at once")
+	return cmd
+}
+
+// defaultMemberID is $ZKELECT_MEMBER, else the host name.
+func defaultMemberID() string {
+	if m := os.Getenv("ZKELECT_MEMBER"); m != "" {
+		return m
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
+// validate checks the flags and returns the shard ids.
+func (f *shardsFlags) validate() ([]string, error) {
+	if err := f.common.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkZNodePath("root", f.root); err != nil {
+		return nil, err
+	}
+	if err := partition.ValidateID(f.member); err != nil {
+		return nil, fmt.Errorf("invalid --member %q: %w (use a short name such as node-a)", f.member, err)
+	}
+	if f.grace < 0 || f.handoffTimeout <= 0 || f.maxHandoffs < 1 {
+		return nil, errors.New("invalid --grace, --handoff-timeout or --max-handoffs: durations must be positive and --max-handoffs at least 1")
+	}
+	if _, _, err := splitListen(f.listen); err != nil {
+		return nil, err
+	}
+	return parseShards(f.shards)
+}
+
+func splitListen(addr string) (string, int, error) {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return "", 0, fmt.Errorf("invalid --listen %q: want host:port, e.g. 127.0.0.1:9464", addr)
+	}
+	port, err := strconv.Atoi(addr[i+1:])
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("invalid --listen %q: port must be a number in 0..65535", addr)
+	}
+	return addr[:i], port, nil
+}
+
+// parseShards reads --shards: a count or a list of ids.
+func parseShards(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, errors.New("missing --shards: pass a count such as 64 or a list such as eu,us,ap")
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 1 || n > maxShardCount {
+			return nil, fmt.Errorf("invalid --shards %d: want a count in 1..%d", n, maxShardCount)
+		}
+		return partition.Range(0, n), nil
+	}
+	ids := strings.Split(s, ",")
+	seen := make(map[string]bool, len(ids))
+	for i, id := range ids {
+		id = strings.TrimSpace(id)
+		if err := partition.ValidateID(id); err != nil {
+			return nil, fmt.Errorf("invalid --shards entry %q: %w", id, err)
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("invalid --shards: %q listed twice", id)
+		}
+		seen[id] = true
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+// runShards runs the daemon until SIGINT or SIGTERM, then resigns every
+// shard gracefully.
+func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
+	log, err := f.common.logger(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	log = log.With().Str("member", f.member).Str("root", f.root).Logger()
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := newDaemonMetrics(reg, f.member)
+	work := newShardWork(f.member, f.root, execTemplate(f.exec), f.grace, log, metrics)
+
+	sess, err := f.common.connect(ctx, log, reg)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	mgr, err := partition.NewManager(sess, f.root, partition.Config{
+		MemberID: f.member,
+		Shards:   shards,
+		OnStartedLeading: func(ctx context.Context, shard string, token zxidfence.Token) {
+			work.lead(ctx, shard, token)
+		},
+		HandoffTimeout:        f.handoffTimeout,
+		MaxConcurrentHandoffs: f.maxHandoffs,
+		Logger:                log,
+		Metrics:               reg,
+	})
+	if err != nil {
+		return fmt.Errorf("partition root %s: %w", f.root, err)
+	}
+	ready := &managerReadiness{sess: sess, mgr: mgr, root: f.root, member: f.member, nShards: len(shards), gauge: metrics.ready}
+
+	hctx, hcancel := context.WithCancel(context.Background())
+	defer hcancel()
+	addr, waitHTTP, err := serveHTTP(hctx, f.listen, newDaemonMux(reg, ready, work))
+	if err != nil {
+		return err
+	}
+	log.Info().Stringer("listen", addr).Int("shards", len(shards)).Msg("shards daemon started")
+	runErr := mgr.Run(ctx)
+	hcancel()
+	httpErr := waitHTTP()
+	if runErr != nil && ctx.Err() == nil {
+		return fmt.Errorf("partition manager: %w", runErr)
+	}
+	log.Info().Msg("shards daemon stopped")
+	return httpErr
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// daemon is a `zkelect shards` process and the address it serves HTTP on.
+type daemon struct {
+	*proc
+	member string
+	url    string
+}
+
+// startDaemon starts a shards daemon for member under root, on a free port,
+// and waits until it serves HTTP.
+func startDaemon(t *testing.T, root, member string, shards int) *daemon {
+	t.Helper()
+	p := startProc(t, "shards "+member, []string{"shards", "--zk", zkc.ConnectString(), "--root", root,
+		"--member", member, "--shards", fmt.Sprint(shards), "--session-timeout", procSessionTimeout.String(),
+		"--listen", "127.0.0.1:0", "--log-format", "json"})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	p.waitStderr(ctx, "shards daemon started")
+	return &daemon{proc: p, member: member, url: "http://" + listenAddr(t, p.err.String())}
+}
+
+// listenAddr finds the listen address in a daemon's JSON log.
+func listenAddr(t *testing.T, log string) string {
+	sc := bufio.NewScanner(strings.NewReader(log))
+	for sc.Scan() {
+		var l struct {
+			Message string `json:"message"`
+			Listen  string `json:"listen"`
+		}
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Message == "shards daemon started" {
+			return l.Listen
+		}
+	}
+	t.Fatalf("no listen address in daemon log:\n%s", log)
+	return ""
+}
+
+func (d *daemon) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(d.url + path)
+	if err != nil {
+		t.Fatalf("GET %s%s: %v", d.url, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// owners reads the root's shard owners.
+func owners(t *testing.T, s *recipe.Session, root string) map[string]partition.Owner {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	o, err := partition.Owners(ctx, s, root)
+	if err != nil {
+		t.Logf("owners of %s: %v", root, err)
+		return nil
+	}
+	return o
+}
+
+// balanced reports whether all n shards are led by exactly the given
+// members, none above ceil(n / members).
+func balanced(o map[string]partition.Owner, n int, members ...string) bool {
+	if len(o) != n {
+		return false
+	}
+	counts := leadCounts(o)
+	fair := (n + len(members) - 1) / len(members)
+	total := 0
+	for _, m := range members {
+		if counts[m] == 0 || counts[m] > fair {
+			return false
+		}
+		total += counts[m]
+	}
+	return total == n
+}
+
+func TestShardsDaemonsBalanceServeAndFailOver(t *testing.T) {
+	const n = 12
+	s := testSession(t)
+	root := testPath(t)
+	ds := map[string]*daemon{}
+	for _, m := range []string{"m1", "m2", "m3"} {
+		ds[m] = startDaemon(t, root, m, n)
+	}
+	eventually(t, 30*time.Second, "12 shards balanced over m1, m2, m3", func() bool {
+		return balanced(owners(t, s, root), n, "m1", "m2", "m3")
+	})
+	o := owners(t, s, root)
+	for m, d := range ds {
+		eventually(t, 10*time.Second, m+" ready", func() bool {
+			code, _ := d.get(t, "/readyz")
+			return code == http.StatusOK
+		})
+		if code, _ := d.get(t, "/healthz"); code != http.StatusOK {
+			t.Errorf("%s /healthz: %d", m, code)
+		}
+		checkLeaderships(t, d, o)
+		_, metrics := d.get(t, "/metrics")
+		for _, want := range []string{"zkelect_partition_shards_led{", "zkelect_session_state{", "zkelect_daemon_ready 1"} {
+			if !strings.Contains(metrics, want) {
+				t.Errorf("%s /metrics lacks %s", m, want)
+			}
+		}
+	}
+
+	checkRootStatus(t, root, n, map[string]int{"m1": 4, "m2": 4, "m3": 4})
+
+	start := time.Now()
+	ds["m3"].kill()
+	eventually(t, procSessionTimeout+15*time.Second, "m3's shards taken over by m1 and m2", func() bool {
+		return balanced(owners(t, s, root), n, "m1", "m2")
+	})
+	t.Logf("shards failover after SIGKILL of a daemon: %s (session timeout %s)", time.Since(start), procSessionTimeout)
+
+	start = time.Now()
+	ds["m2"].signal(syscall.SIGTERM)
+	if code := ds["m2"].wait(30 * time.Second); code != 0 {
+		t.Errorf("m2 exited %d after SIGTERM, want 0", code)
+	}
+	eventually(t, 15*time.Second, "m2's shards handed to m1", func() bool {
+		return balanced(owners(t, s, root), n, "m1")
+	})
+	t.Logf("shards handoff after SIGTERM of a daemon: %s", time.Since(start))
+}
+
+// checkLeaderships compares a daemon's /v1/leaderships with ZooKeeper.
+func checkLeaderships(t *testing.T, d *daemon, o map[string]partition.Owner) {
+	t.Helper()
+	eventually(t, 10*time.Second, d.member+"'s /v1/leaderships to match ZooKeeper", func() bool {
+		_, body := d.get(t, "/v1/leaderships")
+		var ls []leadershipView
+		if err := json.Unmarshal([]byte(body), &ls); err != nil {
+			t.Fatalf("/v1/leaderships: %v: %s", err, body)
+		}
+		want := ledBy(o, d.member)
+		if len(ls) != len(want) {
+			return false
+		}
+		for _, l := range ls {
+			tok, ok := want[l.Shard]
+			if !ok || l.Member != d.member || l.Token != tok.Decimal() || l.Since.IsZero() {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// checkRootStatus runs `zkelect status --root` in both formats.
+func checkRootStatus(t *testing.T, root string, n int, counts map[string]int) {
+	t.Helper()
+	p := startProc(t, "status --root", []string{"status", "--zk", zkc.ConnectString(), "--root", root})
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Fatalf("status --root exited %d: %s", code, p.err.String())
+	}
+	out := p.out.String()
+	for _, want := range []string{"SHARD", "LEADER", "STANDBYS", "MEMBER", "LEADS", fmt.Sprintf("%d of %d shards", n, n)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status --root lacks %q:\n%s", want, out)
+		}
+	}
+	p = startProc(t, "status --root json", []string{"status", "--zk", zkc.ConnectString(), "--root", root, "-o", "json"})
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Fatalf("status --root -o json exited %d: %s", code, p.err.String())
+	}
+	var st rootStatus
+	if err := json.Unmarshal([]byte(p.out.String()), &st); err != nil {
+		t.Fatalf("status --root -o json: %v", err)
+	}
+	if len(st.Shards) != n {
+		t.Errorf("status --root -o json lists %d shards, want %d", len(st.Shards), n)
+	}
+	for m, c := range counts {
+		if st.Members[m] != c {
+			t.Errorf("status --root -o json: %s leads %d, want %d (%v)", m, st.Members[m], c, st.Members)
+		}
+	}
+	for _, sh := range st.Shards {
+		if sh.Leader == "" || sh.Token == nil {
+			t.Errorf("shard %+v: want a leader and a token", sh)
+		}
+	}
+}

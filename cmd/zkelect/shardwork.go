@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// childRestartBackoff is how long a shard's child waits before it is started
+// again after exiting while its shard is still led.
+const childRestartBackoff = time.Second
+
+// leadershipView is one leadership as /v1/leaderships reports it.
+type leadershipView struct {
+	Shard        string    `json:"shard"`
+	Member       string    `json:"member"`
+	Token        string    `json:"token"`         // decimal zxid, as in ZKELECT_FENCING_TOKEN
+	TokenHex     string    `json:"token_hex"`     // e.g. 0x100000005
+	EpochCounter string    `json:"epoch_counter"` // e.g. 1:5
+	Since        time.Time `json:"since"`
+}
+
+// shardWork runs the per-shard work of a shards daemon: it records every
+// leadership this member holds and, with --exec, supervises one child per
+// led shard.
+type shardWork struct {
+	member  string
+	root    string
+	tmpl    execTemplate
+	grace   time.Duration
+	log     zerolog.Logger
+	metrics *daemonMetrics
+
+	mu   sync.Mutex
+	held map[string]leadershipView
+}
+
+func newShardWork(member, root string, tmpl execTemplate, grace time.Duration, log zerolog.Logger, m *daemonMetrics) *shardWork {
+	return &shardWork{
+		member: member, root: root, tmpl: tmpl, grace: grace, log: log, metrics: m,
+		held: make(map[string]leadershipView),
+	}
+}
+
+// List returns the leaderships held now, ordered by shard.
+func (w *shardWork) List() []leadershipView {
+	w.mu.Lock()
+	out := make([]leadershipView, 0, len(w.held))
+	for _, v := range w.held {
+		out = append(out, v)
+	}
+	w.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return shardLess(out[i].Shard, out[j].Shard) })
+	return out
+}
+
+// lead holds shard until ctx is done: it records the leadership and runs the
+// shard's child (if any), restarting it when it exits, and stops it (SIGTERM,
+// then SIGKILL after grace) when ctx is done. It returns once the child has
+// exited.
+func (w *shardWork) lead(ctx context.Context, shard string, token zxidfence.Token) {
+	w.mu.Lock()
+	w.held[shard] = leadershipView{
+		Shard: shard, Member: w.member, Token: token.Decimal(), TokenHex: token.Hex(),
+		EpochCounter: token.EpochCounter(), Since: time.Now().UTC(),
+	}
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.held, shard)
+		w.mu.Unlock()
+	}()
+	if w.tmpl == "" {
+		<-ctx.Done()
+		return
+	}
+	log := w.log.With().Str("shard", shard).Stringer("token", token).Logger()
+	for ctx.Err() == nil {
+		w.runChild(ctx, log, shard, token)
+		if waitCtx(ctx, childRestartBackoff) != nil {
+			return
+		}
+	}
+}
+
+// runChild runs the shard's child once, until it exits or ctx is done.
+func (w *shardWork) runChild(ctx context.Context, log zerolog.Logger, shard string, token zxidfence.Token) {
+	argv := w.tmpl.argv(shard, token)
+	c, err := startChild(childSpec{
+		Path: argv[0], Args: argv[1:],
+		Env: []string{
+			envFencingToken + "=" + token.Decimal(),
+			envElection + "=" + shardElectionPath(w.root, shard),
+			envParticipantID + "=" + w.member,
+			envShard + "=" + shard,
+		},
+		Stdout: os.Stdout, Stderr: os.Stderr,
+	})
+	if err != nil {
+		log.Error().Err(err).Msg("cannot start shard child")
+		w.metrics.childExits.Inc()
+		return
+	}
+	w.metrics.childrenRunning.Inc()
+	defer w.metrics.childrenRunning.Dec()
+	log.Debug().Int("pid", c.PID()).Msg("shard child started")
+	select {
+	case <-c.Done():
+		log.Warn().Int("exit_status", c.ExitCode()).Msg("shard child exited while leading; restarting it")
+	case <-ctx.Done():
+		c.Stop(w.grace)
+		log.Debug().Int("exit_status", c.ExitCode()).Msg("shard child stopped")
+	}
+	w.metrics.childExits.Inc()
+}
+
+// envShard names the shard in a shards daemon's child environment.
+const envShard = "ZKELECT_SHARD"
+
+// shardElectionPath is the election path of one shard under root.
+func shardElectionPath(root, shard string) string { return root + "/shards/" + shard }

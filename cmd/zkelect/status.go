@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// targetFlags choose what status and watch look at: one election or a
+// partition root.
+type targetFlags struct {
+	common   commonFlags
+	election string
+	root     string
+	output   string
+}
+
+func (f *targetFlags) register(cmd *cobra.Command, outputs string) {
+	f.common.register(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringVar(&f.election, "election", "", "election path (a zkelect, Curator LeaderLatch or kazoo election)")
+	fs.StringVar(&f.root, "root", "", "partition root of a shards deployment")
+	fs.StringVarP(&f.output, "output", "o", strings.Split(outputs, "|")[0], "output format: "+outputs)
+}
+
+func (f *targetFlags) validate(outputs string) error {
+	if err := f.common.validate(); err != nil {
+		return err
+	}
+	switch {
+	case f.election == "" && f.root == "":
+		return errors.New("nothing to look at: pass --election PATH or --root ROOT")
+	case f.election != "" && f.root != "":
+		return errors.New("pass either --election or --root, not both")
+	case f.election != "":
+		if err := checkZNodePath("election", f.election); err != nil {
+			return err
+		}
+	default:
+		if err := checkZNodePath("root", f.root); err != nil {
+			return err
+		}
+	}
+	for _, o := range strings.Split(outputs, "|") {
+		if f.output == o {
+			return nil
+		}
+	}
+	return fmt.Errorf("invalid --output %q: use %s", f.output, strings.ReplaceAll(outputs, "|", " or "))
+}
+
+func newStatusCmd() *cobra.Command {
+	f := &targetFlags{}
+	const outputs = "table|json"
+	cmd := &cobra.Command{
+		Use:   "status (--election PATH | --root ROOT) [-o table|json]",
+		Short: "Show who leads an election, or every shard of a partition root",
+		Long: `For an election: the leader with its fencing token (hex zxid and epoch:counter)
+and every participant in order. Works on elections made by zkelect, Curator's
+LeaderLatch and kazoo. For a partition root: each shard's leader, token and
+standbys, and how many shards each member leads.`,
+		Example: `  zkelect status --zk 127.0.0.1:2181 --election /apps/cron/leader
+  zkelect status --zk 127.0.0.1:2181 --root /apps/billing -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.validate(outputs); err != nil {
+				return err
+			}
+			return runStatus(cmd, f)
+		},
+	}
+	f.register(cmd, outputs)
+	return cmd
+}
+
+func runStatus(cmd *cobra.Command, f *targetFlags) error {
+	log, err := f.common.logger(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	sess, err := f.common.connect(ctx, log, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	ctx, cancel := context.WithTimeout(ctx, f.common.sessionTimeout)
+	defer cancel()
+	if f.election != "" {
+		st, err := electionStatusOf(ctx, sess, f.election)
+		if err != nil {
+			return err
+		}
+		return st.write(cmd.OutOrStdout(), f.output)
+	}
+	st, err := rootStatusOf(ctx, sess, f.root)
+	if err != nil {
+		return err
+	}
+	return st.write(cmd.OutOrStdout(), f.output)
+}
+
+// tokenJSON is a token in the forms people read and programs parse.
+type tokenJSON struct {
+	Decimal      string `json:"decimal"`
+	Hex          string `json:"hex"`
+	EpochCounter string `json:"epoch_counter"`
+}
+
+func newTokenJSON(t zxidfence.Token) tokenJSON {
+	return tokenJSON{Decimal: t.Decimal(), Hex: t.Hex(), EpochCounter: t.EpochCounter()}
+}
+
+// tokenText is the token as tables print it: 0x100000005 (1:5).
+func tokenText(t zxidfence.Token) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Hex() + " (" + t.EpochCounter() + ")"
+}
+
+// participantJSON is one participant of an election.
+type participantJSON struct {
+	ID     string    `json:"id"`
+	Znode  string    `json:"znode"`
+	Token  tokenJSON `json:"token"`
+	Leader bool      `json:"leader"`
+}
+
+// electionStatus is the status of one election.
+type electionStatus struct {
+	Election     string            `json:"election"`
+	Leader       *participantJSON  `json:"leader"` // null when nobody leads
+	Participants []participantJSON `json:"participants"`
+}
+
+func electionStatusOf(ctx context.Context, sess *recipe.Session, path string) (*electionStatus, error) {
+	ps, err := recipe.Participants(ctx, sess, path)
+	if err != nil {
+		return nil, fmt.Errorf("read election %s: %w", path, err)
+	}
+	st := &electionStatus{Election: path, Participants: []participantJSON{}}
+	for _, p := range ps {
+		pj := participantJSON{ID: p.ID, Znode: p.Znode, Token: newTokenJSON(p.Token), Leader: p.Leader}
+		st.Participants = append(st.Participants, pj)
+		if p.Leader {
+			st.Leader = &pj
+		}
+	}
+	return st, nil
+}
+
+func (st *electionStatus) write(w io.Writer, format string) error {
+	if format == "json" {
+		return writeJSON(w, st)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "election:\t%s\n", st.Election)
+	if st.Leader == nil {
+		fmt.Fprintf(tw, "leader:\tnone\n")
+	} else {
+		fmt.Fprintf(tw, "leader:\t%s\n", st.Leader.ID)
+		fmt.Fprintf(tw, "token:\t%s (%s)\n", st.Leader.Token.Hex, st.Leader.Token.EpochCounter)
+	}
+	fmt.Fprintf(tw, "participants:\t%d\n\n", len(st.Participants))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tID\tTOKEN\tZNODE\tROLE")
+	for i, p := range st.Participants {
+		role := "standby"
+		if p.Leader {
+			role = "leader"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s\t%s\n", i, p.ID, p.Token.Hex, p.Token.EpochCounter, lastSegment(p.Znode), role)
+	}
+	return tw.Flush()
+}
+
+// shardJSON is one shard of a partition root.
+type shardJSON struct {
+	Shard    string     `json:"shard"`
+	Leader   string     `json:"leader"` // "" when nobody leads
+	Token    *tokenJSON `json:"token"`
+	Standbys []string   `json:"standbys"`
+}
+
+// rootStatus is the status of a partition root.
+type rootStatus struct {
+	Root    string         `json:"root"`
+	Shards  []shardJSON    `json:"shards"`
+	Members map[string]int `json:"leaders_per_member"`
+}
+
+func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*rootStatus, error) {
+	owners, err := partition.Owners(ctx, sess, root)
+	if err != nil {
+		return nil, fmt.Errorf("read partition root %s: %w", root, err)
+	}
+	st := &rootStatus{Root: root, Shards: []shardJSON{}, Members: map[string]int{}}
+	for shard, o := range owners {
+		sj := shardJSON{Shard: shard, Leader: o.Member, Standbys: append([]string{}, o.Standbys...)}
+		if o.Member != "" {
+			t := newTokenJSON(o.Token)
+			sj.Token = &t
+			st.Members[o.Member]++
+		}
+		for _, s := range o.Standbys {
+			if _, ok := st.Members[s]; !ok {
+				st.Members[s] = 0
+			}
+		}
+		st.Shards = append(st.Shards, sj)
+	}
+	sort.Slice(st.Shards, func(i, j int) bool { return shardLess(st.Shards[i].Shard, st.Shards[j].Shard) })
+	return st, nil
+}
+
+func (st *rootStatus) write(w io.Writer, format string) error {
+	if format == "json" {
+		return writeJSON(w, st)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SHARD\tLEADER\tTOKEN\tSTANDBYS")
+	for _, s := range st.Shards {
+		leader, token := s.Leader, "-"
+		if leader == "" {
+			leader = "(none)"
+		}
+		if s.Token != nil {
+			token = s.Token.Hex + " (" + s.Token.EpochCounter + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Shard, leader, token, strings.Join(s.Standbys, ","))
+	}
+	fmt.Fprintln(tw)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return st.writeCounts(w)
+}
+
+// writeCounts prints how many shards each member leads.
+func (st *rootStatus) writeCounts(w io.Writer) error {
+	members := make([]string, 0, len(st.Members))
+	for m := range st.Members {
+		members = append(members, m)
+	}
+	sort.Strings(members)
+	led := 0
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MEMBER\tLEADS")
+	for _, m := range members {
+		fmt.Fprintf(tw, "%s\t%d\n", m, st.Members[m])
+		led += st.Members[m]
+	}
+	fmt.Fprintf(tw, "(total)\t%d of %d shards\n", led, len(st.Shards))
+	return tw.Flush()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func lastSegment(p string) string {
+	return p[strings.LastIndexByte(p, '/')+1:]
+}

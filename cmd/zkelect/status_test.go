@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// foreignCandidate creates a participant znode the way Curator's LeaderLatch
+// (kazoo == false) or kazoo's Election (kazoo == true) names it, owned by
+// the test's session, and returns its path.
+func foreignCandidate(t *testing.T, s *recipe.Session, election, id string, kazoo bool) string {
+	t.Helper()
+	conn := s.Conn()
+	parts := strings.Split(election[1:], "/")
+	for i := range parts {
+		p := "/" + strings.Join(parts[:i+1], "/")
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+	name := "_c_" + uuid.NewString() + "-latch-"
+	if kazoo {
+		name = strings.ReplaceAll(uuid.NewString(), "-", "") + "__lock__"
+	}
+	path, err := conn.Create(election+"/"+name, []byte(id), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatalf("create candidate: %v", err)
+	}
+	return path
+}
+
+func TestStatusReadsCuratorAndKazooElections(t *testing.T) {
+	s := testSession(t)
+	for _, kazoo := range []bool{false, true} {
+		election := testPath(t)
+		foreignCandidate(t, s, election, "first", kazoo)
+		foreignCandidate(t, s, election, "second", kazoo)
+		leader := participants(t, s, election)[0]
+
+		p := startProc(t, "status", []string{"status", "--zk", zkc.ConnectString(), "--election", election})
+		if code := p.wait(10 * time.Second); code != 0 {
+			t.Fatalf("status exited %d: %s", code, p.err.String())
+		}
+		out := p.out.String()
+		for _, want := range []string{
+			"leader:        first",
+			"token:         " + leader.Token.Hex() + " (" + leader.Token.EpochCounter() + ")",
+			"participants:  2",
+			"first", "leader", "second", "standby",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("kazoo=%v: status output lacks %q:\n%s", kazoo, want, out)
+			}
+		}
+
+		p = startProc(t, "status json", []string{"status", "--zk", zkc.ConnectString(), "--election", election, "-o", "json"})
+		if code := p.wait(10 * time.Second); code != 0 {
+			t.Fatalf("status -o json exited %d: %s", code, p.err.String())
+		}
+		var st electionStatus
+		if err := json.Unmarshal([]byte(p.out.String()), &st); err != nil {
+			t.Fatalf("status -o json: %v\n%s", err, p.out.String())
+		}
+		if st.Leader == nil || st.Leader.ID != "first" || st.Leader.Token.Decimal != leader.Token.Decimal() ||
+			len(st.Participants) != 2 || st.Participants[1].ID != "second" {
+			t.Errorf("kazoo=%v: status -o json = %+v", kazoo, st)
+		}
+	}
+}
+
+func TestStatusOfEmptyElection(t *testing.T) {
+	p := startProc(t, "status", []string{"status", "--zk", zkc.ConnectString(), "--election", testPath(t)})
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Fatalf("status exited %d: %s", code, p.err.String())
+	}
+	if !strings.Contains(p.out.String(), "leader:        none") {
+		t.Errorf("status of an empty election:\n%s", p.out.String())
+	}
+}
+
+func TestWatchPrintsEachLeaderChange(t *testing.T) {
+	s := testSession(t)
+	election := testPath(t)
+	first := foreignCandidate(t, s, election, "first", false)
+	second := foreignCandidate(t, s, election, "second", true)
+
+	p := startProc(t, "watch", []string{"watch", "--zk", zkc.ConnectString(), "--election", election, "-o", "json"})
+	n := 0
+	next := func(what string) watchLine {
+		t.Helper()
+		n++
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		lines, err := p.out.waitLines(ctx, n)
+		if err != nil {
+			t.Fatalf("no watch line for %s: %v\n%s", what, err, p.out.String())
+		}
+		var wl watchLine
+		if err := json.Unmarshal([]byte(lines[n-1]), &wl); err != nil {
+			t.Fatalf("watch line %q: %v", lines[n-1], err)
+		}
+		return wl
+	}
+	if l := next("the first leader"); l.Leader == nil || *l.Leader != "first" || l.Election != election {
+		t.Fatalf("first line: %+v", l)
+	}
+	if err := s.Conn().Delete(first, -1); err != nil {
+		t.Fatal(err)
+	}
+	if l := next("the second leader"); l.Leader == nil || *l.Leader != "second" || l.Token == nil {
+		t.Fatalf("second line: %+v", l)
+	}
+	if err := s.Conn().Delete(second, -1); err != nil {
+		t.Fatal(err)
+	}
+	if l := next("no leader"); l.Leader != nil {
+		t.Fatalf("third line: %+v", l)
+	}
+	p.signal(syscall.SIGINT)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("watch exited %d after SIGINT", code)
+	}
+}

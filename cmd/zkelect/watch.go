@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
+)
+
+func newWatchCmd() *cobra.Command {
+	f := &targetFlags{}
+	const outputs = "text|json"
+	cmd := &cobra.Command{
+		Use:   "watch (--election PATH | --root ROOT) [-o text|json]",
+		Short: "Print leadership changes as they happen, one line each",
+		Long: `Print the current leader, then one line per leadership change (including "no
+leader"), until interrupted. For a partition root, every shard that exists
+when watch starts is followed. -o json prints JSON lines.`,
+		Example: `  zkelect watch --zk 127.0.0.1:2181 --election /apps/cron/leader
+  zkelect watch --zk 127.0.0.1:2181 --root /apps/billing -o json | jq .`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.validate(outputs); err != nil {
+				return err
+			}
+			return runWatch(cmd, f)
+		},
+	}
+	f.register(cmd, outputs)
+	return cmd
+}
+
+// watchTarget is one election followed by watch; shard is "" for --election.
+type watchTarget struct{ path, shard string }
+
+func runWatch(cmd *cobra.Command, f *targetFlags) error {
+	log, err := f.common.logger(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	sess, err := f.common.connect(ctx, log, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	targets := []watchTarget{{path: f.election}}
+	if f.root != "" {
+		if targets, err = shardTargets(ctx, sess, f.root, f.common.sessionTimeout); err != nil {
+			return err
+		}
+	}
+	return watchAll(ctx, sess, targets, newWatchPrinter(cmd.OutOrStdout(), f.output), log)
+}
+
+// shardTargets lists the shards of a partition root.
+func shardTargets(ctx context.Context, sess *recipe.Session, root string, timeout time.Duration) ([]watchTarget, error) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	owners, err := partition.Owners(rctx, sess, root)
+	if err != nil {
+		return nil, fmt.Errorf("read partition root %s: %w", root, err)
+	}
+	if len(owners) == 0 {
+		return nil, fmt.Errorf("partition root %s has no shards: check --root, or start a shards daemon first", root)
+	}
+	out := make([]watchTarget, 0, len(owners))
+	for _, s := range sortedShards(owners) {
+		out = append(out, watchTarget{path: shardElectionPath(root, s), shard: s})
+	}
+	return out, nil
+}
+
+// watchAll follows every target until ctx is done, printing each
+// observation. Observations of one target print in order.
+func watchAll(ctx context.Context, sess *recipe.Session, targets []watchTarget, p *watchPrinter, log zerolog.Logger) error {
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for obs := range recipe.Observe(ctx, sess, t.path) {
+				if obs.Err != nil {
+					log.Warn().Err(obs.Err).Str("election", t.path).Msg("cannot read election; retrying")
+					continue
+				}
+				p.print(t, obs)
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("stopped watching: the elections cannot be read (see the log above)")
+}
+
+// watchPrinter writes observations as text or JSON lines, one at a time.
+type watchPrinter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	format string
+}
+
+func newWatchPrinter(w io.Writer, format string) *watchPrinter {
+	return &watchPrinter{w: w, format: format}
+}
+
+// watchLine is one observation as -o json prints it.
+type watchLine struct {
+	Time     time.Time  `json:"time"`
+	Election string     `json:"election"`
+	Shard    string     `json:"shard,omitempty"`
+	Leader   *string    `json:"leader"` // null when nobody leads
+	Token    *tokenJSON `json:"token"`
+}
+
+func (p *watchPrinter) print(t watchTarget, obs recipe.Observation) {
+	line := watchLine{Time: time.Now().UTC(), Election: t.path, Shard: t.shard}
+	if obs.HasLeader {
+		id, tok := obs.Leader.ID, newTokenJSON(obs.Leader.Token)
+		line.Leader, line.Token = &id, &tok
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.format == "json" {
+		b, _ := json.Marshal(line)
+		fmt.Fprintf(p.w, "%s\n", b)
+		return
+	}
+	what := t.path
+	if t.shard != "" {
+		what = "shard=" + t.shard
+	}
+	ts := line.Time.Format("15:04:05.000")
+	if !obs.HasLeader {
+		fmt.Fprintf(p.w, "%s %s no leader\n", ts, what)
+		return
+	}
+	fmt.Fprintf(p.w, "%s %s leader=%s token=%s\n", ts, what, obs.Leader.ID, tokenText(obs.Leader.Token))
+}
