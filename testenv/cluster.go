@@ -122,6 +122,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 // errPortTaken marks a start-up that failed because a port was taken.
 var errPortTaken = errors.New("port already in use")
 
+// bindFailure is how a JVM's log reports a port taken by another process.
+const bindFailure = "Address already in use"
+
 // tryStart makes one attempt at starting the cluster on fresh ports.
 func tryStart(ctx context.Context, opts Options, inst installation) (*Cluster, error) {
 	dir, err := os.MkdirTemp(opts.Dir, "zkelect-testenv-")
@@ -141,12 +144,8 @@ func tryStart(ctx context.Context, opts Options, inst installation) (*Cluster, e
 		}
 	}
 	if err := c.awaitServing(ctx, c.indices(), true); err != nil {
-		taken := c.logsContain("Address already in use")
 		err = fmt.Errorf("start %d ZooKeeper server(s): %w\n%s", len(c.servers), err, c.LogTail(15))
 		_ = c.Close()
-		if taken {
-			err = fmt.Errorf("%w: %w", errPortTaken, err)
-		}
 		return nil, err
 	}
 	opts.Logf("testenv: %d ZooKeeper server(s) serving at %s after %v (tickTime %v, dir %s)",
@@ -237,7 +236,7 @@ func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		for _, s := range c.servers {
-			if err := s.kill(); err == nil {
+			if err := s.retire(); err == nil {
 				c.opts.Logf("testenv: killed server %d", s.index)
 			}
 		}
@@ -254,13 +253,4 @@ func (c *Cluster) indices() []int {
 		ix[i] = i
 	}
 	return ix
-}
-
-func (c *Cluster) logsContain(sub string) bool {
-	for _, s := range c.servers {
-		if s.logContains(sub) {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package testenv_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,5 +122,21 @@ func TestIndexOutOfRange(t *testing.T) {
 	}
 	if _, err := c.FourLetterWord(t.Context(), 0, "bad!"); !errors.Is(err, testenv.ErrBadOptions) {
 		t.Fatalf("FourLetterWord(bad!) = %v, want ErrBadOptions", err)
+	}
+}
+
+func TestRestartOnATakenPortFailsFast(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	if err := c.Stop(0); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", c.Addrs()[0])
+	if err != nil {
+		t.Fatalf("take the stopped server's port: %v", err)
+	}
+	defer l.Close()
+	err = c.Restart(testContext(t), 0)
+	if err == nil || !strings.Contains(err.Error(), "port already in use") {
+		t.Fatalf("Restart on a taken port = %v, want a port-in-use error", err)
 	}
 }

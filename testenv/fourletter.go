@@ -150,6 +150,9 @@ func (c *Cluster) awaitServing(ctx context.Context, ix []int, needLeader bool) e
 			return nil
 		}
 		for _, i := range ix {
+			if c.servers[i].logContains(bindFailure) {
+				return fmt.Errorf("server %d: %w", i, errPortTaken)
+			}
 			if exit := c.servers[i].exitErr(); exit != nil {
 				return exit
 			}

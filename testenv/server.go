@@ -26,8 +26,10 @@ type server struct {
 	quorumPort   int
 	electionPort int
 
-	mu   sync.Mutex
-	proc *javaProc // nil before the first start and after a kill or stop
+	mu      sync.Mutex
+	proc    *javaProc // nil before the first start and after a kill or stop
+	retired bool      // the cluster closed: never start again
+	logFrom int64     // size of the log when the current process started
 }
 
 // javaProc is one run of a server's JVM. exited is closed once the process
@@ -49,6 +51,9 @@ func (s *server) logPath() string    { return filepath.Join(s.dir, "zookeeper.lo
 func (s *server) start(inst installation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.retired {
+		return ErrClosed
+	}
 	if s.proc != nil {
 		return fmt.Errorf("start server %d: already running (pid %d)", s.index, s.proc.pid)
 	}
@@ -57,6 +62,9 @@ func (s *server) start(inst installation) error {
 		return fmt.Errorf("open server log: %w", err)
 	}
 	defer logFile.Close() // the child holds its own descriptor
+	if fi, err := logFile.Stat(); err == nil {
+		s.logFrom = fi.Size()
+	}
 	cmd := exec.Command(inst.java, javaArgs(s, inst)...)
 	cmd.Dir = s.dir
 	cmd.Stdout = logFile
@@ -98,6 +106,14 @@ func (s *server) exitErr() error {
 	default:
 		return nil
 	}
+}
+
+// retire kills the server, if it runs, and prevents any later start.
+func (s *server) retire() error {
+	s.mu.Lock()
+	s.retired = true
+	s.mu.Unlock()
+	return s.kill()
 }
 
 // kill sends SIGKILL to the server's process group and waits until the
@@ -181,9 +197,18 @@ func (s *server) logTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// logContains reports whether the server's log mentions s.
+// logContains reports whether the current process's part of the server's
+// log mentions sub.
 func (s *server) logContains(sub string) bool {
-	b, err := os.ReadFile(s.logPath())
+	s.mu.Lock()
+	from := s.logFrom
+	s.mu.Unlock()
+	f, err := os.Open(s.logPath())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.NewSectionReader(f, from, 1<<40))
 	return err == nil && strings.Contains(string(b), sub)
 }
 
