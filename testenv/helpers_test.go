@@ -2,6 +2,7 @@ package testenv_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,39 +14,66 @@ type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
 
-// client is a go-zookeeper connection and its event stream.
+// client is a go-zookeeper connection that records its session states.
+// go-zookeeper drops events when its channel is full, so states are taken
+// from the event callback instead.
 type client struct {
 	*zk.Conn
-	events <-chan zk.Event
+
+	mu      sync.Mutex
+	states  []zk.State
+	changed chan struct{} // closed and replaced on every new state
+	cursor  int           // next state waitState examines
 }
 
 // connect opens a session through connectString and waits until it is
 // established. The connection is closed in t.Cleanup.
 func connect(t *testing.T, connectString string, timeout time.Duration) *client {
 	t.Helper()
-	conn, events, err := zk.Connect(strings.Split(connectString, ","), timeout, zk.WithLogger(quiet{}))
+	c := &client{changed: make(chan struct{})}
+	conn, _, err := zk.Connect(strings.Split(connectString, ","), timeout,
+		zk.WithLogger(quiet{}), zk.WithEventCallback(c.record))
 	if err != nil {
 		t.Fatalf("connect to %s: %v", connectString, err)
 	}
 	t.Cleanup(conn.Close)
-	c := &client{Conn: conn, events: events}
+	c.Conn = conn
 	c.waitState(t, zk.StateHasSession)
 	return c
 }
 
-// waitState waits for a session event with the given state.
+func (c *client) record(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.states = append(c.states, ev.State)
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// waitState waits for the next session state want, after the one the
+// previous call returned.
 func (c *client) waitState(t *testing.T, want zk.State) {
 	t.Helper()
 	timer := time.NewTimer(waitTimeout)
 	defer timer.Stop()
 	for {
-		select {
-		case ev := <-c.events:
-			if ev.Type == zk.EventSession && ev.State == want {
+		c.mu.Lock()
+		for ; c.cursor < len(c.states); c.cursor++ {
+			if c.states[c.cursor] == want {
+				c.cursor++
+				c.mu.Unlock()
 				return
 			}
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
 		case <-timer.C:
-			t.Fatalf("no %v session event within %v", want, waitTimeout)
+			t.Fatalf("no %v session state within %v", want, waitTimeout)
 		}
 	}
 }
