@@ -2,6 +2,7 @@ package partition
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -22,7 +23,8 @@ import (
 //     members one more. The extra places go to the members that hold the
 //     most already (ties by member id), which moves the fewest shards.
 //  3. Every member keeps the shards it holds up to its quota, preferring
-//     those it ranks highest for by rendezvous hash.
+//     those it has held longest (by token, when known), then those it ranks
+//     highest for by rendezvous hash.
 //  4. The rest (shards nobody live holds, and the excess of members over
 //     their quota) are dealt in shard-id order, each to the member with room
 //     left that ranks highest for it.
@@ -43,6 +45,11 @@ type Input struct {
 	// shard for its return (rule 1 above); shards missing from the map, or
 	// held by "", are orphans.
 	Current map[string]string
+	// Tokens optionally maps a held shard to its holder's fencing token. A
+	// member over its quota keeps the shards it has held longest (smallest
+	// token: zxids grow with time) and gives up those it got last; shards
+	// without a token rank after, by rendezvous weight.
+	Tokens map[string]uint64
 }
 
 // Assign returns the target member of every shard: a member of in.Members
@@ -55,7 +62,7 @@ func Assign(in Input) map[string]string {
 	if len(members) == 0 {
 		return target
 	}
-	b := newBalancer(members)
+	b := newBalancer(members, in.Tokens)
 	var loose []string // orphans and excess, dealt in step 4
 	for _, s := range shards {
 		holder := in.Current[s]
@@ -85,12 +92,14 @@ type balancer struct {
 	index   map[string]int // member id to position
 	held    [][]string     // live-held shards per member
 	quota   []int
-	load    []int // shards targeted so far
+	load    []int             // shards targeted so far
+	tokens  map[string]uint64 // holders' tokens, may be nil
 }
 
-func newBalancer(members []string) *balancer {
+func newBalancer(members []string, tokens map[string]uint64) *balancer {
 	b := &balancer{
 		members: members,
+		tokens:  tokens,
 		hashes:  make([]uint64, len(members)),
 		index:   make(map[string]int, len(members)),
 		held:    make([][]string, len(members)),
@@ -141,18 +150,27 @@ func (b *balancer) keep(target map[string]string) []string {
 	return excess
 }
 
-// byWeight sorts shards by member i's rendezvous weight for them, highest
-// first (ties by shard id).
+// byWeight sorts shards in the order member i keeps them: smallest token
+// first (tokens missing rank last), then highest rendezvous weight, then
+// shard id.
 func (b *balancer) byWeight(i int, shards []string) []string {
 	type ranked struct {
-		id string
-		w  uint64
+		id  string
+		tok uint64
+		w   uint64
 	}
 	rs := make([]ranked, len(shards))
 	for k, s := range shards {
-		rs[k] = ranked{s, weight(hashString(s), b.hashes[i])}
+		tok, ok := b.tokens[s]
+		if !ok || tok == 0 {
+			tok = math.MaxUint64
+		}
+		rs[k] = ranked{s, tok, weight(hashString(s), b.hashes[i])}
 	}
 	slices.SortFunc(rs, func(x, y ranked) int {
+		if c := cmp.Compare(x.tok, y.tok); c != 0 {
+			return c
+		}
 		if c := cmp.Compare(y.w, x.w); c != 0 {
 			return c
 		}

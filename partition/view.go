@@ -3,6 +3,7 @@ package partition
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -20,16 +21,19 @@ import (
 //     current record (it came back and has not got it yet).
 //  2. A leader: the shards a live member's current record says it leads.
 //
-// Ties go to the smaller member id. Every member reads the same znodes, so
-// once they stop changing every member computes the same holders and the
-// same assignment.
+// Between claims of one level the larger token wins (a record can lag
+// behind a handoff by a write), then the smaller member id. Every member
+// reads the same znodes, so once they stop changing every member computes
+// the same holders and the same assignment.
 
 // record is the data of <root>/owners/<member>.
 type record struct {
 	// Session is the id of the session that wrote the record.
 	Session int64 `json:"session"`
-	// Leading lists the shards the member led when it wrote the record.
-	Leading []string `json:"leading"`
+	// Leading maps the shards the member led when it wrote the record to
+	// their fencing tokens: when two records claim a shard (one of them is
+	// stale), the larger token is the later leader.
+	Leading map[string]uint64 `json:"leading"`
 	// Reserved lists the shards an earlier session of the member led that
 	// this session has not led yet.
 	Reserved []string `json:"reserved,omitempty"`
@@ -66,10 +70,11 @@ type storedRecord struct {
 type view struct {
 	members map[string]int64        // live member id to its session id
 	records map[string]storedRecord // member id to its record
+	grace   bool                    // records of absent members reserve their shards
 }
 
-func newView() *view {
-	return &view{members: map[string]int64{}, records: map[string]storedRecord{}}
+func newView(grace bool) *view {
+	return &view{members: map[string]int64{}, records: map[string]storedRecord{}, grace: grace}
 }
 
 // liveMembers returns the live member ids.
@@ -81,33 +86,50 @@ func (v *view) liveMembers() []string {
 	return ids
 }
 
-// current returns the holder of every held shard (see the file comment).
-func (v *view) current() map[string]string {
-	ids := make([]string, 0, len(v.records))
-	for id := range v.records {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	cur := map[string]string{}
-	claim := func(shards []string, id string) {
-		for _, s := range shards {
-			if _, taken := cur[s]; !taken {
-				cur[s] = id
+// current returns the holder of every held shard (see the file comment),
+// and the holders' tokens. Without a restart grace, the records of absent
+// members are ignored.
+func (v *view) current() (map[string]string, map[string]uint64) {
+	ids := slices.Sorted(maps.Keys(v.records))
+	reserved, leading := claims{}, claims{}
+	for _, id := range ids {
+		r := v.records[id]
+		sess, live := v.members[id]
+		if !live && !v.grace {
+			continue
+		}
+		for s, tok := range r.Leading {
+			if !live || sess != r.Session {
+				reserved.add(s, id, tok)
+			} else {
+				leading.add(s, id, tok)
 			}
 		}
-	}
-	for _, id := range ids {
-		r := v.records[id]
-		if sess, live := v.members[id]; !live || sess != r.Session {
-			claim(r.Leading, id)
-		}
-		claim(r.Reserved, id)
-	}
-	for _, id := range ids {
-		r := v.records[id]
-		if sess, live := v.members[id]; live && sess == r.Session {
-			claim(r.Leading, id)
+		for _, s := range r.Reserved {
+			reserved.add(s, id, 0)
 		}
 	}
-	return cur
+	cur := make(map[string]string, len(reserved)+len(leading))
+	tokens := make(map[string]uint64, len(reserved)+len(leading))
+	for _, level := range []claims{leading, reserved} {
+		for s, c := range level {
+			cur[s], tokens[s] = c.member, c.token
+		}
+	}
+	return cur, tokens
+}
+
+// claims keeps, per shard, the claim with the largest token; members are
+// added in id order, so ties keep the smaller id.
+type claims map[string]claim
+
+type claim struct {
+	member string
+	token  uint64
+}
+
+func (c claims) add(shard, member string, token uint64) {
+	if old, ok := c[shard]; !ok || token > old.token {
+		c[shard] = claim{member, token}
+	}
 }

@@ -1,0 +1,160 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// Manager runs one leader election per shard for one member, on one shared
+// session, and keeps the shards balanced across the live members of its
+// root. Create it with NewManager and start it with Run. Its methods are
+// safe for concurrent use.
+type Manager struct {
+	sess *recipe.Session
+	conn *zk.Conn
+	root string
+	cfg  settings
+	log  zerolog.Logger
+	met  *metrics
+
+	running atomic.Bool
+	target  atomic.Pointer[map[string]string] // latest assignment
+
+	mu      sync.Mutex
+	shards  []string                   // the shards to run, set by SetShards
+	leading map[string]zxidfence.Token // leaderships handed to OnStartedLeading
+	changed chan struct{}              // signals a SetShards, capacity 1
+}
+
+// NewManager returns a Manager for the member cfg.MemberID under root (an
+// absolute znode path such as "/apps/billing"), running its elections on
+// sess. It does no I/O. It returns ErrNilSession, an error wrapping
+// ErrInvalidRoot, or a *ConfigError (errors.Is ErrInvalidConfig) naming the
+// invalid field.
+func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error) {
+	if sess == nil {
+		return nil, ErrNilSession
+	}
+	if err := validateRoot(root); err != nil {
+		return nil, err
+	}
+	s, err := cfg.validate(sess.Timeout())
+	if err != nil {
+		return nil, err
+	}
+	log := s.Logger
+	if isZeroLogger(log) {
+		log = sess.Logger()
+	}
+	reg := s.Metrics
+	if reg == nil {
+		reg = sess.Registerer()
+	}
+	return &Manager{
+		sess:    sess,
+		conn:    sess.Conn(),
+		root:    root,
+		cfg:     s,
+		log:     log.With().Str("member", s.MemberID).Str("root", root).Logger(),
+		met:     newMetrics(reg, root, s.MemberID),
+		shards:  s.shards,
+		leading: map[string]zxidfence.Token{},
+		changed: make(chan struct{}, 1),
+	}, nil
+}
+
+// Run registers the member, runs the elections of its assigned shards and
+// keeps them balanced until ctx is done; it then resigns every shard
+// gracefully (OnStoppedLeading returns before each znode is deleted) and
+// returns nil once every goroutine it started, OnStartedLeading calls
+// included, has returned. Run may be called once per Manager
+// (ErrAlreadyRunning otherwise). It fails with ErrDuplicateMember if
+// another live session holds the member id, and with an error wrapping
+// recipe.ErrSessionClosed if the session is closed while it runs.
+func (m *Manager) Run(ctx context.Context) error {
+	if !m.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	if err := ensurePaths(m.conn, m.root); err != nil {
+		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
+	}
+	if err := register(m.conn, m.memberPath(), m.sess.ID()); err != nil {
+		return err
+	}
+	return newLoop(m).run(ctx)
+}
+
+// Leaderships returns the shards this member leads now, with their fencing
+// tokens: those whose OnStartedLeading has been called and whose
+// leadership has not ended.
+func (m *Manager) Leaderships() map[string]zxidfence.Token {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.leading)
+}
+
+// SetShards replaces the shard ids at runtime: new shards get elections,
+// removed shards stop their leadership (OnStoppedLeading with
+// ErrShardRemoved) and their znodes are deleted. It returns a *ConfigError
+// for an invalid or duplicate id and then changes nothing. It does not
+// block on ZooKeeper.
+func (m *Manager) SetShards(ids []string) error {
+	if err := validateShards(ids); err != nil {
+		return &ConfigError{Field: "Shards", Reason: "has an invalid id", Err: err}
+	}
+	m.mu.Lock()
+	m.shards = slices.Clone(ids)
+	m.mu.Unlock()
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// currentShards returns the shard ids to run.
+func (m *Manager) currentShards() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.shards
+}
+
+// assignedToMe reports whether the latest assignment targets shard to this
+// member.
+func (m *Manager) assignedToMe(shard string) bool {
+	t := m.target.Load()
+	return t != nil && (*t)[shard] == m.cfg.MemberID
+}
+
+func (m *Manager) setLeading(shard string, token zxidfence.Token) {
+	m.mu.Lock()
+	m.leading[shard] = token
+	n := len(m.leading)
+	m.mu.Unlock()
+	m.met.led.Set(float64(n))
+}
+
+func (m *Manager) clearLeading(shard string) {
+	m.mu.Lock()
+	delete(m.leading, shard)
+	n := len(m.leading)
+	m.mu.Unlock()
+	m.met.led.Set(float64(n))
+}
+
+func (m *Manager) memberPath() string { return path.Join(m.root, membersDir, m.cfg.MemberID) }
+
+func (m *Manager) recordPath() string { return path.Join(m.root, ownersDir, m.cfg.MemberID) }
+
+func (m *Manager) shardPath(id string) string { return path.Join(m.root, shardsDir, id) }

@@ -1,0 +1,222 @@
+package partition_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/testenv"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// TestBalancedWhateverTheStartOrder starts members one after another, each
+// after the previous ones lead everything: the first member up must not
+// keep every shard, and each join moves about shards/members leaderships,
+// all to the newcomer.
+func TestBalancedWhateverTheStartOrder(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 60)
+	var ms []*member
+	var before map[string]string
+	for i, id := range []string{"a", "b", "c"} {
+		ms = append(ms, startMember(t, root, id, shards, tr))
+		after, took := waitBalanced(t, shards, ms, 20*time.Second)
+		n := moved(before, after)
+		want := len(shards) / (i + 1)
+		t.Logf("member %s joined: balanced after %v, %d leaderships moved (shards/members = %d)", id, took, n, want)
+		if i > 0 && float64(n) > float64(want)*1.05 {
+			t.Errorf("join of %s moved %d leaderships, want at most %d", id, n, want)
+		}
+		for s, m := range after {
+			if before != nil && m != id && before[s] != m {
+				t.Errorf("join of %s moved shard %s between old members (%s -> %s)", id, s, before[s], m)
+			}
+		}
+		before = after
+	}
+	tr.check(t, true)
+}
+
+// noGrace disables the restart grace, so a leaver's shards are rebalanced
+// at once.
+func noGrace(c *partition.Config) { c.RestartGrace = -1 }
+
+// TestGracefulStopMovesOnlyTheLeaversShards stops one of three members:
+// its shards are led by the others within the handoff time (no session
+// timeout), and no other shard moves.
+func TestGracefulStopMovesOnlyTheLeaversShards(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 60)
+	a := startMember(t, root, "a", shards, tr, noGrace)
+	b := startMember(t, root, "b", shards, tr, noGrace)
+	c := startMember(t, root, "c", shards, tr, noGrace)
+	before, _ := waitBalanced(t, shards, []*member{a, b, c}, 20*time.Second)
+	start := time.Now()
+	c.stop(t)
+	stopped := time.Since(start)
+	after, _ := waitBalanced(t, shards, []*member{a, b}, 20*time.Second)
+	took := time.Since(start)
+	t.Logf("graceful stop: Run returned after %v, all shards led again after %v; %d moved", stopped, took, moved(before, after))
+	if took >= sessionTimeout {
+		t.Errorf("shards of a stopped member took %v to be led again, not less than the session timeout %v", took, sessionTimeout)
+	}
+	for s, m := range before {
+		if m != "c" && after[s] != m {
+			t.Errorf("shard %s moved from %s to %s although %s stayed", s, m, after[s], m)
+		}
+	}
+	tr.check(t, true)
+}
+
+// TestSessionExpiryReentersAndKeepsShards expires one member's session:
+// every one of its elections re-enters with a new znode (a larger token),
+// it leads the same shards again (its restart grace), and the others keep
+// theirs.
+func TestSessionExpiryReentersAndKeepsShards(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 30)
+	ms := []*member{
+		startMember(t, root, "a", shards, tr),
+		startMember(t, root, "b", shards, tr),
+		startMember(t, root, "c", shards, tr),
+	}
+	before, _ := waitBalanced(t, shards, ms, 20*time.Second)
+	old := ms[2].m.Leaderships()
+	if err := testenv.ExpireConn(t.Context(), zkc.Addrs(), ms[2].sess.Conn()); err != nil {
+		t.Fatalf("expire session: %v", err)
+	}
+	waitFor(t, 20*time.Second, "c to lead its shards again with new tokens", func() (bool, string) {
+		now := ms[2].m.Leaderships()
+		for s, tok := range old {
+			if now[s] <= tok {
+				return false, fmt.Sprintf("shard %s: token %v, before expiry %v", s, now[s], tok)
+			}
+		}
+		return len(now) == len(old), fmt.Sprintf("c leads %d, led %d", len(now), len(old))
+	})
+	after, _ := waitBalanced(t, shards, ms, 20*time.Second)
+	if n := moved(before, after); n != 0 {
+		t.Errorf("%d shards moved after c's session expiry, want 0 (c within its restart grace)", n)
+	}
+	tr.check(t, false)
+}
+
+// TestRestartWithinGraceGetsShardsBack stops a member and starts it again
+// (a new session) within its restart grace: it gets exactly its shards
+// back, and the shards of the others never move.
+func TestRestartWithinGraceGetsShardsBack(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 30)
+	grace := func(c *partition.Config) { c.RestartGrace = 20 * time.Second }
+	a := startMember(t, root, "a", shards, tr, grace)
+	b := startMember(t, root, "b", shards, tr, grace)
+	c := startMember(t, root, "c", shards, tr, grace)
+	before, _ := waitBalanced(t, shards, []*member{a, b, c}, 20*time.Second)
+	c.stop(t)
+	waitFor(t, 10*time.Second, "a and b to lead every shard meanwhile", func() (bool, string) {
+		lead := leaders(t, []*member{a, b})
+		return len(lead) == len(shards), fmt.Sprintf("%d/%d led", len(lead), len(shards))
+	})
+	for s, m := range leaders(t, []*member{a, b}) {
+		if before[s] != "c" && before[s] != m {
+			t.Errorf("shard %s of %s moved to %s while c was away", s, before[s], m)
+		}
+	}
+	c2 := startMember(t, root, "c", shards, tr, grace)
+	after, _ := waitBalanced(t, shards, []*member{a, b, c2}, 20*time.Second)
+	if n := moved(before, after); n != 0 {
+		t.Errorf("%d shards differ from before the restart, want 0", n)
+	}
+	tr.check(t, true)
+}
+
+// TestHandoffDrainsBeforeTheNextLeaderStarts gives leaders a slow drain: a
+// member joining takes its shards only after the old leader's callback
+// returned and OnStoppedLeading ran, at most MaxConcurrentHandoffs at once.
+func TestHandoffDrainsBeforeTheNextLeaderStarts(t *testing.T) {
+	const drain, maxHandoffs = 100 * time.Millisecond, 2
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 20)
+	slow := func(c *partition.Config) {
+		c.OnStartedLeading = tr.started(c.MemberID, drain)
+		c.MaxConcurrentHandoffs = maxHandoffs
+	}
+	a := startMember(t, root, "a", shards, tr, slow)
+	waitBalanced(t, shards, []*member{a}, 20*time.Second)
+	b := startMember(t, root, "b", shards, tr, slow)
+	_, took := waitBalanced(t, shards, []*member{a, b}, 30*time.Second)
+	handoffs := tr.startsOf("b")
+	t.Logf("%d handoffs of %v each, %d at a time, took %v", handoffs, drain, maxHandoffs, took)
+	if floor := time.Duration(handoffs/maxHandoffs) * drain; took < floor {
+		t.Errorf("handoffs took %v, less than %v: more than %d ran at once", took, floor, maxHandoffs)
+	}
+	tr.mu.Lock()
+	peak := tr.maxDrain["a"]
+	tr.mu.Unlock()
+	if peak > maxHandoffs {
+		t.Errorf("%d handoffs drained at once, want at most %d", peak, maxHandoffs)
+	}
+	tr.check(t, true)
+}
+
+// TestRuntimeShardChanges adds and removes shards on every member: the new
+// ones get leaders, the removed ones stop (ErrShardRemoved) and their
+// znodes are deleted.
+func TestRuntimeShardChanges(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 20)
+	var removedReasons atomic.Int64
+	count := func(c *partition.Config) {
+		stopped := tr.stopped(c.MemberID)
+		c.OnStoppedLeading = func(shard string, reason error) {
+			if errors.Is(reason, partition.ErrShardRemoved) {
+				removedReasons.Add(1)
+			}
+			stopped(shard, reason)
+		}
+	}
+	ms := []*member{startMember(t, root, "a", shards, tr, count), startMember(t, root, "b", shards, tr, count)}
+	waitBalanced(t, shards, ms, 20*time.Second)
+	next := partition.Range(10, 30)
+	for _, mb := range ms {
+		if err := mb.m.SetShards(next); err != nil {
+			t.Fatalf("SetShards: %v", err)
+		}
+	}
+	waitBalanced(t, next, ms, 20*time.Second)
+	waitFor(t, 10*time.Second, "10 leaderships stopped with ErrShardRemoved", func() (bool, string) {
+		n := removedReasons.Load()
+		return n == 10, fmt.Sprintf("%d stopped", n)
+	})
+	conn := ms[0].sess.Conn()
+	waitFor(t, 10*time.Second, "removed shards' znodes deleted", func() (bool, string) {
+		ids, _, err := conn.Children(root + "/shards")
+		if err != nil {
+			return false, err.Error()
+		}
+		slices.Sort(ids)
+		want := slices.Sorted(slices.Values(next))
+		return slices.Equal(ids, want), fmt.Sprintf("shard znodes %v", ids)
+	})
+	tr.check(t, true)
+}
+
+// TestOwnersReportsTheLeaders compares Owners with the members' own view.
+func TestOwnersReportsTheLeaders(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 12)
+	ms := []*member{startMember(t, root, "a", shards, tr), startMember(t, root, "b", shards, tr)}
+	lead, _ := waitBalanced(t, shards, ms, 20*time.Second)
+	owners, err := partition.Owners(t.Context(), ms[0].sess, root)
+	if err != nil {
+		t.Fatalf("Owners: %v", err)
+	}
+	tokens := map[string]zxidfence.Token{}
+	for _, mb := range ms {
+		maps.Copy(tokens, mb.m.Leaderships())
+	}
+	for _, s := range shards {
+		if o := owners[s]; o.Member != lead[s] || o.Token != tokens[s] {
+			t.Errorf("Owners()[%s] = %+v, want member %s token %v", s, o, lead[s], tokens[s])
+		}
+	}
+	tr.check(t, true)
+}

@@ -1,0 +1,201 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// This file runs the election of one shard: campaign, pass the shard on if
+// it is no longer assigned here, lead, hand off.
+
+// slotHold is how long an election start holds one of the MaxInFlight
+// slots when its campaign does not return sooner (it is queued behind a
+// sitting leader): long enough for its requests to have been answered on a
+// loaded session, short enough not to stall the next starts.
+const slotHold = 250 * time.Millisecond
+
+// errWithdrawn is the internal stop reason of a candidate that is not
+// leading and no longer assigned here.
+var errWithdrawn = errors.New("partition: not assigned here")
+
+// runner is one shard's election in this member. The loop owns its fields
+// except those under mu.
+type runner struct {
+	id      string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	handoff bool      // stopped for balance: counts against the throttle
+	removed bool      // stopped because the shard was removed
+	stopAt  time.Time // when the handoff was asked
+
+	mu     sync.Mutex
+	reason error // why it was stopped; nil while it runs
+}
+
+func newRunner(base context.Context, id string) *runner {
+	ctx, cancel := context.WithCancel(base)
+	return &runner{id: id, ctx: ctx, cancel: cancel}
+}
+
+// stop asks the runner to end for reason.
+func (r *runner) stop(reason error) {
+	r.mu.Lock()
+	if r.reason == nil {
+		r.reason = reason
+	}
+	r.mu.Unlock()
+	r.cancel()
+}
+
+func (r *runner) stopping() bool { return r.stopReason() != nil }
+
+func (r *runner) stopReason() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reason
+}
+
+// runShard campaigns until the runner is stopped, leading whenever it wins
+// while the shard is assigned here.
+func (l *loop) runShard(r *runner) {
+	if !l.acquire(r.ctx) {
+		return // stopped before it started: nothing was created
+	}
+	cand, err := recipe.NewCandidate(l.m.sess, l.m.shardPath(r.id), recipe.WithParticipantID(l.m.cfg.MemberID))
+	if err != nil {
+		l.release()
+		l.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
+		return
+	}
+	defer func() {
+		if err := cand.Close(); err != nil {
+			l.m.log.Warn().Err(err).Str("shard", r.id).Msg("close candidate")
+		}
+	}()
+	retry := newBackoff()
+	for acquired := true; r.ctx.Err() == nil; acquired = false {
+		lead, err := l.campaign(r, cand, acquired)
+		if err != nil {
+			if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || errors.Is(err, recipe.ErrClosed) {
+				return
+			}
+			l.m.log.Warn().Err(err).Str("shard", r.id).Msg("campaign")
+			retry.wait(r.ctx)
+			continue
+		}
+		retry.reset()
+		if r.ctx.Err() != nil || !l.m.assignedToMe(r.id) {
+			l.passOn(r, lead)
+			return
+		}
+		l.lead(r, lead)
+	}
+}
+
+// campaign runs one Campaign while holding an election-start slot, until
+// it returns or slotHold passes. acquired says the caller holds one.
+func (l *loop) campaign(r *runner, cand *recipe.Candidate, acquired bool) (*recipe.Leadership, error) {
+	if !acquired && !l.acquire(r.ctx) {
+		return nil, r.ctx.Err()
+	}
+	var once sync.Once
+	release := func() { once.Do(l.release) }
+	t := time.AfterFunc(slotHold, release)
+	defer func() { t.Stop(); release() }()
+	return cand.Campaign(r.ctx)
+}
+
+func (l *loop) acquire(ctx context.Context) bool {
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (l *loop) release() { <-l.slots }
+
+// passOn resigns a leadership won while the shard is assigned elsewhere,
+// before any callback runs.
+func (l *loop) passOn(r *runner, lead *recipe.Leadership) {
+	l.m.met.passedOn.Inc()
+	l.resign(r, lead)
+}
+
+// lead hands the leadership to OnStartedLeading and waits until it ends or
+// the runner is stopped. Then it cancels the callback's context, waits for
+// the callback to return (at most HandoffTimeout), calls OnStoppedLeading,
+// and only then resigns: demote before promote.
+func (l *loop) lead(r *runner, lead *recipe.Leadership) {
+	token := lead.Token()
+	l.m.setLeading(r.id, token)
+	l.m.met.started.Inc()
+	l.report(r, evStarted, uint64(token))
+	l.m.log.Debug().Str("shard", r.id).Stringer("token", token).Msg("leading")
+
+	work, cancelWork := context.WithCancel(lead.Context())
+	returned := l.callStarted(work, r.id, token)
+	var reason error
+	select {
+	case <-lead.Done():
+		reason = lead.Err()
+	case <-r.ctx.Done():
+		reason = r.stopReason()
+	}
+	cancelWork()
+	l.m.clearLeading(r.id)
+	l.awaitCallback(r.id, returned)
+	if f := l.m.cfg.OnStoppedLeading; f != nil {
+		f(r.id, reason)
+	}
+	l.m.met.stopped.WithLabelValues(reasonLabel(reason)).Inc()
+	l.report(r, evStopped, 0)
+	l.m.log.Debug().Str("shard", r.id).Stringer("token", token).AnErr("reason", reason).Msg("stopped leading")
+	if lead.Err() == nil {
+		l.resign(r, lead)
+	}
+}
+
+// callStarted runs OnStartedLeading on its own goroutine; the returned
+// channel is closed when it returns.
+func (l *loop) callStarted(ctx context.Context, shard string, token zxidfence.Token) <-chan struct{} {
+	returned := make(chan struct{})
+	l.workers.Add(1)
+	go func() {
+		defer l.workers.Done()
+		defer close(returned)
+		if f := l.m.cfg.OnStartedLeading; f != nil {
+			f(ctx, shard, token)
+		}
+	}()
+	return returned
+}
+
+// awaitCallback waits for OnStartedLeading to return, at most
+// HandoffTimeout. A callback still running is logged; Run still waits for
+// it before returning.
+func (l *loop) awaitCallback(shard string, returned <-chan struct{}) {
+	t := time.NewTimer(l.m.cfg.HandoffTimeout)
+	defer t.Stop()
+	select {
+	case <-returned:
+	case <-t.C:
+		l.m.log.Warn().Str("shard", shard).Dur("handoff_timeout", l.m.cfg.HandoffTimeout).
+			Msg("OnStartedLeading still running after its context was cancelled; resigning anyway")
+	}
+}
+
+// resign gives the leadership up, bounded by HandoffTimeout.
+func (l *loop) resign(r *runner, lead *recipe.Leadership) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.m.cfg.HandoffTimeout)
+	defer cancel()
+	if err := lead.Resign(ctx); err != nil && !errors.Is(err, recipe.ErrResigned) {
+		l.m.log.Warn().Err(err).Str("shard", r.id).Msg("resign")
+	}
+}
