@@ -2,6 +2,8 @@ package testenv_test
 
 import (
 	"errors"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,4 +120,64 @@ func TestExpireSessionWithCredentialsSeenByProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim.waitState(t, zk.StateExpired)
+}
+
+func TestLatencyCountsFromEachReplysArrival(t *testing.T) {
+	const (
+		latency  = 500 * time.Millisecond
+		requests = 5
+	)
+	c := testenv.New(t, testenv.Options{})
+	p := c.NewProxyT(t)
+	cl := connect(t, p.ConnectString(), 2*time.Second)
+
+	p.SetLatency(latency)
+	begin := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, requests)
+	for range requests {
+		wg.Go(func() {
+			_, _, err := cl.Exists("/")
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Serialised delays would take requests*latency.
+	if took := time.Since(begin); took < latency || took > 2*time.Second {
+		t.Fatalf("%d concurrent requests with %v latency took %v, want about %v", requests, latency, took, latency)
+	}
+}
+
+func TestCloseReleasesBlackholedConnections(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	p, err := c.NewProxy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Blackhole()
+	conn, err := net.Dial("tcp", p.Addrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(waitTimeout)); err != nil {
+		t.Fatal(err)
+	}
+	// EOF, or a reset when Close shut the listener before accepting.
+	var ne net.Error
+	if _, err := conn.Read(make([]byte, 1)); err == nil || errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("read from a connection of a closed proxy = %v, want it closed", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
 }
