@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -138,5 +140,42 @@ func TestRestartOnATakenPortFailsFast(t *testing.T) {
 	err = c.Restart(testContext(t), 0)
 	if err == nil || !strings.Contains(err.Error(), "port already in use") {
 		t.Fatalf("Restart on a taken port = %v, want a port-in-use error", err)
+	}
+}
+
+func TestMissingSoftwareIsNamed(t *testing.T) {
+	t.Run("java", func(t *testing.T) {
+		t.Setenv("JAVA_HOME", "")
+		t.Setenv("PATH", t.TempDir())
+		_, err := testenv.Start(t.Context(), testenv.Options{})
+		if !errors.Is(err, testenv.ErrJavaNotFound) || !strings.Contains(err.Error(), "apt-get install") {
+			t.Fatalf("Start without java = %v, want ErrJavaNotFound naming how to install", err)
+		}
+	})
+	t.Run("zookeeper", func(t *testing.T) {
+		t.Setenv("ZOOKEEPER_HOME", t.TempDir())
+		_, err := testenv.Start(t.Context(), testenv.Options{})
+		if !errors.Is(err, testenv.ErrZooKeeperNotFound) || !strings.Contains(err.Error(), "ZOOKEEPER_HOME") {
+			t.Fatalf("Start with an empty ZOOKEEPER_HOME = %v, want ErrZooKeeperNotFound", err)
+		}
+	})
+}
+
+func TestZooKeeperHomeIsUsed(t *testing.T) {
+	const debianJar = "/usr/share/java/zookeeper.jar"
+	if _, err := os.Stat(debianJar); err != nil {
+		t.Skipf("builds a ZOOKEEPER_HOME from Debian's %s: %v", debianJar, err)
+	}
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(debianJar, filepath.Join(home, "lib", "zookeeper-3.8.0.jar")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ZOOKEEPER_HOME", home)
+	c := testenv.New(t, testenv.Options{})
+	if reply, err := c.FourLetterWord(t.Context(), 0, "ruok"); err != nil || reply != "imok" {
+		t.Fatalf("ruok = %q, %v", reply, err)
 	}
 }
