@@ -65,6 +65,8 @@ type demo struct {
 	store   *fencedStore
 	url     string
 	daemons map[string]*daemonProc
+	stopAll context.CancelFunc // ends the store's HTTP server
+	waitAll func() error       // waits for it
 
 	stale    chan storeEvent // rejections, for the demo to report
 	accepted atomic.Int64
@@ -80,8 +82,9 @@ func runDemo(ctx context.Context, out io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("create demo dir: %w", err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	d := &demo{out: out, start: time.Now(), dir: dir, exe: exe, daemons: map[string]*daemonProc{},
-		stale: make(chan storeEvent, 1024)}
+		stale: make(chan storeEvent, 1024), stopAll: cancel, waitAll: func() error { return nil }}
 	defer func() {
 		d.teardown()
 		if err != nil {
@@ -123,10 +126,11 @@ func (d *demo) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	addr, _, err := serveHTTP(ctx, "127.0.0.1:0", d.store.handler(prometheus.NewRegistry()))
+	addr, wait, err := serveHTTP(ctx, "127.0.0.1:0", d.store.handler(prometheus.NewRegistry()))
 	if err != nil {
 		return err
 	}
+	d.waitAll = wait
 	d.url = "http://" + addr.String()
 	d.say("ensemble up at %s; fenced store at %s", zkc.ConnectString(), d.url)
 	for _, m := range demoMembers {
@@ -170,6 +174,8 @@ func (d *demo) teardown() {
 	for _, p := range d.daemons {
 		p.stop(10 * time.Second)
 	}
+	d.stopAll()
+	_ = d.waitAll()
 	if d.sess != nil {
 		d.sess.Close()
 	}

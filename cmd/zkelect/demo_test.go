@@ -23,7 +23,8 @@ func TestDemo(t *testing.T) {
 		"balanced: every shard has a leader",
 		"REJECTED by the store: b's late write to shard",
 		"(409 Conflict)",
-		"rebalanced:",
+		"a and b rebalanced",
+		"rejoined with new tokens; balanced again:",
 		"stale writes rejected",
 	} {
 		if !strings.Contains(out, want) {

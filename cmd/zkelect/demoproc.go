@@ -72,6 +72,9 @@ func (p *daemonProc) pauseTree() ([]int, error) {
 	if err := syscall.Kill(p.pid(), syscall.SIGSTOP); err != nil {
 		return nil, fmt.Errorf("SIGSTOP daemon %s: %w", p.member, err)
 	}
+	if err := waitStopped(p.pid()); err != nil {
+		return []int{p.pid()}, err
+	}
 	pids := []int{p.pid()}
 	for i := 0; i < len(pids); i++ {
 		kids, err := childPIDs(pids[i])
@@ -87,7 +90,24 @@ func (p *daemonProc) pauseTree() ([]int, error) {
 	return pids, nil
 }
 
-// resume sends SIGCONT to the given pids, daemon last, so its children are
+// waitStopped waits (up to 5 s) until the kernel reports pid stopped, so
+// it can fork no more children.
+func waitStopped(pid int) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return fmt.Errorf("read state of pid %d: %w", pid, err)
+		}
+		if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && b[i+2] == 'T' {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fmt.Errorf("pid %d did not stop within 5s", pid)
+}
+
+// resumePIDs sends SIGCONT to the given pids, daemon last, so its children are
 // running again before it can act on anything.
 func resumePIDs(pids []int) {
 	for i := len(pids) - 1; i >= 0; i-- {
