@@ -72,3 +72,27 @@ func (s *Session) dataWatchFired(ev zk.Event) {
 	}
 	delete(s.dataWatch, ev.Path)
 }
+
+// dropWatch stops routing node events of path to k and, when no sink of
+// this session watches path any more, removes the session's armed data
+// watch from the server, so a candidate that leaves while waiting leaves no
+// watch behind. The removal is written under s.mu, so no GetW of another
+// candidate can slip in between the decision and the request.
+func (s *Session) dropWatch(path string, k sessionSink) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.paths[path]; m != nil {
+		delete(m, k)
+		if len(m) > 0 {
+			return
+		}
+		delete(s.paths, path)
+	}
+	st := s.dataWatch[path]
+	if st == nil || !st.armed || st.pending > 0 || !s.connected {
+		return
+	}
+	if s.wire.removeDataWatch(path) {
+		delete(s.dataWatch, path)
+	}
+}

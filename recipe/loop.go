@@ -298,7 +298,7 @@ func (c *Candidate) withdraw() {
 	st.gen++
 	st.step = stepNone
 	if st.pred != "" {
-		c.sess.unwatchPath(st.pred, c)
+		c.sess.dropWatch(st.pred, c)
 		st.pred = ""
 	}
 	if st.mine != "" {

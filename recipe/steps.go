@@ -178,7 +178,7 @@ func (c *Candidate) getMine() {
 	st := &c.st
 	path := c.full(st.mine)
 	if st.pred != "" {
-		c.sess.unwatchPath(st.pred, c)
+		c.sess.dropWatch(st.pred, c)
 		st.pred = ""
 	}
 	c.sess.watchPath(path, c)
@@ -221,7 +221,7 @@ func (c *Candidate) watchPred(path string) {
 	st := &c.st
 	if st.pred != path {
 		if st.pred != "" {
-			c.sess.unwatchPath(st.pred, c)
+			c.sess.dropWatch(st.pred, c)
 		}
 		st.pred = path
 		c.sess.watchPath(path, c)

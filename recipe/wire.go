@@ -58,6 +58,7 @@ type wireTracker struct {
 	sessionID    atomic.Int64
 
 	mu           sync.Mutex
+	current      *wireConn // the connection go-zookeeper uses now
 	refusedSince time.Time // start of a streak of refused handshakes
 	refusals     int
 	forgetNext   bool
@@ -75,8 +76,49 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 		if err != nil {
 			return nil, err
 		}
-		return &wireConn{Conn: c, w: w, bound: b, pending: map[int32]time.Time{}}, nil
+		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]time.Time{}}
+		w.mu.Lock()
+		w.current = wc
+		w.mu.Unlock()
+		return wc, nil
 	}
+}
+
+// Opcode and xid of the removeWatches request the tracker injects; the
+// reply carries the xid back and go-zookeeper ignores it (negative, not a
+// ping or notification).
+const (
+	opRemoveWatches      = 18
+	xidRemoveWatches     int32 = -0x5a5a
+	watcherTypeData      = 2
+	removeWatchesHeadLen = 4 + 4 + 4 + 4 // length, xid, opcode, path length
+)
+
+// removeDataWatch asks the server to drop this session's data watch on
+// path (removeWatches, ZooKeeper 3.5+), which go-zookeeper v1.0.4 cannot
+// send. It reports whether the request was written on an established
+// connection. go-zookeeper keeps its own channel for the watch; it re-sets
+// the watch on its next reconnect, which costs the server one watch until
+// the znode changes.
+func (w *wireTracker) removeDataWatch(path string) bool {
+	w.mu.Lock()
+	c := w.current
+	w.mu.Unlock()
+	if c == nil || !c.established.Load() {
+		return false
+	}
+	frame := make([]byte, removeWatchesHeadLen+len(path)+4)
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	xid := xidRemoveWatches
+	binary.BigEndian.PutUint32(frame[4:], uint32(xid))
+	binary.BigEndian.PutUint32(frame[8:], opRemoveWatches)
+	binary.BigEndian.PutUint32(frame[12:], uint32(len(path)))
+	copy(frame[16:], path)
+	binary.BigEndian.PutUint32(frame[16+len(path):], watcherTypeData)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.Conn.Write(frame)
+	return err == nil
 }
 
 // handshakeBound is how long one server may take to dial and answer the
@@ -166,6 +208,7 @@ type wireConn struct {
 	bound time.Duration
 
 	established atomic.Bool
+	wmu         sync.Mutex // one frame at a time: go-zookeeper's and injected ones
 	wroteFirst  bool
 	connectSent time.Time
 
@@ -197,6 +240,8 @@ func (c *wireConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteD
 
 // Write stamps the frame in b (when it is exactly one) and sends it.
 func (c *wireConn) Write(b []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	now := time.Now()
 	whole := len(b) >= 8 && int(binary.BigEndian.Uint32(b)) == len(b)-4
 	if !c.wroteFirst {
@@ -229,6 +274,16 @@ func forgetSession(b []byte) []byte {
 	clear(body[16:24]) // session id
 	clear(body[28:44]) // password bytes (length stays 16)
 	return out
+}
+
+// Close closes the connection and forgets it as current.
+func (c *wireConn) Close() error {
+	c.w.mu.Lock()
+	if c.w.current == c {
+		c.w.current = nil
+	}
+	c.w.mu.Unlock()
+	return c.Conn.Close()
 }
 
 // Read passes bytes through and parses the frames they carry.
