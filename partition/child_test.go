@@ -1,7 +1,183 @@
 package partition_test
 
-// childEnv, when set, makes the test binary run one member instead of the
-// tests (see TestCrashedMemberFailsOver).
-const childEnv = "PARTITION_TEST_CHILD"
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-func childMain() int { return 2 }
+	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/testenv"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// A member in a child process: the test binary re-executed with childEnv
+// set runs one Manager instead of the tests, and reports its leaderships
+// and writes to the parent's tracker over HTTP.
+const (
+	childEnv       = "PARTITION_TEST_CHILD" // the member id
+	childAddrsEnv  = "PARTITION_TEST_ADDRS"
+	childRootEnv   = "PARTITION_TEST_ROOT"
+	childShardsEnv = "PARTITION_TEST_SHARDS"
+	childGuardEnv  = "PARTITION_TEST_GUARD" // base URL of the tracker
+)
+
+// startChild runs member id in a child process against the tracker served
+// at guardURL.
+func startChild(t *testing.T, id, root string, shards int, guardURL string) *testenv.Process {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("find test binary: %v", err)
+	}
+	p := testenv.StartProcess(t, exe, []string{"-test.run=^$"}, []string{
+		childEnv + "=" + id,
+		childAddrsEnv + "=" + strings.Join(zkc.Addrs(), ","),
+		childRootEnv + "=" + root,
+		childShardsEnv + "=" + strconv.Itoa(shards),
+		childGuardEnv + "=" + guardURL,
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := p.WaitLine(ctx, func(l string) bool { return l == "running" }); err != nil {
+		t.Fatalf("child %s: %v", id, err)
+	}
+	return p
+}
+
+// serve exposes the tracker to child processes; closed at cleanup.
+func (tr *tracker) serve(t *testing.T) string {
+	mux := http.NewServeMux()
+	param := func(r *http.Request) (member, shard string, token zxidfence.Token) {
+		q := r.URL.Query()
+		tok, _ := strconv.ParseUint(q.Get("token"), 10, 64)
+		return q.Get("member"), q.Get("shard"), zxidfence.Token(tok)
+	}
+	mux.HandleFunc("POST /start", func(w http.ResponseWriter, r *http.Request) {
+		m, s, tok := param(r)
+		tr.begin(m, s, tok)
+	})
+	mux.HandleFunc("POST /write", func(w http.ResponseWriter, r *http.Request) {
+		_, s, tok := param(r)
+		tr.write(s, tok)
+	})
+	mux.HandleFunc("POST /stop", func(w http.ResponseWriter, r *http.Request) {
+		m, s, _ := param(r)
+		tr.stopped(m)(s, nil)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// childMain runs one member until SIGTERM (graceful) or SIGKILL (crash).
+func childMain() int {
+	id := os.Getenv(childEnv)
+	n, _ := strconv.Atoi(os.Getenv(childShardsEnv))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	sess, err := recipe.Connect(ctx, strings.Split(os.Getenv(childAddrsEnv), ","), recipe.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		fmt.Println("connect:", err)
+		return 1
+	}
+	defer sess.Close()
+	rt := remoteTracker{base: os.Getenv(childGuardEnv), member: id, client: &http.Client{Timeout: 5 * time.Second}}
+	m, err := partition.NewManager(sess, os.Getenv(childRootEnv), partition.Config{
+		MemberID:         id,
+		Shards:           partition.Range(0, n),
+		OnStartedLeading: rt.started,
+		OnStoppedLeading: rt.stopped,
+	})
+	if err != nil {
+		fmt.Println("new manager:", err)
+		return 1
+	}
+	fmt.Println("running")
+	if err := m.Run(ctx); err != nil {
+		fmt.Println("run:", err)
+		return 1
+	}
+	return 0
+}
+
+// remoteTracker reports to a tracker served by the parent test process.
+type remoteTracker struct {
+	base, member string
+	client       *http.Client
+}
+
+func (rt remoteTracker) post(op, shard string, token zxidfence.Token) {
+	q := url.Values{"member": {rt.member}, "shard": {shard}, "token": {strconv.FormatUint(uint64(token), 10)}}
+	resp, err := rt.client.Post(rt.base+"/"+op+"?"+q.Encode(), "text/plain", nil)
+	if err != nil {
+		fmt.Println("report:", err)
+		return
+	}
+	resp.Body.Close()
+}
+
+func (rt remoteTracker) started(ctx context.Context, shard string, token zxidfence.Token) {
+	rt.post("start", shard, token)
+	tick := time.NewTicker(writeInterval)
+	defer tick.Stop()
+	for {
+		rt.post("write", shard, token)
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (rt remoteTracker) stopped(shard string, _ error) { rt.post("stop", shard, 0) }
+
+// TestCrashedMemberProcessFailsOver kills a member's process (SIGKILL): its
+// shards are led by the others within the session timeout plus a bound,
+// and the guard never accepts a stale write.
+func TestCrashedMemberProcessFailsOver(t *testing.T) {
+	const n = 30
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, n)
+	guardURL := tr.serve(t)
+	a := startMember(t, root, "a", shards, tr)
+	b := startMember(t, root, "b", shards, tr)
+	child := startChild(t, "c", root, n, guardURL)
+	waitFor(t, 30*time.Second, "three members balanced, per ZooKeeper", func() (bool, string) {
+		owners, err := partition.Owners(t.Context(), a.sess, root)
+		if err != nil {
+			return false, err.Error()
+		}
+		lead := map[string]string{}
+		for s, o := range owners {
+			if o.Member != "" {
+				lead[s] = o.Member
+			}
+		}
+		return balanced(shards, lead, 3)
+	})
+	if err := child.Kill(); err != nil {
+		t.Fatalf("kill child: %v", err)
+	}
+	crashed := time.Now()
+	took := waitFor(t, 20*time.Second, "a and b to lead every shard", func() (bool, string) {
+		lead := leaders(t, []*member{a, b})
+		return len(lead) == n, fmt.Sprintf("%d/%d led", len(lead), n)
+	})
+	t.Logf("crash failover: every shard led again %v after SIGKILL (session timeout %v)", took, sessionTimeout)
+	if bound := sessionTimeout + 2*time.Second; took > bound {
+		t.Errorf("failover took %v, more than the session timeout plus 2s (%v)", took, bound)
+	}
+	waitBalanced(t, shards, []*member{a, b}, 20*time.Second)
+	t.Logf("balanced over the two survivors %v after the crash", time.Since(crashed))
+	tr.check(t, false)
+}

@@ -67,10 +67,13 @@ func validateShards(ids []string) error {
 }
 
 // validateRoot checks that root is an absolute, clean znode path other than
-// "/", with valid elements.
+// "/" and outside /zookeeper, with valid elements.
 func validateRoot(root string) error {
 	if root == "" || root[0] != '/' || root == "/" || path.Clean(root) != root {
 		return fmt.Errorf("%w: %q must be an absolute clean path other than \"/\"", ErrInvalidRoot, root)
+	}
+	if root == "/zookeeper" || strings.HasPrefix(root, "/zookeeper/") {
+		return fmt.Errorf("%w: %q is in ZooKeeper's reserved /zookeeper tree", ErrInvalidRoot, root)
 	}
 	for _, el := range strings.Split(root[1:], "/") {
 		if err := ValidateID(el); err != nil {

@@ -1,0 +1,93 @@
+package partition_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkelect/zkelect/partition"
+)
+
+func TestNewManagerRejectsBadConfig(t *testing.T) {
+	sess := connect(t, sessionTimeout)
+	ok := partition.Config{MemberID: "m", Shards: partition.Range(0, 3)}
+	tests := []struct {
+		name  string
+		edit  func(*partition.Config)
+		field string
+	}{
+		{"empty member id", func(c *partition.Config) { c.MemberID = "" }, "MemberID"},
+		{"member id with slash", func(c *partition.Config) { c.MemberID = "a/b" }, "MemberID"},
+		{"member id dot dot", func(c *partition.Config) { c.MemberID = ".." }, "MemberID"},
+		{"empty shard id", func(c *partition.Config) { c.Shards = []string{"a", ""} }, "Shards"},
+		{"shard id slash", func(c *partition.Config) { c.Shards = []string{"a/b"} }, "Shards"},
+		{"shard id dot", func(c *partition.Config) { c.Shards = []string{"."} }, "Shards"},
+		{"shard id dot dot", func(c *partition.Config) { c.Shards = []string{".."} }, "Shards"},
+		{"shard id too long", func(c *partition.Config) { c.Shards = []string{strings.Repeat("x", partition.MaxIDLength+1)} }, "Shards"},
+		{"shard id control char", func(c *partition.Config) { c.Shards = []string{"a\x00b"} }, "Shards"},
+		{"shard id not utf8", func(c *partition.Config) { c.Shards = []string{"\xff"} }, "Shards"},
+		{"duplicate shard", func(c *partition.Config) { c.Shards = []string{"a", "b", "a"} }, "Shards"},
+		{"negative handoff timeout", func(c *partition.Config) { c.HandoffTimeout = -time.Second }, "HandoffTimeout"},
+		{"negative max handoffs", func(c *partition.Config) { c.MaxConcurrentHandoffs = -1 }, "MaxConcurrentHandoffs"},
+		{"max in flight too high", func(c *partition.Config) { c.MaxInFlight = partition.MaxMaxInFlight + 1 }, "MaxInFlight"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := ok
+			tt.edit(&cfg)
+			_, err := partition.NewManager(sess, "/ok", cfg)
+			var ce *partition.ConfigError
+			if !errors.As(err, &ce) || !errors.Is(err, partition.ErrInvalidConfig) || ce.Field != tt.field {
+				t.Fatalf("NewManager: %v, want a *ConfigError for %s", err, tt.field)
+			}
+		})
+	}
+	for _, root := range []string{"", "rel", "/", "/a/", "/a//b", "/a/./b", "/a/../b", "/zookeeper", "/zookeeper/x"} {
+		if _, err := partition.NewManager(sess, root, ok); !errors.Is(err, partition.ErrInvalidRoot) {
+			t.Errorf("NewManager(root %q): %v, want ErrInvalidRoot", root, err)
+		}
+	}
+	if _, err := partition.NewManager(nil, "/ok", ok); !errors.Is(err, partition.ErrNilSession) {
+		t.Errorf("NewManager(nil session): %v, want ErrNilSession", err)
+	}
+	m, err := partition.NewManager(sess, "/ok", ok)
+	if err != nil {
+		t.Fatalf("NewManager(valid): %v", err)
+	}
+	if err := m.SetShards([]string{"x", "x"}); !errors.Is(err, partition.ErrDuplicateShard) || !errors.Is(err, partition.ErrInvalidConfig) {
+		t.Errorf("SetShards(duplicate): %v, want ErrDuplicateShard", err)
+	}
+	if err := m.SetShards([]string{"a/b"}); !errors.Is(err, partition.ErrInvalidShardID) {
+		t.Errorf("SetShards(a/b): %v, want ErrInvalidShardID", err)
+	}
+}
+
+// TestDuplicateMemberRefused: a second live session with the same member
+// id is refused, and never leads anything.
+func TestDuplicateMemberRefused(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 6)
+	first := startMember(t, root, "same", shards, tr)
+	waitBalanced(t, shards, []*member{first}, 20*time.Second)
+
+	sess := connect(t, sessionTimeout)
+	second, err := partition.NewManager(sess, root, partition.Config{
+		MemberID: "same", Shards: shards, OnStartedLeading: tr.started("same-2", 0),
+	})
+	if err != nil {
+		t.Fatalf("NewManager: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := second.Run(ctx); !errors.Is(err, partition.ErrDuplicateMember) {
+		t.Fatalf("Run of a second live member with the same id: %v, want ErrDuplicateMember", err)
+	}
+	if n := tr.startsOf("same-2"); n != 0 || len(second.Leaderships()) != 0 {
+		t.Fatalf("refused member led %d shards", n)
+	}
+	if err := second.Run(ctx); !errors.Is(err, partition.ErrAlreadyRunning) {
+		t.Errorf("second Run: %v, want ErrAlreadyRunning", err)
+	}
+	tr.check(t, true)
+}
