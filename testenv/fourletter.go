@@ -17,6 +17,10 @@ const (
 	// allows longer, so a paused server cannot stall a caller for long.
 	fourLetterTimeout = 2 * time.Second
 
+	// modeTimeout bounds each server's answer when QuorumLeader polls all
+	// of them, so a paused server delays a poll by at most this much.
+	modeTimeout = time.Second
+
 	// pollInterval is how often readiness is re-checked while waiting.
 	pollInterval = 50 * time.Millisecond
 )
@@ -88,6 +92,8 @@ func (c *Cluster) Mode(ctx context.Context, i int) (string, error) {
 func (c *Cluster) modes(ctx context.Context) []string {
 	modes := make([]string, len(c.servers))
 	var wg sync.WaitGroup
+	ctx, cancel := context.WithTimeout(ctx, modeTimeout)
+	defer cancel()
 	for i := range c.servers {
 		wg.Go(func() { modes[i], _ = c.Mode(ctx, i) })
 	}
@@ -97,7 +103,8 @@ func (c *Cluster) modes(ctx context.Context) []string {
 
 // QuorumLeader returns the index of the server that reports itself as the
 // ensemble's leader ("srvr" Mode: leader), or 0 for a standalone server.
-// It returns ErrNoQuorumLeader when none, or more than one, does.
+// Servers are asked concurrently, each given 1 s to answer. It returns
+// ErrNoQuorumLeader when none, or more than one, does.
 func (c *Cluster) QuorumLeader(ctx context.Context) (int, error) {
 	if _, err := c.server(0); err != nil {
 		return -1, err
