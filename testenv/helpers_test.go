@@ -1,6 +1,7 @@
 package testenv_test
 
 import (
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -30,9 +31,15 @@ type client struct {
 // established. The connection is closed in t.Cleanup.
 func connect(t *testing.T, connectString string, timeout time.Duration) *client {
 	t.Helper()
+	return connectVia(t, connectString, timeout, net.DialTimeout)
+}
+
+// connectVia is connect with the given dialer.
+func connectVia(t *testing.T, connectString string, timeout time.Duration, dialer zk.Dialer) *client {
+	t.Helper()
 	c := &client{changed: make(chan struct{})}
 	conn, _, err := zk.Connect(strings.Split(connectString, ","), timeout,
-		zk.WithLogger(quiet{}), zk.WithEventCallback(c.record))
+		zk.WithLogger(quiet{}), zk.WithEventCallback(c.record), zk.WithDialer(dialer))
 	if err != nil {
 		t.Fatalf("connect to %s: %v", connectString, err)
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // Proxy is a TCP proxy between one ZooKeeper client and the servers, one
@@ -116,6 +118,23 @@ func (p *Proxy) Addrs() []string {
 		addrs[i] = l.Addr().String()
 	}
 	return addrs
+}
+
+// Dialer returns a go-zookeeper dialer that routes through the proxy: a
+// dial to a target address (the cluster's server i) connects to the proxy's
+// listener i instead; any other address is dialled directly. Use it with
+// zk.WithDialer when a client must keep the cluster's connect string.
+func (p *Proxy) Dialer() zk.Dialer {
+	route := make(map[string]string, len(p.targets))
+	for i, target := range p.targets {
+		route[target] = p.listeners[i].Addr().String()
+	}
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		if via, ok := route[address]; ok {
+			address = via
+		}
+		return net.DialTimeout(network, address, timeout)
+	}
 }
 
 // Cut closes every connection through the proxy now, both ways: the client

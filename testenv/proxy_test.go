@@ -181,3 +181,15 @@ func TestCloseReleasesBlackholedConnections(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+func TestDialerRoutesThroughTheProxy(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	p := c.NewProxyT(t)
+	cl := connectVia(t, c.ConnectString(), 2*time.Second, p.Dialer())
+	if n := len(p.Sessions()); n != 1 {
+		t.Fatalf("proxy saw %d sessions, want the client's", n)
+	}
+	p.Cut()
+	cl.waitState(t, zk.StateDisconnected)
+	cl.waitState(t, zk.StateHasSession)
+}
