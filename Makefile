@@ -1,11 +1,12 @@
 # zkelect: the two commands a newcomer needs are `make demo` and `make test`.
-# Both first install what is missing (Java and ZooKeeper, PostgreSQL, Curator,
-# docker-compose) from Debian's packages when apt-get is available and we are
-# root or have password-less sudo; otherwise they stop and name what to install.
+# Both first install what is missing (a C compiler for -race, Java and
+# ZooKeeper, PostgreSQL, Curator, docker-compose) from Debian's packages when
+# apt-get is available and we are root or have password-less sudo; otherwise
+# they stop and name what to install.
 
 GO       ?= go
 PKGS     ?= ./...
-DEB_PKGS := default-jre-headless zookeeper libcurator-recipes-java postgresql docker-compose
+DEB_PKGS := gcc default-jre-headless zookeeper libcurator-recipes-java postgresql docker-compose
 
 .PHONY: test deps vet build demo dev
 

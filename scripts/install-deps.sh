@@ -17,6 +17,9 @@ provided() {
 		[ -e /usr/share/java/curator-recipes.jar ] ;;
 	postgresql)
 		compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v initdb >/dev/null ;;
+	gcc | build-essential)
+		# go test -race needs cgo, hence a C compiler.
+		command -v "${CC:-gcc}" >/dev/null || command -v cc >/dev/null ;;
 	docker-compose)
 		command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 ;;
 	*)
@@ -32,7 +35,7 @@ if [ "${#missing[@]}" -eq 0 ]; then
 	exit 0
 fi
 
-hint="install Java 11+ and Apache ZooKeeper (or set ZOOKEEPER_HOME to an unpacked release),
+hint="install a C compiler (for go test -race), Java 11+ and Apache ZooKeeper (or set ZOOKEEPER_HOME to an unpacked release),
   Apache Curator, PostgreSQL and docker-compose; on Debian/Ubuntu: apt-get install ${missing[*]}"
 if ! command -v apt-get >/dev/null; then
 	echo "install-deps: missing: ${missing[*]}; no apt-get here: $hint" >&2
