@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -41,12 +42,22 @@ func LeaderOf(e Elected, gen uint64) Leader {
 // is compared and replaced atomically). A lower fence than the target's is
 // refused. Safe for concurrent use.
 //
+// While it is the only writer of a target, a write costs one multi: the
+// guard remembers the fence and version its last write left in each target
+// (one small entry per target path) and reads the target again only when
+// the multi finds it changed. Deleting a target znode discards its fence
+// (as dropping the row would for the SQL guard): do not delete targets that
+// leaders write.
+//
 // go-zookeeper requests take no context: each method checks ctx before every
 // request it sends, and a request in flight is bounded by the connection's
 // own timeouts.
 type ZooKeeper struct {
 	conn *zk.Conn
 	cfg  config
+
+	mu    sync.Mutex
+	known map[string]targetState // targets this guard wrote last, by path
 }
 
 // errConflict is a multi that lost a race on the target: read and retry.
@@ -58,7 +69,7 @@ func NewZooKeeper(conn *zk.Conn, opts ...Option) (*ZooKeeper, error) {
 	if conn == nil {
 		return nil, errors.New("zxidfence: NewZooKeeper needs a non-nil *zk.Conn")
 	}
-	return &ZooKeeper{conn: conn, cfg: newConfig(opts)}, nil
+	return &ZooKeeper{conn: conn, cfg: newConfig(opts), known: make(map[string]targetState)}, nil
 }
 
 // Write stores data in target for leader l: it creates target (its parent
@@ -93,56 +104,103 @@ func (z *ZooKeeper) write(ctx context.Context, target string, l Leader, data []b
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cur, version, err := z.get(target)
+		cur, cached, err := z.state(target)
 		if err != nil {
 			return err
 		}
-		if err := admit(target, cur, l.Fence); err != nil {
+		if err := admit(target, cur.fence, l.Fence); err != nil {
+			if cached { // confirm against ZooKeeper and report its fence
+				z.forget(target)
+				continue
+			}
 			return err
 		}
-		var op any = &zk.SetDataRequest{Path: target, Data: payload, Version: version}
-		if version < 0 {
-			op = &zk.CreateRequest{Path: target, Data: payload, Acl: z.cfg.acl}
-		}
-		if err := z.multi(target, check, op); !errors.Is(err, errConflict) {
+		next, err := z.multi(target, check, cur.version, payload)
+		switch {
+		case err == nil:
+			z.remember(target, targetState{fence: l.Fence, version: next})
+			return nil
+		case errors.Is(err, errConflict):
+			z.forget(target)
+		default:
 			return err
 		}
 	}
 }
 
-// get reads target's fence and data version; version -1 means target does
-// not exist.
-func (z *ZooKeeper) get(target string) (Fence, int32, error) {
+// targetState is what the guard last knew of a target: its fence and data
+// version (-1: absent).
+type targetState struct {
+	fence   Fence
+	version int32
+}
+
+// state returns target's state from the cache of this guard's last write
+// (cached true) or else read from ZooKeeper. A stale cache only costs a
+// failed multi: fences and versions only go up.
+func (z *ZooKeeper) state(target string) (targetState, bool, error) {
+	z.mu.Lock()
+	st, ok := z.known[target]
+	z.mu.Unlock()
+	if ok {
+		return st, true, nil
+	}
+	st, err := z.get(target)
+	return st, false, err
+}
+
+func (z *ZooKeeper) remember(target string, st targetState) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.known[target] = st
+}
+
+func (z *ZooKeeper) forget(target string) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	delete(z.known, target)
+}
+
+// get reads target's fence and data version.
+func (z *ZooKeeper) get(target string) (targetState, error) {
 	b, st, err := z.conn.Get(target)
 	if errors.Is(err, zk.ErrNoNode) {
-		return Fence{}, -1, nil
+		return targetState{version: -1}, nil
 	}
 	if err != nil {
-		return Fence{}, 0, fmt.Errorf("zxidfence: read %s: %w", target, err)
+		return targetState{}, fmt.Errorf("zxidfence: read %s: %w", target, err)
 	}
 	f, _, err := ParseZnodeData(b)
 	if err != nil {
-		return Fence{}, 0, fmt.Errorf("%s: %w", target, err)
+		return targetState{}, fmt.Errorf("%s: %w", target, err)
 	}
-	return f, st.Version, nil
+	return targetState{fence: f, version: st.Version}, nil
 }
 
-// multi runs check and op as one transaction and classifies a failure: the
-// check failing is ErrNotLeader; op losing a race is errConflict.
-func (z *ZooKeeper) multi(target string, check *zk.CheckVersionRequest, op any) error {
+// multi checks the election znode and creates target (version -1) or sets
+// it at version, as one transaction, and returns target's new version. The
+// check failing is ErrNotLeader; losing a race on target is errConflict.
+func (z *ZooKeeper) multi(target string, check *zk.CheckVersionRequest, version int32, payload []byte) (int32, error) {
+	var op any = &zk.SetDataRequest{Path: target, Data: payload, Version: version}
+	if version < 0 {
+		op = &zk.CreateRequest{Path: target, Data: payload, Acl: z.cfg.acl}
+	}
 	res, err := z.conn.Multi(check, op)
 	if err == nil {
-		return nil
+		if len(res) == 2 && res[1].Stat != nil {
+			return res[1].Stat.Version, nil
+		}
+		return 0, nil // created: version 0
 	}
 	if len(res) == 2 {
 		if res[0].Error != nil {
-			return fmt.Errorf("%w: %s: %w", ErrNotLeader, check.Path, res[0].Error)
+			return 0, fmt.Errorf("%w: %s: %w", ErrNotLeader, check.Path, res[0].Error)
 		}
 		if raced(op, res[1].Error) {
-			return errConflict
+			return 0, errConflict
 		}
 	}
-	return fmt.Errorf("zxidfence: fenced write of %s: %w", target, err)
+	return 0, fmt.Errorf("zxidfence: fenced write of %s: %w", target, err)
 }
 
 // raced reports whether op failed because target changed after it was read:

@@ -157,3 +157,24 @@ func TestZnodeDataLayout(t *testing.T) {
 		}
 	}
 }
+
+func TestZooKeeperWriteByAnotherGuardIsSeen(t *testing.T) {
+	ctx := testContext(t)
+	conn := connectZK(t)
+	dir := freshZnode(t, conn)
+	target := dir + "/resource"
+	a, b := campaign(t, conn, dir), campaign(t, conn, dir)
+	mine, theirs := newZooKeeper(t, conn), newZooKeeper(t, connectZK(t))
+	if err := mine.Write(ctx, target, a, []byte("A1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := theirs.Write(ctx, target, b, []byte("B")); err != nil {
+		t.Fatal(err)
+	}
+	// mine remembers its own write (A's fence); the multi finds the target
+	// changed, re-reads it and refuses.
+	if err := mine.Write(ctx, target, a, []byte("A2")); !errors.Is(err, zxidfence.ErrStaleToken) {
+		t.Fatalf("A's write after another guard wrote B's = %v; want ErrStaleToken", err)
+	}
+	expectZnode(t, mine, target, b.Fence, "B")
+}
