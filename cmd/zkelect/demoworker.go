@@ -41,8 +41,8 @@ as the store refuses its token as stale.`,
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			w := &demoWorker{store: store, shard: shard, token: tok, member: os.Getenv(envParticipantID),
-				client: &http.Client{Timeout: 2 * time.Second}}
+			w := &demoWorker{store: store, shard: shard, member: os.Getenv(envParticipantID),
+				client: newStoreClient(tok)}
 			return w.run(ctx, every)
 		},
 	}
@@ -57,7 +57,6 @@ as the store refuses its token as stale.`,
 // demoWorker writes one shard's value to the store.
 type demoWorker struct {
 	store, shard, member string
-	token                zxidfence.Token
 	client               *http.Client
 }
 
@@ -83,7 +82,7 @@ func (w *demoWorker) run(ctx context.Context, every time.Duration) error {
 // write sends one value; a stale token ends the worker.
 func (w *demoWorker) write(ctx context.Context, what string) error {
 	value := fmt.Sprintf("%s of shard %s by %s", what, w.shard, w.member)
-	err := storeWrite(ctx, w.client, w.store, w.shard, w.member, w.token, value)
+	err := storeWrite(ctx, w.client, w.store, w.shard, w.member, value)
 	switch {
 	case err == nil:
 		return nil

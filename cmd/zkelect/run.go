@@ -128,7 +128,6 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 	if err != nil {
 		return err
 	}
-	log = log.With().Str("election", f.election).Str("participant", f.id).Logger()
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 	sess, err := f.common.connect(ctx, log, nil)
@@ -141,6 +140,7 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 		return fmt.Errorf("election %s: %w", f.election, err)
 	}
 	defer cand.Close()
+	log = log.With().Str("election", f.election).Str("participant", f.id).Logger()
 	r := &runner{flags: f, argv: argv, log: log, cmd: cmd}
 	return r.loop(ctx, cand)
 }
