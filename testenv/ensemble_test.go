@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkelect/zkelect/testenv"
 )
 
@@ -103,4 +104,17 @@ func awaitMode(ctx context.Context, t *testing.T, c *testenv.Cluster, i int, mod
 		case <-tick.C:
 		}
 	}
+}
+
+func TestExpireConnThroughAnotherServerOfTheEnsemble(t *testing.T) {
+	c := testenv.New(t, testenv.Options{Servers: 3})
+	victim := connect(t, c.Addrs()[0], 2*time.Second)
+	observer := connect(t, c.Addrs()[2], 2*time.Second)
+	victim.mustCreate(t, "/expired", zk.FlagEphemeral)
+
+	if err := testenv.ExpireConn(testContext(t), c.Addrs()[1:], victim.Conn); err != nil {
+		t.Fatal(err)
+	}
+	observer.waitDeleted(t, "/expired")
+	victim.waitState(t, zk.StateExpired)
 }
