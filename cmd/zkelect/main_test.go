@@ -53,8 +53,9 @@ func buildAndRun(m *testing.M, dir string) int {
 
 // testChild is the child `zkelect run` starts in these tests. It records
 // its start (with what it found in its environment), waits for SIGTERM,
-// records the stop and exits with $ZKELECT_TEST_CHILD_EXIT (default 0), or
-// exits at once with that status when $ZKELECT_TEST_CHILD_QUIT is set.
+// records the stop and exits with $ZKELECT_TEST_CHILD_EXIT (default 0). With
+// $ZKELECT_TEST_CHILD_QUIT it exits at once with that status; with
+// $ZKELECT_TEST_CHILD_IGNORE_TERM it ignores SIGTERM.
 func testChild(path string) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -64,6 +65,10 @@ func testChild(path string) int {
 		os.Getenv(envElection), os.Getenv(envZnode), fmt.Sprint(os.Getpid()))
 	if os.Getenv("ZKELECT_TEST_CHILD_QUIT") != "" {
 		return code
+	}
+	if os.Getenv("ZKELECT_TEST_CHILD_IGNORE_TERM") != "" {
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Hour) // until SIGKILL
 	}
 	s := <-sigs
 	appendEvent(path, "stop", os.Getenv(envParticipantID), s.String())

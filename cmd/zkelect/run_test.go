@@ -207,6 +207,27 @@ func TestRunForwardsSIGTERMAndExitsWithChildStatus(t *testing.T) {
 	}
 }
 
+func TestRunKillsChildThatIgnoresSIGTERMAfterGrace(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	p := startProc(t, "run", runArgs(t, zkc.ConnectString(), testPath(t), "solo", "--grace", "300ms"),
+		envTestChild+"="+events, "ZKELECT_TEST_CHILD_IGNORE_TERM=1")
+	eventually(t, 20*time.Second, "the child to start", func() bool {
+		return countKind(readEvents(t, events), "start") == 1
+	})
+	childPID, _ := strconv.Atoi(readEvents(t, events)[0].fields[4])
+	start := time.Now()
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 128+int(syscall.SIGKILL) {
+		t.Errorf("run exited %d, want 137 (child killed by SIGKILL)", code)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Errorf("child killed after %s, before the 300ms grace", took)
+	}
+	if processAlive(childPID) {
+		t.Errorf("child %d still alive", childPID)
+	}
+}
+
 func mustUint(t *testing.T, s string) uint64 {
 	t.Helper()
 	n, err := strconv.ParseUint(s, 10, 64)

@@ -123,12 +123,27 @@ func TestShardsDaemonsBalanceServeAndFailOver(t *testing.T) {
 	}
 
 	checkRootStatus(t, root, n, map[string]int{"m1": 4, "m2": 4, "m3": 4})
+	watch := startProc(t, "watch --root", []string{"watch", "--zk", zkc.ConnectString(), "--root", root})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	lines, err := watch.out.waitLines(ctx, n)
+	if err != nil {
+		t.Fatalf("watch --root printed %d lines, want %d: %v", len(lines), n, err)
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, " shard=") || !strings.Contains(l, " leader=m") || !strings.Contains(l, " token=0x") {
+			t.Errorf("watch --root line %q", l)
+		}
+	}
 
 	start := time.Now()
 	ds["m3"].kill()
 	eventually(t, procSessionTimeout+15*time.Second, "m3's shards taken over by m1 and m2", func() bool {
 		return balanced(owners(t, s, root), n, "m1", "m2")
 	})
+	for shard := range ledBy(o, "m3") {
+		watch.waitStdout(ctx, fmt.Sprintf(" shard=%s leader=%s ", shard, owners(t, s, root)[shard].Member))
+	}
 	t.Logf("shards failover after SIGKILL of a daemon: %s (session timeout %s)", time.Since(start), procSessionTimeout)
 
 	start = time.Now()
