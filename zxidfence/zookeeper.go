@@ -78,7 +78,8 @@ func NewZooKeeper(conn *zk.Conn, opts ...Option) (*ZooKeeper, error) {
 // retries when another writer changes target between its read and its
 // multi, until it wins, is refused, or ctx ends.
 //
-// Errors: ErrNotLeader (the election znode is gone or changed),
+// Errors: ErrNotLeader (the election znode is gone or changed; when target
+// already holds a higher fence the error also wraps a *StaleTokenError),
 // *StaleTokenError (ErrStaleToken), *GenerationError, ErrNoToken,
 // ErrInvalidKey (a bad path), ErrNotFenced (target holds foreign data),
 // ctx's error, or ZooKeeper's (wrapped).
@@ -122,10 +123,27 @@ func (z *ZooKeeper) write(ctx context.Context, target string, l Leader, data []b
 			return nil
 		case errors.Is(err, errConflict):
 			z.forget(target)
+		case errors.Is(err, ErrNotLeader):
+			z.forget(target)
+			return z.explainNotLeader(target, l.Fence, err)
 		default:
 			return err
 		}
 	}
+}
+
+// explainNotLeader adds to a deposed writer's ErrNotLeader the
+// *StaleTokenError naming both fences when target already holds a higher
+// one (a newer leader has written), so that the rejection says who won.
+func (z *ZooKeeper) explainNotLeader(target string, f Fence, notLeader error) error {
+	cur, err := z.get(target)
+	if err != nil {
+		return notLeader
+	}
+	if stale := admit(target, cur.fence, f); stale != nil {
+		return fmt.Errorf("%w; %w", notLeader, stale)
+	}
+	return notLeader
 }
 
 // targetState is what the guard last knew of a target: its fence and data

@@ -178,3 +178,28 @@ func TestZooKeeperWriteByAnotherGuardIsSeen(t *testing.T) {
 	}
 	expectZnode(t, mine, target, b.Fence, "B")
 }
+
+func TestZooKeeperDeposedLeaderRejectionNamesTheNewLeader(t *testing.T) {
+	ctx := testContext(t)
+	conn := connectZK(t)
+	dir := freshZnode(t, conn)
+	target := dir + "/resource"
+	a, b := campaign(t, conn, dir), campaign(t, conn, dir)
+	z := newZooKeeper(t, conn)
+	if err := z.Write(ctx, target, a, []byte("A")); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Delete(a.Znode, -1); err != nil { // A is deposed
+		t.Fatal(err)
+	}
+	if err := newZooKeeper(t, conn).Write(ctx, target, b, []byte("B")); err != nil {
+		t.Fatal(err)
+	}
+	// A's guard still remembers A's own write, so its multi runs and the
+	// check of A's election znode fails inside ZooKeeper.
+	err := z.Write(ctx, target, a, []byte("A again"))
+	var stale *zxidfence.StaleTokenError
+	if !errors.Is(err, zxidfence.ErrNotLeader) || !errors.As(err, &stale) || stale.Highest != b.Fence || stale.Presented != a.Fence {
+		t.Fatalf("deposed A's write = %v; want ErrNotLeader and a *StaleTokenError naming %s and %s", err, a.Fence, b.Fence)
+	}
+}
