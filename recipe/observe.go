@@ -253,11 +253,16 @@ func transient(err error) bool {
 		!errors.Is(err, ErrInvalidPath) && !errors.Is(err, ErrNilSession)
 }
 
-// stop ends the observer's routing of session and watch events.
+// stop ends the observer's routing of session and watch events and removes
+// its data watch from the server unless another user of the session shares
+// it.
 func (o *observer) stop() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.stopped = true
+	for p := range o.routed {
+		o.s.dropWatch(p, o)
+	}
 	o.s.unsubscribe(o)
 }
 
@@ -272,7 +277,7 @@ func (o *observer) route(keep ...string) {
 	}
 	for p := range o.routed {
 		if !slices.Contains(keep, p) {
-			o.s.unwatchPath(p, o)
+			o.s.dropWatch(p, o)
 			delete(o.routed, p)
 		}
 	}

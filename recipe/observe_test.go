@@ -112,7 +112,7 @@ func TestParticipantsInElectionOrderAcrossConventions(t *testing.T) {
 	ctx := t.Context()
 
 	// Not a candidate: no sequence suffix. Must be ignored.
-	if _, err := raw.Create(path+"/config", []byte("x"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := raw.Create(path+"/config", []byte("x"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -290,4 +290,37 @@ func TestObserveClosesWhenContextDone(t *testing.T) {
 	case <-time.After(obsWait):
 		t.Fatalf("channel not closed within %v of cancel", obsWait)
 	}
+}
+
+func TestObserveReportsLostContactThenTheNewLeader(t *testing.T) {
+	proxy := zkc.NewProxyT(t)
+	s := obsSession(t, proxy.ConnectString())
+	raw := obsRaw(t, zkc.ConnectString())
+	path := obsPath(t, raw)
+	ch := recipe.Observe(t.Context(), s, path)
+	expectLeader(t, ch, "")
+	a := obsJoin(t, raw, path, "n_", "a")
+	expectLeader(t, ch, a)
+
+	// Cut off, the observer cannot know the leader: it says so, instead of
+	// repeating a leader that may be gone (and here is).
+	proxy.Blackhole()
+	for {
+		obs := nextObservation(t, ch, "lost contact")
+		if errors.Is(obs.Err, recipe.ErrSuspended) || errors.Is(obs.Err, recipe.ErrSessionExpired) {
+			if obs.HasLeader {
+				t.Fatalf("observation %+v names a leader while cut off", obs)
+			}
+			break
+		}
+		if obs.Err == nil {
+			t.Fatalf("observed %+v while the connection was blackholed", obs)
+		}
+	}
+	b := obsJoin(t, raw, path, "n_", "b")
+	if err := raw.Delete(a, -1); err != nil {
+		t.Fatal(err)
+	}
+	proxy.Heal()
+	expectLeader(t, ch, b)
 }
