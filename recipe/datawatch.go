@@ -2,82 +2,62 @@ package recipe
 
 import "github.com/go-zookeeper/zk"
 
-// go-zookeeper keeps one channel per GetW call until the watch fires, and
-// ZooKeeper offers no way (in this client) to remove a watch. A candidate
-// that leaves while watching its predecessor leaves that watch armed; the
-// next candidate to watch the same predecessor would add another channel,
-// and so on without bound. So the session remembers which paths already have
-// an armed data watch and candidates read those with a plain getData: each
-// path holds at most one armed watch per reconnect, and all of them fire
-// (and are forgotten) when the znode changes or goes.
+// Data watches are set by the session itself, not by go-zookeeper's GetW.
+//
+// go-zookeeper keeps one channel per successful GetW until the watch fires
+// and cannot remove a watch. A candidate that leaves while waiting would
+// leave its watch on the predecessor, and every later watcher of the same
+// znode would add a channel, without bound. Instead, to read a znode with a
+// watch the session writes its own getData(watch=true) request on the wire
+// and then reads the znode with go-zookeeper's plain Get: the server answers
+// both in order on one connection, so if the Get finds the znode, the watch
+// is set. The server sends the watch's event like any other; go-zookeeper
+// passes it to the session's callback (holding no channel for it), which
+// routes it to the sinks of the path. When the last sink of a path leaves,
+// the session writes removeWatches, so nothing stays on the server.
+//
+// The server keeps watches per connection: after a reconnect they are gone
+// (go-zookeeper re-sets only its own). Every user re-reads after a
+// reconnect anyway (watches may have fired unseen), which re-arms them.
 
-// dataWatchState tracks one path's data watch.
-type dataWatchState struct {
-	armed   bool // a GetW succeeded and its watch has not fired since
-	pending int  // GetW calls in flight
-	fired   bool // an event came while calls were in flight
+// readWatched reads path with getData and leaves a data watch on it.
+func (s *Session) readWatched(conn *zk.Conn, path string) ([]byte, *zk.Stat, error) {
+	s.armDataWatch(path)
+	return conn.Get(path)
 }
 
-// needDataWatch reports whether the caller must read path with GetW (true)
-// or may read it with Get because a watch is armed (false). After a GetW the
-// caller must call dataWatchDone.
+// armDataWatch writes getData(path, watch=true) on the current connection
+// and remembers that the path may hold a watch.
+func (s *Session) armDataWatch(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wire.inject(getDataWatchFrame(path)) {
+		s.dataWatch[path] = true
+	}
+}
+
+// needDataWatch is the older form of readWatched for callers that read
+// with go-zookeeper themselves: it arms the watch and returns false, meaning
+// "now read with a plain Get".
 func (s *Session) needDataWatch(path string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.dataWatch[path]
-	if st != nil && st.armed {
-		return false
-	}
-	if st == nil {
-		st = &dataWatchState{}
-		s.dataWatch[path] = st
-	}
-	st.pending++
-	return true
+	s.armDataWatch(path)
+	return false
 }
 
-// dataWatchDone records the outcome of a GetW on path.
-func (s *Session) dataWatchDone(path string, armed bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.dataWatch[path]
-	if st == nil { // forgotten by a disconnect or expiry meanwhile
-		return
-	}
-	st.pending--
-	if armed && !st.fired {
-		st.armed = true
-	}
-	if st.pending <= 0 {
-		st.pending, st.fired = 0, false
-		if !st.armed {
-			delete(s.dataWatch, path)
-		}
-	}
-}
+// dataWatchDone is kept for callers of needDataWatch; nothing to record.
+func (s *Session) dataWatchDone(string, bool) {}
 
-// dataWatchFired forgets the armed watch of the event's path (s.mu held).
+// dataWatchFired forgets the watch of the event's path (s.mu held).
 func (s *Session) dataWatchFired(ev zk.Event) {
-	if ev.Type != zk.EventNodeDeleted && ev.Type != zk.EventNodeDataChanged {
-		return
+	if ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNodeDataChanged {
+		delete(s.dataWatch, ev.Path)
 	}
-	st := s.dataWatch[ev.Path]
-	if st == nil {
-		return
-	}
-	st.armed = false
-	if st.pending > 0 {
-		st.fired = true
-		return
-	}
-	delete(s.dataWatch, ev.Path)
 }
 
 // dropWatch stops routing node events of path to k and, when no sink of
-// this session watches path any more, removes the session's armed data
-// watch from the server, so a candidate that leaves while waiting leaves no
-// watch behind. The removal is written under s.mu, so no GetW of another
-// candidate can slip in between the decision and the request.
+// this session watches path any more, removes the session's data watch from
+// the server. The removal is written under s.mu, after which a new reader
+// of the path (who registers with watchPath first) re-arms it.
 func (s *Session) dropWatch(path string, k sessionSink) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -88,11 +68,8 @@ func (s *Session) dropWatch(path string, k sessionSink) {
 		}
 		delete(s.paths, path)
 	}
-	st := s.dataWatch[path]
-	if st == nil || !st.armed || st.pending > 0 || !s.connected {
-		return
+	if s.dataWatch[path] && s.connected { // a watch that was not set gets NOWATCHER: harmless
+		s.wire.inject(removeWatchesFrame(path))
 	}
-	if s.wire.removeDataWatch(path) {
-		delete(s.dataWatch, path)
-	}
+	delete(s.dataWatch, path)
 }

@@ -153,23 +153,14 @@ func (c *Candidate) adoptOp(gen uint64, names []string) func(*zk.Conn) any {
 	}
 }
 
-// getDataOp reads path with a data watch, unless the session already holds
-// an armed one for it (then a plain read: see datawatch.go).
+// getDataOp reads path and leaves a data watch on it (see datawatch.go).
 func (c *Candidate) getDataOp(path string) func(*zk.Conn) (*zk.Stat, error) {
 	return func(conn *zk.Conn) (*zk.Stat, error) {
 		var stat *zk.Stat
-		if !c.sess.needDataWatch(path) {
-			err := c.timed("get_data", func() (err error) {
-				_, stat, err = conn.Get(path)
-				return err
-			})
-			return stat, err
-		}
-		err := c.timed("get_data_watch", func() (err error) {
-			_, stat, _, err = conn.GetW(path)
+		err := c.timed("get_data", func() (err error) {
+			_, stat, err = c.sess.readWatched(conn, path)
 			return err
 		})
-		c.sess.dataWatchDone(path, err == nil)
 		return stat, err
 	}
 }

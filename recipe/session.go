@@ -41,7 +41,7 @@ type Session struct {
 	closed    bool
 	sinks     map[sessionSink]struct{}
 	paths     map[string]map[sessionSink]struct{}
-	dataWatch map[string]*dataWatchState
+	dataWatch map[string]bool // paths that may hold a data watch set by readWatched
 }
 
 // sessionSink receives session and node events. Both methods are called from
@@ -89,7 +89,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 		done:        make(chan struct{}),
 		sinks:       map[sessionSink]struct{}{},
 		paths:       map[string]map[sessionSink]struct{}{},
-		dataWatch:   map[string]*dataWatchState{},
+		dataWatch:   map[string]bool{},
 	}
 	conn, events, err := zk.Connect(servers, cfg.timeout,
 		zk.WithDialer(s.wire.dialer(cfg.dialer)),
@@ -311,7 +311,7 @@ func (s *Session) disconnected0() {
 		return
 	}
 	s.connected = false
-	clear(s.dataWatch) // re-setting watches after a reconnect is best effort
+	clear(s.dataWatch) // the server drops a connection's watches
 	s.metrics.setSessionState("disconnected")
 	s.log.Warn().Int64("session_id", s.id).Str("reason", "connection_lost").Msg("session disconnected")
 	s.broadcast(sessionEvent{kind: sessDisconnected, id: s.id})

@@ -84,37 +84,53 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 	}
 }
 
-// Opcode and xid of the removeWatches request the tracker injects; the
-// reply carries the xid back and go-zookeeper ignores it (negative, not a
-// ping or notification).
+// Requests the session writes on the wire itself, which go-zookeeper
+// v1.0.4 cannot send (removeWatches) or must not see (a getData that sets a
+// watch for which go-zookeeper already holds a channel). Their replies carry
+// a negative xid that go-zookeeper ignores (not a ping or notification).
 const (
-	opRemoveWatches      = 18
-	xidRemoveWatches     int32 = -0x5a5a
-	watcherTypeData      = 2
-	removeWatchesHeadLen = 4 + 4 + 4 + 4 // length, xid, opcode, path length
+	opGetData          = 4
+	opRemoveWatches    = 18
+	xidInjected        = -0x5a5a
+	watcherTypeData    = 2
+	injectedHeaderSize = 4 + 4 + 4 + 4 // length, xid, opcode, path length
 )
 
-// removeDataWatch asks the server to drop this session's data watch on
-// path (removeWatches, ZooKeeper 3.5+), which go-zookeeper v1.0.4 cannot
-// send. It reports whether the request was written on an established
-// connection. go-zookeeper keeps its own channel for the watch; it re-sets
-// the watch on its next reconnect, which costs the server one watch until
-// the znode changes.
-func (w *wireTracker) removeDataWatch(path string) bool {
+// removeWatchesFrame encodes removeWatches(path, data watches).
+func removeWatchesFrame(path string) []byte {
+	f := requestFrame(opRemoveWatches, path, 4)
+	binary.BigEndian.PutUint32(f[len(f)-4:], watcherTypeData)
+	return f
+}
+
+// getDataWatchFrame encodes getData(path, watch=true).
+func getDataWatchFrame(path string) []byte {
+	f := requestFrame(opGetData, path, 1)
+	f[len(f)-1] = 1
+	return f
+}
+
+// requestFrame encodes a request with a path and tail more bytes.
+func requestFrame(op int32, path string, tail int) []byte {
+	f := make([]byte, injectedHeaderSize+len(path)+tail)
+	xid := int32(xidInjected)
+	binary.BigEndian.PutUint32(f, uint32(len(f)-4))
+	binary.BigEndian.PutUint32(f[4:], uint32(xid))
+	binary.BigEndian.PutUint32(f[8:], uint32(op))
+	binary.BigEndian.PutUint32(f[12:], uint32(len(path)))
+	copy(f[16:], path)
+	return f
+}
+
+// inject writes frame on the current established connection, between
+// go-zookeeper's own frames. It reports whether it was written.
+func (w *wireTracker) inject(frame []byte) bool {
 	w.mu.Lock()
 	c := w.current
 	w.mu.Unlock()
 	if c == nil || !c.established.Load() {
 		return false
 	}
-	frame := make([]byte, removeWatchesHeadLen+len(path)+4)
-	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	xid := xidRemoveWatches
-	binary.BigEndian.PutUint32(frame[4:], uint32(xid))
-	binary.BigEndian.PutUint32(frame[8:], opRemoveWatches)
-	binary.BigEndian.PutUint32(frame[12:], uint32(len(path)))
-	copy(frame[16:], path)
-	binary.BigEndian.PutUint32(frame[16+len(path):], watcherTypeData)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	_, err := c.Conn.Write(frame)
