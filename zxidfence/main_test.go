@@ -24,6 +24,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(envChild) == "paused-leader" {
+		os.Exit(pausedLeaderChild()) // this process plays leader A
+	}
 	os.Exit(run(m))
 }
 
@@ -59,15 +62,18 @@ func sqlGuards(t testing.TB, opts ...zxidfence.Option) map[string]*zxidfence.SQL
 	}
 }
 
-func openSQLite(t testing.TB) *sql.DB {
-	dsn := "file:" + filepath.Join(t.TempDir(), "fence.db") + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(wal)&_txlock=immediate"
-	return openDB(t, "sqlite", dsn)
+func openSQLite(t testing.TB) *sql.DB { return openDB(t, "sqlite", sqliteDSN(t)) }
+
+// sqliteDSN names a new database file for the test, with a busy timeout so
+// that concurrent writers (and processes) wait for each other.
+func sqliteDSN(t testing.TB) string {
+	return "file:" + filepath.Join(t.TempDir(), "fence.db") + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(wal)&_txlock=immediate"
 }
 
 func openPostgres(t testing.TB) *sql.DB { return openDB(t, "pgx", pgDSN) }
 
 func openDB(t testing.TB, driver, dsn string) *sql.DB {
-	db, err := sql.Open(driver, dsn)
+	db, err := sqlOpen(driver, dsn)
 	if err != nil {
 		t.Fatalf("open %s: %v", driver, err)
 	}
@@ -90,3 +96,5 @@ func newSQLGuard(t testing.TB, db *sql.DB, d zxidfence.Dialect, opts ...zxidfenc
 	}
 	return g
 }
+
+func sqlOpen(driver, dsn string) (*sql.DB, error) { return sql.Open(driver, dsn) }
