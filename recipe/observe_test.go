@@ -324,3 +324,39 @@ func TestObserveReportsLostContactThenTheNewLeader(t *testing.T) {
 	proxy.Heal()
 	expectLeader(t, ch, b)
 }
+
+// TestObserveHoldsOneWatch: an observer holds a single watch, on the
+// leader's znode (a child watch on the path only while there is no leader),
+// followers joining do not add any, and it leaves none behind.
+func TestObserveHoldsOneWatch(t *testing.T) {
+	s := obsSession(t, zkc.ConnectString())
+	raw := obsRaw(t, zkc.ConnectString())
+	path := obsPath(t, raw)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ch := recipe.Observe(ctx, s, path)
+	expectLeader(t, ch, "")
+	watching := func(children int, data ...string) {
+		t.Helper()
+		await(t, fmt.Sprintf("observer watches %v and %d child watch", data, children), func() string {
+			got := serverWatches(t.Context(), t, zkc, path)[s.ID()]
+			if c := childWatchCount(t.Context(), t, zkc); !slices.Equal(got, data) || c != children {
+				return fmt.Sprintf("observer session has data watches %v, server has %d child watches", got, c)
+			}
+			return ""
+		})
+	}
+	watching(1)
+
+	a := obsJoin(t, raw, path, "n_", "a")
+	expectLeader(t, ch, a)
+	for i := range 5 {
+		obsJoin(t, raw, path, "n_", fmt.Sprintf("f%d", i))
+	}
+	watching(0, a)
+
+	cancel()
+	for range ch {
+	}
+	watching(0)
+}

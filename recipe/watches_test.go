@@ -22,8 +22,9 @@ import (
 // These tests read the server's watch table (four-letter words wchc and
 // mntr) to prove the recipe sets no more watches than it needs.
 
-// serverWatches returns, per session id, the paths under prefix that the
-// session watches, from the server's "wchc" reply:
+// serverWatches returns, per session id, the paths under prefix (all paths
+// for "") on which the session holds a data or exists watch, from the
+// server's "wchc" reply (which leaves child watches out):
 //
 //	0x100000c27970000
 //		/election/_c_…-latch-0000000001
@@ -53,6 +54,18 @@ func serverWatches(ctx context.Context, t *testing.T, c *testenv.Cluster, prefix
 		slices.Sort(ps)
 	}
 	return out
+}
+
+// childWatchCount returns how many child watches the server holds, in all
+// sessions: "wchc" lists only data and exists watches, "mntr"'s
+// zk_watch_count counts both kinds.
+func childWatchCount(ctx context.Context, t *testing.T, c *testenv.Cluster) int {
+	t.Helper()
+	data := 0
+	for _, ps := range serverWatches(ctx, t, c, "") {
+		data += len(ps)
+	}
+	return int(mntrValue(ctx, t, c, "zk_watch_count")) - data
 }
 
 // mntrValue returns one numeric line of the server's "mntr" reply.
@@ -201,7 +214,8 @@ func TestNoHerdEffectOnePredecessorWatchEach(t *testing.T) {
 	leader := cands[ps[0].ID].awaitWin(t)
 
 	// Every candidate's session watches exactly one znode: its predecessor,
-	// or its own for the leader. Nothing watches the election path itself.
+	// or its own for the leader. No child watch exists (on the election path
+	// or anywhere else).
 	want := map[int64][]string{}
 	for i, p := range ps {
 		watched := p.Znode
@@ -214,6 +228,9 @@ func TestNoHerdEffectOnePredecessorWatchEach(t *testing.T) {
 		got := serverWatches(ctx, t, zkc, path)
 		if !reflect.DeepEqual(got, want) {
 			return fmt.Sprintf("server watches %v, want %v", got, want)
+		}
+		if c := childWatchCount(ctx, t, zkc); c != 0 {
+			return fmt.Sprintf("server holds %d child watches", c)
 		}
 		return ""
 	})
@@ -293,6 +310,9 @@ func checkWatchBound(ctx context.Context, t *testing.T, s *recipe.Session, path 
 	got := serverWatches(ctx, t, zkc, path)[s.ID()]
 	if len(got) > live || slices.Contains(got, path) {
 		t.Fatalf("server holds %d watches for %d candidates (parent watched: %v)", len(got), live, slices.Contains(got, path))
+	}
+	if c := childWatchCount(ctx, t, zkc); c != 0 {
+		t.Fatalf("server holds %d child watches", c)
 	}
 	// A round trip on the connection delivers every notification the
 	// server sent before it, so fired watches are gone from the client.
