@@ -1,6 +1,7 @@
 package testenv_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -8,14 +9,19 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/zkelect/zkelect/testenv"
 )
 
 // helperEnv makes the test binary act as a child process for process tests.
 const helperEnv = "TESTENV_HELPER_PROCESS"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "1" {
+	switch os.Getenv(helperEnv) {
+	case "1":
 		os.Exit(helperProcess())
+	case "cluster":
+		os.Exit(helperCluster())
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -29,4 +35,16 @@ func helperProcess() int {
 	<-term
 	fmt.Println("terminated")
 	return 3
+}
+
+// helperCluster starts a standalone server, reports its pid and directory
+// and waits to be killed.
+func helperCluster() int {
+	c, err := testenv.Start(context.Background(), testenv.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Printf("server pid=%d dir=%s\n", c.PID(0), c.Dir())
+	select {}
 }

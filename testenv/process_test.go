@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/zkelect/zkelect/testenv"
 )
@@ -76,4 +77,46 @@ func TestProcessSignalAndOutput(t *testing.T) {
 	if out := p.Output(); !strings.Contains(out, "to stderr") {
 		t.Fatalf("Output() = %q, want stderr captured too", out)
 	}
+}
+
+// TestServersDieWithTheirTestProcess kills (SIGKILL) a process that started
+// a server without closing it, and expects the kernel to kill the server.
+func TestServersDieWithTheirTestProcess(t *testing.T) {
+	ctx := testContext(t)
+	p := testenv.StartProcess(t, os.Args[0], []string{"-test.run=^$"}, []string{helperEnv + "=cluster"})
+	line, err := p.WaitLine(ctx, func(l string) bool { return strings.HasPrefix(l, "server pid=") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	var dir string
+	if _, err := fmt.Sscanf(line, "server pid=%d dir=%s", &pid, &dir); err != nil {
+		t.Fatalf("parse %q: %v", line, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !gone(pid) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("server pid %d outlived the killed process that started it", pid)
+		case <-tick.C:
+		}
+	}
+}
+
+// gone reports whether pid has exited (a zombie counts).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	return strings.HasPrefix(strings.TrimSpace(s[strings.LastIndexByte(s, ')')+1:]), "Z")
 }
