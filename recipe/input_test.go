@@ -1,0 +1,137 @@
+package recipe_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkelect/zkelect/recipe"
+)
+
+func TestBadInputIsATypedError(t *testing.T) {
+	s := session(t, zkc.ConnectString())
+	for _, p := range []string{"", "relative/path", "/", "/a/", "/a//b", "/a/./b", "/a/../b", "/zookeeper", "/zookeeper/quota", "/a\x00b"} {
+		_, err := recipe.NewCandidate(s, p)
+		var pe *recipe.PathError
+		if !errors.Is(err, recipe.ErrInvalidPath) || !errors.As(err, &pe) || pe.Reason == "" {
+			t.Errorf("path %q: %v, want a *PathError naming the problem", p, err)
+		}
+	}
+	if _, err := recipe.NewCandidate(nil, "/ok"); !errors.Is(err, recipe.ErrNilSession) {
+		t.Errorf("nil session: %v", err)
+	}
+	if _, err := recipe.NewCandidate(s, "/ok", recipe.WithConnectionLossPolicy(recipe.TolerateSuspend(s.Timeout()))); !errors.Is(err, recipe.ErrInvalidOption) {
+		t.Errorf("margin = session timeout: %v", err)
+	}
+	if _, err := recipe.NewCandidate(s, "/ok", recipe.WithConnectionLossPolicy(recipe.TolerateSuspend(0))); !errors.Is(err, recipe.ErrInvalidOption) {
+		t.Errorf("zero margin: %v", err)
+	}
+	if _, err := recipe.Connect(context.Background(), nil); !errors.Is(err, recipe.ErrInvalidOption) {
+		t.Errorf("no servers: %v", err)
+	}
+	if _, err := recipe.Connect(context.Background(), []string{zkc.ConnectString()}, recipe.WithSessionTimeout(0)); !errors.Is(err, recipe.ErrSessionTimeout) {
+		t.Errorf("zero session timeout: %v", err)
+	}
+}
+
+func TestSessionTimeoutTheServerCannotHonour(t *testing.T) {
+	// The server grants 2..20 ticks (100ms here): 30s is out of reach.
+	_, err := recipe.Connect(context.Background(), strings.Split(zkc.ConnectString(), ","),
+		recipe.WithSessionTimeout(30*time.Second), recipe.WithExactSessionTimeout())
+	var ste *recipe.SessionTimeoutError
+	if !errors.As(err, &ste) || !errors.Is(err, recipe.ErrSessionTimeout) {
+		t.Fatalf("got %v, want a *SessionTimeoutError", err)
+	}
+	if ste.Negotiated != 20*zkc.TickTime() {
+		t.Fatalf("negotiated %v, want 20 ticks", ste.Negotiated)
+	}
+	// Without the option the session uses what the server granted.
+	s := session(t, zkc.ConnectString(), recipe.WithSessionTimeout(30*time.Second))
+	if s.Timeout() != 20*zkc.TickTime() {
+		t.Fatalf("Timeout() = %v, want the negotiated %v", s.Timeout(), 20*zkc.TickTime())
+	}
+}
+
+func TestUnreachableEnsembleFailsWithinConnectTimeout(t *testing.T) {
+	// A port nobody listens on, and a server that accepts but never answers.
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := closed.Addr().String()
+	closed.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	for name, addr := range map[string]string{"closed port": deadAddr, "silent server": silent.Addr().String()} {
+		start := time.Now()
+		_, err := recipe.Connect(context.Background(), []string{addr}, recipe.WithConnectTimeout(700*time.Millisecond),
+			recipe.WithSessionTimeout(time.Second))
+		took := time.Since(start)
+		if !errors.Is(err, recipe.ErrUnreachable) {
+			t.Errorf("%s: %v, want ErrUnreachable", name, err)
+		}
+		if took > 3*time.Second {
+			t.Errorf("%s: took %v with a 700ms connect timeout", name, took)
+		}
+	}
+}
+
+func TestACLDeniedIsATypedError(t *testing.T) {
+	path := electionPath(t)
+	raw := rawConn(t, zkc.ConnectString())
+	if err := raw.AddAuth("digest", []byte("owner:pw")); err != nil {
+		t.Fatal(err)
+	}
+	ensurePath(t, raw, path[:strings.LastIndexByte(path, '/')])
+	if _, err := raw.Create(path, nil, 0, zk.DigestACL(zk.PermAll, "owner", "pw")); err != nil {
+		t.Fatal(err)
+	}
+	s := session(t, zkc.ConnectString())
+	c := candidate(t, s, path)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_, err := c.Campaign(ctx)
+	if !errors.Is(err, recipe.ErrACLDenied) || !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("campaign under a foreign ACL: %v, want ErrACLDenied", err)
+	}
+}
+
+func TestDigestACLProtectsCandidateZnodes(t *testing.T) {
+	path := electionPath(t)
+	acl := append(zk.DigestACL(zk.PermAll, "alice", "secret"), zk.WorldACL(zk.PermRead)...)
+	s := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	c := candidate(t, s, path, recipe.WithACL(acl))
+	l := lead(t, c)
+	raw := rawConn(t, zkc.ConnectString())
+	if err := raw.Delete(l.Znode(), -1); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("delete by an unauthenticated client: %v, want ErrNoAuth", err)
+	}
+	if !l.Leading() {
+		t.Fatalf("leadership ended: %v", l.Err())
+	}
+	if kids := children(t, raw, path); len(kids) != 1 {
+		t.Fatalf("children %v", kids)
+	}
+}

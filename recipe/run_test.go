@@ -1,0 +1,86 @@
+package recipe_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+func TestRunCampaignsAgainAfterLoss(t *testing.T) {
+	path := electionPath(t)
+	raw := rawConn(t, zkc.ConnectString())
+	s := session(t, zkc.ConnectString())
+	c := candidate(t, s, path)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	terms := make(chan zxidfence.Token)
+	stale := make(chan string, 4)
+	done := make(chan error, 1)
+	go func() {
+		done <- recipe.Run(ctx, c, func(ctx context.Context, token zxidfence.Token) error {
+			terms <- token
+			<-ctx.Done()
+			// When the term ended because leadership did (not because Run's
+			// context did), the candidate may lead again already (a new
+			// term, with a new token), never still in this one.
+			if l := c.Leadership(); l != nil && l.Token() == token && !errors.Is(context.Cause(ctx), context.Canceled) {
+				stale <- fmt.Sprintf("candidate still reports the ended term %v: leading=%v err=%v cause=%v", token, l.Leading(), l.Err(), context.Cause(ctx))
+			}
+			return nil
+		})
+	}()
+	var prev zxidfence.Token
+	for i := 0; i < 3; i++ {
+		var tok zxidfence.Token
+		select {
+		case tok = <-terms:
+		case err := <-done:
+			t.Fatalf("Run returned: %v", err)
+		}
+		if tok <= prev {
+			t.Fatalf("term %d token %v after %v", i, tok, prev)
+		}
+		prev = tok
+		// Someone deletes the leader's znode: the term ends, Run campaigns again.
+		kids := children(t, raw, path)
+		if len(kids) != 1 {
+			t.Fatalf("children %v", kids)
+		}
+		if err := raw.Delete(path+"/"+kids[0], -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-terms
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
+	}
+	select {
+	case msg := <-stale:
+		t.Fatal(msg)
+	default:
+	}
+	if kids := children(t, raw, path); len(kids) != 0 {
+		t.Fatalf("znodes left after Run returned: %v", kids)
+	}
+}
+
+func TestRunReturnsFunctionErrorAfterResigning(t *testing.T) {
+	path := electionPath(t)
+	raw := rawConn(t, zkc.ConnectString())
+	s := session(t, zkc.ConnectString())
+	c := candidate(t, s, path)
+	boom := errors.New("boom")
+	err := recipe.Run(context.Background(), c, func(context.Context, zxidfence.Token) error { return boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("Run returned %v, want boom", err)
+	}
+	if kids := children(t, raw, path); len(kids) != 0 {
+		t.Fatalf("znodes left: %v", kids)
+	}
+}
