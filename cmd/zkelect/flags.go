@@ -35,16 +35,20 @@ type commonFlags struct {
 	logFormat      string
 }
 
-// register adds the shared flags to fs. The --zk default comes from
-// $ZKELECT_ZK.
-func (f *commonFlags) register(fs *pflag.FlagSet) {
+// register adds the shared flags to fs with log level info. The --zk
+// default comes from $ZKELECT_ZK.
+func (f *commonFlags) register(fs *pflag.FlagSet) { f.registerWithLevel(fs, "info") }
+
+// registerWithLevel adds the shared flags to fs with the given default log
+// level: tools that print results (status, watch) log only errors.
+func (f *commonFlags) registerWithLevel(fs *pflag.FlagSet, level string) {
 	fs.StringVar(&f.zk, "zk", os.Getenv(envZK),
 		"ZooKeeper ensemble, comma-separated host:port list (default $"+envZK+")")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", defaultSessionTimeout,
 		"requested ZooKeeper session timeout; the server may negotiate another")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout,
 		"give up if no session is established within this time")
-	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.logLevel, "log-level", level, "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
 }
 
@@ -103,7 +107,7 @@ func (f *commonFlags) logger(w io.Writer) (zerolog.Logger, error) {
 	switch f.logFormat {
 	case "json":
 	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000", NoColor: !isTerminal(w)}
 	default:
 		return zerolog.Nop(), fmt.Errorf("invalid --log-format %q: use console or json", f.logFormat)
 	}
@@ -166,4 +170,15 @@ func checkZNodePath(flag, p string) error {
 		return bad("/zookeeper is reserved")
 	}
 	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal) and
+// $NO_COLOR is unset: only then are logs colored.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -6,9 +6,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
+
+	"github.com/rs/zerolog"
 )
 
 func main() {
+	// Log timestamps to the millisecond; failovers take a few seconds.
+	zerolog.TimeFieldFormat = time.RFC3339Nano
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "zkelect:", err)
 		os.Exit(exitCode(err))

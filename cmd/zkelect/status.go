@@ -27,7 +27,7 @@ type targetFlags struct {
 }
 
 func (f *targetFlags) register(cmd *cobra.Command, outputs string) {
-	f.common.register(cmd.Flags())
+	f.common.registerWithLevel(cmd.Flags(), "error")
 	fs := cmd.Flags()
 	fs.StringVar(&f.election, "election", "", "election path (a zkelect, Curator LeaderLatch or kazoo election)")
 	fs.StringVar(&f.root, "root", "", "partition root of a shards deployment")
