@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// small is a configuration that exercises every scenario in seconds.
+func small(t *testing.T, scenarios ...string) Config {
+	return Config{
+		Scenarios: scenarios, RawTrials: 5, RawCreates: 200, InFlight: 16,
+		ResignTrials: 5, CrashTrials: 2, HerdCandidates: 10, HerdTrials: 2,
+		Shards: []int{50}, Members: 3, Logf: t.Logf,
+	}
+}
+
+func TestRunRawFloors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, small(t, ScenarioRaw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 3 {
+		t.Fatalf("got %d results, want 3: %+v", len(rep.Results), rep.Results)
+	}
+	for _, r := range rep.Results[:2] {
+		if r.Dist == nil || r.Dist.N != 5 || r.Dist.P50 <= 0 || r.Dist.Max < r.Dist.P99 {
+			t.Errorf("%s: bad distribution %+v", r.Scenario, r.Dist)
+		}
+	}
+	if tp := rep.Results[2]; tp.Value <= 0 || tp.Unit != "creates/s" {
+		t.Errorf("throughput row %+v", tp)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "raw/create throughput") {
+		t.Errorf("table lacks the throughput row:\n%s", buf.String())
+	}
+	if _, err := json.Marshal(rep); err != nil {
+		t.Fatalf("report does not marshal: %v", err)
+	}
+	t.Logf("\n%s", buf.String())
+}
+
+func TestRunRejectsUnknownScenario(t *testing.T) {
+	_, err := Run(context.Background(), Config{Scenarios: []string{"nope"}})
+	if !errors.Is(err, ErrUnknownScenario) {
+		t.Fatalf("err = %v, want ErrUnknownScenario", err)
+	}
+}
+
+func TestNewDist(t *testing.T) {
+	var s []time.Duration
+	for i := 1; i <= 100; i++ {
+		s = append(s, time.Duration(i)*time.Millisecond)
+	}
+	d := NewDist(s)
+	if d.N != 100 || d.P50 != 50*time.Millisecond || d.P99 != 99*time.Millisecond || d.Max != 100*time.Millisecond {
+		t.Fatalf("dist = %+v", d)
+	}
+	if (NewDist(nil) != Dist{}) {
+		t.Fatal("empty sample must give the zero Dist")
+	}
+}
+
+func TestRunFailover(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, small(t, ScenarioFailover))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Result{}
+	for _, r := range rep.Results {
+		byName[r.Scenario] = r
+	}
+	resign, crash := byName["failover/resign"], byName["failover/crash"]
+	if resign.Dist == nil || resign.Dist.N != 5 || crash.Dist == nil || crash.Dist.N != 2 {
+		t.Fatalf("failover rows: %+v", rep.Results)
+	}
+	// A crashed leader's session must expire before anyone else leads.
+	if crash.Dist.P50 < rep.SessionTimeout/2 {
+		t.Errorf("failover after crash p50 %s is shorter than half the session timeout %s", crash.Dist.P50, rep.SessionTimeout)
+	}
+	var buf bytes.Buffer
+	_ = rep.WriteTable(&buf)
+	t.Logf("\n%s", buf.String())
+}

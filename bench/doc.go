@@ -1,0 +1,20 @@
+// Package bench measures zkelect against the floor ZooKeeper itself sets, on
+// a local ensemble: the scenarios behind `zkelect bench`.
+//
+// Every scenario runs on one testenv ensemble, and each figure is printed
+// beside the raw operation that bounds it from below, measured in the same
+// run on the same servers:
+//
+//   - raw floors: a delete seen through another session's data watch, a
+//     create round trip, and one session's ephemeral sequential creates per
+//     second with many requests in flight;
+//   - failover after a resign and after a crash (the leader's connection
+//     silenced until its session expires), p50/p99/max over many trials;
+//   - the herd check: watch notifications a failover delivers with 100
+//     candidates (the recipe's promise is 1);
+//   - cold start of 3 partition members over 1,000 and 10,000 shards, moves
+//     when a member joins and leaves, and heap bytes and goroutines per shard.
+//
+// Run starts the ensemble, runs the selected scenarios and returns a Report,
+// which prints as a table (WriteTable) and marshals to JSON.
+package bench

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/testenv"
+)
+
+// Machine describes the host a report was measured on.
+type Machine struct {
+	CPU  string `json:"cpu"`
+	CPUs int    `json:"cpus"`
+	OS   string `json:"os"`
+	Go   string `json:"go"`
+}
+
+// ThisMachine reads the CPU model from /proc/cpuinfo (where present).
+func ThisMachine() Machine {
+	m := Machine{CPU: "unknown", CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return m
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			m.CPU = strings.TrimSpace(v)
+			break
+		}
+	}
+	return m
+}
+
+// env is what every scenario runs on: the ensemble and the session timeout
+// candidates ask for.
+type env struct {
+	cluster        *testenv.Cluster
+	sessionTimeout time.Duration
+	logf           func(format string, args ...any)
+	raw            *floors // measured once, by the first scenario that needs them
+}
+
+// quietLogger silences go-zookeeper's connection chatter.
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
+
+// rawConn opens a plain go-zookeeper connection to every server and waits
+// until it has a session, bounded by ctx.
+func (e *env) rawConn(ctx context.Context) (*zk.Conn, error) {
+	ready := make(chan struct{})
+	var once sync.Once
+	onEvent := func(ev zk.Event) {
+		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
+			once.Do(func() { close(ready) })
+		}
+	}
+	conn, _, err := zk.Connect(e.cluster.Addrs(), e.sessionTimeout,
+		zk.WithLogger(quietLogger{}), zk.WithEventCallback(onEvent))
+	if err != nil {
+		return nil, fmt.Errorf("bench: connect: %w", err)
+	}
+	select {
+	case <-ready:
+		return conn, nil
+	case <-ctx.Done():
+		conn.Close()
+		return nil, fmt.Errorf("bench: waiting for a session: %w", ctx.Err())
+	}
+}
+
+// session opens a recipe session on servers (the cluster's when nil).
+func (e *env) session(ctx context.Context, servers []string) (*recipe.Session, error) {
+	if servers == nil {
+		servers = e.cluster.Addrs()
+	}
+	s, err := recipe.Connect(ctx, servers, recipe.WithSessionTimeout(e.sessionTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("bench: recipe session: %w", err)
+	}
+	return s, nil
+}
+
+// ensurePath creates path and its parents as persistent znodes.
+func ensurePath(conn *zk.Conn, path string) error {
+	cur := ""
+	for _, part := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		cur += "/" + part
+		_, err := conn.Create(cur, nil, 0, zk.WorldACL(zk.PermAll))
+		if err != nil && err != zk.ErrNodeExists {
+			return fmt.Errorf("bench: create %s: %w", cur, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// acquireLimit bounds the wait for any one failover in a trial.
+const acquireLimit = 30 * time.Second
+
+func (e *env) runFailover(ctx context.Context, cfg Config, rep *Report) error {
+	f, err := e.floors(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	resign, err := e.failoverResign(ctx, cfg.ResignTrials)
+	if err != nil {
+		return err
+	}
+	crash, err := e.failoverCrash(ctx, cfg.CrashTrials)
+	if err != nil {
+		return err
+	}
+	rep.Results = append(rep.Results,
+		Result{Scenario: "failover/resign", Dist: &resign,
+			Floor: fmt.Sprintf("delete→watch p50 %s + create p50 %s", ms(f.notify.P50), ms(f.create.P50)),
+			Note:  "leader resigns; time until the next Campaign returns"},
+		Result{Scenario: "failover/crash", Dist: &crash,
+			Floor: fmt.Sprintf("session timeout %s + delete→watch p50 %s", e.sessionTimeout, ms(f.notify.P50)),
+			Note:  "leader's connection silenced (a crash); time until the next leads"},
+	)
+	return nil
+}
+
+// failoverResign measures the time from a leader's Resign to the next
+// candidate's Campaign returning, over two candidates taking turns.
+func (e *env) failoverResign(ctx context.Context, trials int) (Dist, error) {
+	el, err := e.newElection(ctx, "/bench/failover-resign", 2, false)
+	if err != nil {
+		return Dist{}, err
+	}
+	defer el.close()
+	cur, err := el.next(ctx, acquireLimit, "at start")
+	if err != nil {
+		return Dist{}, err
+	}
+	samples := make([]time.Duration, 0, trials)
+	for range trials {
+		if err := e.awaitParticipants(ctx, cur.c.sess, el.path, 2); err != nil {
+			return Dist{}, err
+		}
+		start := time.Now()
+		if err := cur.c.resign(ctx, cur.l); err != nil {
+			return Dist{}, err
+		}
+		next, err := el.next(ctx, acquireLimit, "after resign")
+		if err != nil {
+			return Dist{}, err
+		}
+		if next.c == cur.c {
+			return Dist{}, fmt.Errorf("bench: %s led again right after resigning", cur.c.name)
+		}
+		samples = append(samples, next.at.Sub(start))
+		cur = next
+	}
+	return NewDist(samples), nil
+}
+
+// failoverCrash measures the time from silencing the leader's connection
+// (its proxy blackholed: to the servers, a crashed process) to the next
+// candidate leading, which needs the silent session to expire.
+func (e *env) failoverCrash(ctx context.Context, trials int) (Dist, error) {
+	el, err := e.newElection(ctx, "/bench/failover-crash", 2, true)
+	if err != nil {
+		return Dist{}, err
+	}
+	defer el.close()
+	cur, err := el.next(ctx, acquireLimit, "at start")
+	if err != nil {
+		return Dist{}, err
+	}
+	samples := make([]time.Duration, 0, trials)
+	for range trials {
+		if err := e.awaitParticipants(ctx, cur.c.sess, el.path, 2); err != nil {
+			return Dist{}, err
+		}
+		start := time.Now()
+		cur.c.proxy.Blackhole()
+		next, err := el.next(ctx, acquireLimit, "after crash")
+		cur.c.proxy.Heal()
+		if err != nil {
+			return Dist{}, err
+		}
+		if next.c == cur.c {
+			return Dist{}, fmt.Errorf("bench: silenced %s led again", cur.c.name)
+		}
+		samples = append(samples, next.at.Sub(start))
+		cur = next
+	}
+	return NewDist(samples), nil
+}
+
+// awaitParticipants waits until the election at path has n candidates, as
+// seen through sess: the previous leader is back in line before a trial.
+func (e *env) awaitParticipants(ctx context.Context, sess *recipe.Session, path string, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, acquireLimit)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ps, err := recipe.Participants(ctx, sess, path)
+		if err == nil && len(ps) >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("bench: waiting for %d candidates in %s (have %d, last error %v): %w",
+				n, path, len(ps), err, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zkelect/zkelect/testenv"
+)
+
+// Scenario names accepted in Config.Scenarios.
+const (
+	ScenarioRaw      = "raw"      // raw floors: notify, create round trip, create throughput
+	ScenarioFailover = "failover" // failover after resign and after crash
+	ScenarioHerd     = "herd"     // notifications per failover with many candidates
+	ScenarioShards   = "shards"   // cold start, join/leave moves, memory per shard
+)
+
+// AllScenarios lists every scenario in the order Run runs them.
+var AllScenarios = []string{ScenarioRaw, ScenarioFailover, ScenarioHerd, ScenarioShards}
+
+// ErrUnknownScenario reports a scenario name Run does not know.
+var ErrUnknownScenario = errors.New("bench: unknown scenario")
+
+// Config selects scenarios and sizes. Zero fields take the documented
+// defaults (DefaultConfig).
+type Config struct {
+	// Scenarios to run, from AllScenarios; empty runs all.
+	Scenarios []string `json:"scenarios"`
+	// Servers in the ensemble (default 3) and their tickTime (default
+	// 100ms).
+	Servers  int           `json:"servers"`
+	TickTime time.Duration `json:"tick_time_ns"`
+	// SessionTimeout candidates request (default 1s); it bounds the
+	// failover after a crash.
+	SessionTimeout time.Duration `json:"session_timeout_ns"`
+	// RawTrials for the notify and create round-trip floors (default 200);
+	// RawCreates and InFlight for the create throughput (default 10000,
+	// 128).
+	RawTrials  int `json:"raw_trials"`
+	RawCreates int `json:"raw_creates"`
+	InFlight   int `json:"in_flight"`
+	// ResignTrials and CrashTrials: failovers measured (default 200, 20).
+	ResignTrials int `json:"resign_trials"`
+	CrashTrials  int `json:"crash_trials"`
+	// HerdCandidates each on its own session (default 100), HerdTrials
+	// failovers (default 5).
+	HerdCandidates int `json:"herd_candidates"`
+	HerdTrials     int `json:"herd_trials"`
+	// Shards lists the shard counts for the cold start (default 1000 and
+	// 10000); Members is how many members start together (default 3).
+	// Moves and memory are measured at the largest count.
+	Shards  []int `json:"shards"`
+	Members int   `json:"members"`
+	// Logf receives progress lines; optional.
+	Logf func(format string, args ...any) `json:"-"`
+}
+
+// DefaultConfig returns the defaults `zkelect bench` runs with.
+func DefaultConfig() Config {
+	return Config{
+		Scenarios: slices.Clone(AllScenarios), Servers: 3, TickTime: 100 * time.Millisecond,
+		SessionTimeout: time.Second, RawTrials: 200, RawCreates: 10000, InFlight: 128,
+		ResignTrials: 200, CrashTrials: 20, HerdCandidates: 100, HerdTrials: 5,
+		Shards: []int{1000, 10000}, Members: 3,
+	}
+}
+
+// withDefaults fills zero fields from DefaultConfig and validates names.
+func (c Config) withDefaults() (Config, error) {
+	d := DefaultConfig()
+	if len(c.Scenarios) == 0 {
+		c.Scenarios = d.Scenarios
+	}
+	for _, s := range c.Scenarios {
+		if !slices.Contains(AllScenarios, s) {
+			return c, fmt.Errorf("%w %q (known: %s)", ErrUnknownScenario, s, strings.Join(AllScenarios, ", "))
+		}
+	}
+	def := func(v *int, dv int) {
+		if *v <= 0 {
+			*v = dv
+		}
+	}
+	def(&c.Servers, d.Servers)
+	def(&c.RawTrials, d.RawTrials)
+	def(&c.RawCreates, d.RawCreates)
+	def(&c.InFlight, d.InFlight)
+	def(&c.ResignTrials, d.ResignTrials)
+	def(&c.CrashTrials, d.CrashTrials)
+	def(&c.HerdCandidates, d.HerdCandidates)
+	def(&c.HerdTrials, d.HerdTrials)
+	def(&c.Members, d.Members)
+	if c.TickTime <= 0 {
+		c.TickTime = d.TickTime
+	}
+	if c.SessionTimeout <= 0 {
+		c.SessionTimeout = d.SessionTimeout
+	}
+	if len(c.Shards) == 0 {
+		c.Shards = d.Shards
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	return c, nil
+}
+
+// Run starts a local ensemble, runs the selected scenarios and returns their
+// results. ctx bounds the whole run. It returns ErrUnknownScenario for a bad
+// name, testenv's errors when the ensemble cannot start, or the first
+// scenario's error.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	begin := time.Now()
+	cluster, err := testenv.Start(ctx, testenv.Options{Servers: cfg.Servers, TickTime: cfg.TickTime})
+	if err != nil {
+		return nil, fmt.Errorf("bench: start ensemble: %w", err)
+	}
+	defer cluster.Close()
+	e := &env{cluster: cluster, sessionTimeout: cfg.SessionTimeout, logf: cfg.Logf}
+	rep := &Report{Machine: ThisMachine(), Config: cfg, SessionTimeout: cfg.SessionTimeout}
+	steps := map[string]func(context.Context, Config, *Report) error{
+		ScenarioRaw: e.runRaw, ScenarioFailover: e.runFailover,
+		ScenarioHerd: e.runHerd, ScenarioShards: e.runShards,
+	}
+	for _, name := range AllScenarios {
+		if !slices.Contains(cfg.Scenarios, name) {
+			continue
+		}
+		cfg.Logf("bench: %s", name)
+		if err := steps[name](ctx, cfg, rep); err != nil {
+			return nil, fmt.Errorf("bench: scenario %s: %w", name, err)
+		}
+	}
+	rep.Elapsed = time.Since(begin)
+	return rep, nil
+}
+
+// floors are the raw measurements other rows are compared with; they are
+// measured once per run, by whichever scenario needs them first.
+type floors struct {
+	notify, create *Dist
+	throughput     float64
+}
+
+func (e *env) runRaw(ctx context.Context, cfg Config, rep *Report) error {
+	f, err := e.floors(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	rep.Results = append(rep.Results,
+		Result{Scenario: "raw/delete→watch", Dist: f.notify, Note: "delete on one session, data watch fires on another"},
+		Result{Scenario: "raw/create round trip", Dist: f.create, Note: "one ephemeral sequential create"},
+		Result{Scenario: "raw/create throughput", Value: f.throughput, Unit: "creates/s",
+			Note: fmt.Sprintf("one session, %d in flight, %d creates", cfg.InFlight, cfg.RawCreates)},
+	)
+	return nil
+}
+
+// floors measures the raw floors once per env.
+func (e *env) floors(ctx context.Context, cfg Config) (*floors, error) {
+	if e.raw != nil {
+		return e.raw, nil
+	}
+	notify, err := e.rawNotify(ctx, cfg.RawTrials)
+	if err != nil {
+		return nil, err
+	}
+	create, err := e.rawCreate(ctx, cfg.RawTrials)
+	if err != nil {
+		return nil, err
+	}
+	tp, err := e.rawThroughput(ctx, cfg.RawCreates, cfg.InFlight)
+	if err != nil {
+		return nil, err
+	}
+	e.raw = &floors{notify: &notify, create: &create, throughput: tp}
+	return e.raw, nil
+}
