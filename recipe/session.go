@@ -196,6 +196,14 @@ func (s *Session) Registerer() prometheus.Registerer { return s.cfg.reg }
 // Done returns a channel closed when Close is called.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
+// Connected reports whether the session is connected and established now
+// (go-zookeeper's StateHasSession). It is advice: the connection may drop
+// right after.
+func (s *Session) Connected() bool {
+	_, ok := s.usable()
+	return ok
+}
+
 // usable reports whether the session is connected and established, and
 // its id.
 func (s *Session) usable() (int64, bool) {
