@@ -29,6 +29,7 @@ type shardsFlags struct {
 	listen         string
 	grace          time.Duration
 	handoffTimeout time.Duration
+	restartGrace   time.Duration
 	maxHandoffs    int
 }
 
@@ -70,6 +71,8 @@ the first balance) and /v1/leaderships (JSON) on --listen.`,
 	fs.DurationVar(&f.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when stopping a shard's child")
 	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", 15*time.Second, "how long a handoff waits for a shard's work to stop")
 	fs.IntVar(&f.maxHandoffs, "max-handoffs", 8, "balancing handoffs in flight at once")
+	fs.DurationVar(&f.restartGrace, "restart-grace", 0,
+		"how long a departed member's shards stay reserved for it (0: twice the session timeout; negative: none)")
 	return cmd
 }
 
@@ -171,6 +174,7 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 		},
 		HandoffTimeout:        f.handoffTimeout,
 		MaxConcurrentHandoffs: f.maxHandoffs,
+		RestartGrace:          f.restartGrace,
 		Logger:                log,
 		Metrics:               reg,
 	})
@@ -184,6 +188,10 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	addr, waitHTTP, err := serveHTTP(hctx, f.listen, newDaemonMux(reg, ready, work))
 	if err != nil {
 		return err
+	}
+	if f.exec != "" && f.handoffTimeout <= f.grace {
+		log.Warn().Dur("grace", f.grace).Dur("handoff_timeout", f.handoffTimeout).
+			Msg("--handoff-timeout is not above --grace: a handoff may resign before a slow child has stopped")
 	}
 	log.Info().Stringer("listen", addr).Int("shards", len(shards)).Msg("shards daemon started")
 	runErr := mgr.Run(ctx)

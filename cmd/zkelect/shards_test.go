@@ -215,3 +215,18 @@ func checkRootStatus(t *testing.T, root string, n int, counts map[string]int) {
 		}
 	}
 }
+
+func TestShardsRefusesDuplicateMember(t *testing.T) {
+	root := testPath(t)
+	startDaemon(t, root, "twin", 2)
+	p := startProc(t, "second twin", []string{"shards", "--zk", zkc.ConnectString(), "--root", root,
+		"--member", "twin", "--shards", "2", "--listen", "127.0.0.1:0"})
+	if code := p.wait(20 * time.Second); code != 1 {
+		t.Fatalf("second daemon with the same member id exited %d, want 1", code)
+	}
+	lines := strings.Split(strings.TrimRight(p.err.String(), "\n"), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "zkelect: ") || !strings.Contains(last, "already registered") {
+		t.Errorf("last stderr line %q: want the duplicate member named", last)
+	}
+}
