@@ -197,6 +197,9 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	runErr := mgr.Run(ctx)
 	hcancel()
 	httpErr := waitHTTP()
+	if errors.Is(runErr, partition.ErrDuplicateMember) {
+		return fmt.Errorf("%w (pick another --member, or wait for the old process's session to expire)", runErr)
+	}
 	if runErr != nil && ctx.Err() == nil {
 		return fmt.Errorf("partition manager: %w", runErr)
 	}
