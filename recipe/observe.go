@@ -105,8 +105,11 @@ func Participants(ctx context.Context, s *Session, path string) ([]Participant, 
 // are reported and retried with backoff.
 //
 // The channel is closed when ctx is done, or after reporting an error that
-// cannot heal (invalid path, nil session, ErrSessionClosed). A slow reader
-// delays the next observation but never makes Observe skip the latest state.
+// cannot heal (invalid path, nil session, ErrSessionClosed); the data watch
+// is then removed from the server (a child or exists watch, which this
+// client cannot remove, stays until the path's children change). A slow
+// reader delays the next observation but never makes Observe skip the
+// latest state.
 func Observe(ctx context.Context, s *Session, path string) <-chan Observation {
 	ch := make(chan Observation, 1)
 	if err := checkElection(s, path); err != nil {
@@ -332,14 +335,10 @@ func (o *observer) watchLeader() (readResult, error) {
 	}
 }
 
-// watchData reads znode p with a data watch routed to the observer, sharing
-// the session's armed watch when there is one (see datawatch.go).
+// watchData reads znode p and leaves a data watch on it, routed to the
+// observer; the session sets it on the wire and removes it when its last
+// user leaves (see datawatch.go).
 func (o *observer) watchData(conn *zk.Conn, p string) ([]byte, *zk.Stat, error) {
 	o.route(p)
-	if !o.s.needDataWatch(p) {
-		return conn.Get(p)
-	}
-	data, st, _, err := conn.GetW(p)
-	o.s.dataWatchDone(p, err == nil)
-	return data, st, err
+	return o.s.readWatched(conn, p)
 }
