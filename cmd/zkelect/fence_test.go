@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+func TestFenceAcceptGenerationAdmitsRebuiltEnsembleOnZooKeeper(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := testSession(t)
+	dir := testPath(t)
+	if err := fenceCreatePath(s.Conn(), dir); err != nil {
+		t.Fatal(err)
+	}
+	target := dir + "/ledger"
+	g, err := zxidfence.NewZooKeeper(s.Conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := zxidfence.Leader{Znode: dir, Version: -1, Fence: zxidfence.At(zxidfence.NewToken(5, 100))}
+	if err := g.Write(ctx, target, old, []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, "fence accept-generation", []string{"fence", "accept-generation", "--zk", zkc.ConnectString(),
+		"--target", target, "--generation", "1", "--reason", "rebuilt after disk loss"})
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("accept-generation exited %d: %s", code, p.err.String())
+	}
+	if out := p.out.String(); !strings.Contains(out, "generation 1 accepted (was generation 0, token 0x500000064 (5:100))") {
+		t.Fatalf("stdout %q does not report the change", out)
+	}
+	if log := p.err.String(); !strings.Contains(log, "fencing generation accepted") || !strings.Contains(log, "rebuilt after disk loss") {
+		t.Fatalf("stderr %q does not log the change with its reason", log)
+	}
+	if err := g.Write(ctx, target, old, nil); !errors.Is(err, zxidfence.ErrStaleToken) {
+		t.Fatalf("old generation's leader after the change: %v; want ErrStaleToken", err)
+	}
+	show := startProc(t, "fence show", []string{"fence", "show", "--zk", zkc.ConnectString(), "--target", target})
+	if code := show.wait(30 * time.Second); code != 0 || !strings.Contains(show.out.String(), "generation 1, token 0x0 (0:0)") {
+		t.Fatalf("fence show exited %d: %q %q", code, show.out.String(), show.err.String())
+	}
+}
+
+func TestFenceAcceptGenerationOnSQLite(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dsn := "file:" + filepath.Join(t.TempDir(), "app.db") + "?_pragma=busy_timeout(10000)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	g, err := zxidfence.NewSQL(db, zxidfence.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Write(ctx, "shard-3", zxidfence.At(77), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, "fence accept-generation", []string{"fence", "accept-generation", "--sql", "sqlite", "--dsn", dsn,
+		"--key", "shard-3", "--generation", "2", "--reason", "INC-42"})
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("accept-generation exited %d: %s", code, p.err.String())
+	}
+	if h, err := g.Highest(ctx, "shard-3"); err != nil || h != (zxidfence.Fence{Generation: 2}) {
+		t.Fatalf("Highest after accept-generation = %s, %v; want generation 2", h, err)
+	}
+}
+
+func TestFenceAcceptGenerationRefusesBadInput(t *testing.T) {
+	for name, args := range map[string][]string{
+		"no reason":     {"--target", "/x", "--generation", "1"},
+		"no generation": {"--target", "/x", "--reason", "r"},
+		"no resource":   {"--generation", "1", "--reason", "r"},
+		"bad dialect":   {"--sql", "oracle", "--dsn", "x", "--key", "k", "--generation", "1", "--reason", "r"},
+		"sql no key":    {"--sql", "sqlite", "--dsn", "file:x", "--generation", "1", "--reason", "r"},
+	} {
+		p := startProc(t, "fence accept-generation", append([]string{"fence", "accept-generation"}, args...))
+		if code := p.wait(30 * time.Second); code == 0 || !strings.Contains(p.err.String(), "--") {
+			t.Errorf("%s: exit %d, stderr %q; want a non-zero exit naming the flag", name, code, p.err.String())
+		}
+	}
+}
+
+// fenceCreatePath creates p and its ancestors as persistent znodes.
+func fenceCreatePath(conn *zk.Conn, p string) error {
+	parts := strings.Split(p[1:], "/")
+	for i := range parts {
+		q := "/" + strings.Join(parts[:i+1], "/")
+		if _, err := conn.Create(q, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
