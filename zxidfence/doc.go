@@ -49,7 +49,9 @@
 // Operators configure the writers with the next generation and admit it at
 // each resource with the guard's AcceptGeneration(ctx, key, gen, reason),
 // which is logged at warn level with its reason and counted in
-// zkelect_fence_generation_changes_total. Until then writes of the new
+// zkelect_fence_generation_changes_total; the command
+// `zkelect fence accept-generation` does it for a ZooKeeper target or a SQL
+// guard's row. Until then writes of the new
 // generation are refused with ErrUnknownGeneration; after it, writers of the
 // old generation are stale. A guard never resets by itself.
 //
