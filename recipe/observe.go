@@ -59,7 +59,9 @@ const (
 // Leader returns the current leader of the election at path: the candidate
 // with the lowest sequence number (see naming.go for the order). It returns
 // an error wrapping ErrNoLeader when the election has no candidate or the
-// path does not exist. It blocks until ZooKeeper answers or ctx is done.
+// path does not exist. It blocks until ZooKeeper answers (across a
+// reconnect) or ctx is done. Other errors: ErrNilSession, ErrInvalidPath,
+// ErrSessionClosed, ErrACLDenied (wrapped), ctx's error.
 func Leader(ctx context.Context, s *Session, path string) (Participant, error) {
 	if err := checkElection(s, path); err != nil {
 		return Participant{}, err
@@ -68,7 +70,7 @@ func Leader(ctx context.Context, s *Session, path string) (Participant, error) {
 		return readLeader(s.Conn(), path)
 	})
 	if err != nil {
-		return Participant{}, err
+		return Participant{}, sessionErr(s, err)
 	}
 	if !r.ok {
 		return Participant{}, fmt.Errorf("election %s: %w", path, ErrNoLeader)
@@ -79,15 +81,30 @@ func Leader(ctx context.Context, s *Session, path string) (Participant, error) {
 // Participants returns every candidate of the election at path in election
 // order, the leader first (with Leader set). A missing path or an election
 // without candidates gives an empty slice. Children whose names carry no
-// sequence suffix are not candidates and are left out. It blocks until
-// ZooKeeper answers or ctx is done.
+// sequence suffix are not candidates and are left out. It blocks as Leader
+// does and returns the same errors, except ErrNoLeader.
 func Participants(ctx context.Context, s *Session, path string) ([]Participant, error) {
 	if err := checkElection(s, path); err != nil {
 		return nil, err
 	}
-	return callCtx(ctx, func() ([]Participant, error) {
+	ps, err := callCtx(ctx, func() ([]Participant, error) {
 		return readParticipants(s.Conn(), path)
 	})
+	return ps, sessionErr(s, err)
+}
+
+// sessionErr marks err with ErrSessionClosed when the session was closed,
+// which is then why the read failed.
+func sessionErr(s *Session, err error) error {
+	if err == nil || errors.Is(err, ErrSessionClosed) {
+		return err
+	}
+	select {
+	case <-s.Done():
+		return fmt.Errorf("%w: %w", ErrSessionClosed, err)
+	default:
+		return err
+	}
 }
 
 // Observe reports the leader of the election at path each time it changes,
@@ -128,7 +145,15 @@ func checkElection(s *Session, path string) error {
 	if s == nil {
 		return ErrNilSession
 	}
-	return validatePath(path)
+	if err := validatePath(path); err != nil {
+		return err
+	}
+	select {
+	case <-s.Done():
+		return fmt.Errorf("election %s: %w", path, ErrSessionClosed)
+	default:
+		return nil
+	}
 }
 
 // observer is the state of one Observe call. It is a sessionSink: session

@@ -360,3 +360,27 @@ func TestObserveHoldsOneWatch(t *testing.T) {
 	}
 	watching(0)
 }
+
+func TestObserveEndsWhenSessionCloses(t *testing.T) {
+	s := obsSession(t, zkc.ConnectString())
+	raw := obsRaw(t, zkc.ConnectString())
+	path := obsPath(t, raw)
+	ch := recipe.Observe(t.Context(), s, path)
+	expectLeader(t, ch, "")
+	if err := s.Close(); err != nil {
+		t.Fatalf("close session: %v", err)
+	}
+	var last recipe.Observation
+	for obs := range ch {
+		last = obs
+	}
+	if !errors.Is(last.Err, recipe.ErrSessionClosed) {
+		t.Fatalf("last observation %+v, want ErrSessionClosed", last)
+	}
+	if _, err := recipe.Leader(t.Context(), s, path); !errors.Is(err, recipe.ErrSessionClosed) {
+		t.Errorf("Leader on a closed session: %v, want ErrSessionClosed", err)
+	}
+	if _, err := recipe.Participants(t.Context(), s, path); !errors.Is(err, recipe.ErrSessionClosed) {
+		t.Errorf("Participants on a closed session: %v, want ErrSessionClosed", err)
+	}
+}
