@@ -14,9 +14,10 @@ import "context"
 type Guard interface {
 	// Do admits a write to key under fence f and then runs fn, holding the
 	// key exclusively until fn returns, so no other Do for the key
-	// interleaves with it. The fence is recorded when it is admitted, before
-	// fn runs, and stays recorded even if fn fails. fn may be nil (record
-	// only). Do blocks while another Do holds the key, until ctx ends.
+	// interleaves with it. fn may be nil (record only). Do blocks while
+	// another Do holds the key, until ctx ends. If fn fails, Memory keeps the
+	// fence it recorded before running fn, while SQL rolls the fence back
+	// with fn's transaction; either way no lower fence is admitted later.
 	//
 	// Errors: wrapping ErrNoToken for NoToken, *StaleTokenError
 	// (ErrStaleToken) for a fence lower than the highest accepted,

@@ -8,7 +8,9 @@ import (
 
 // Memory is an in-process Guard for resources that live in the same
 // process's memory: safe for concurrent use, any number of keys, one lock
-// per key. Its fences live as long as the Memory value; a resource that
+// per key (a small entry per key ever seen, kept for the Memory's life:
+// forgetting a key would forget its fence). Its fences live as long as the
+// Memory value; a resource that
 // survives a restart of the process needs a guard that does too (SQL,
 // ZooKeeper).
 type Memory struct {

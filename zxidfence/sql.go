@@ -153,8 +153,11 @@ func (s *SQL) Read(ctx context.Context, key string) (Fence, []byte, error) {
 // AcceptGeneration implements Guard. It runs in one transaction that locks
 // the key's row, so it does not interleave with writes.
 func (s *SQL) AcceptGeneration(ctx context.Context, key string, gen uint64, reason string) (prev Fence, err error) {
-	if _, _, err := s.validate(key, Fence{Generation: gen, Token: 1}); err != nil {
-		return Fence{}, err
+	switch {
+	case key == "":
+		return Fence{}, fmt.Errorf("%w: empty key", ErrInvalidKey)
+	case gen > math.MaxInt64:
+		return Fence{}, fmt.Errorf("%w: generation %d for %q", ErrOutOfRange, gen, key)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
