@@ -221,6 +221,7 @@ func TestCuratorLeaderLatchInterop(t *testing.T) {
 		e.goSess[id], e.gos[id] = s, campaign(t, s, path, id)
 		return e.gos[id]
 	}
+	observed := observeLeaders(t, e.sess, path)
 	// Join order is election order: java-1, go-1, go-2, java-2.
 	e.curator["java-1"] = startCurator(t, classpath, path, "java-1")
 	e.curator["java-1"].awaitLead(t)
@@ -268,6 +269,58 @@ func TestCuratorLeaderLatchInterop(t *testing.T) {
 	delete(e.curator, "java-2")
 	e.gos["go-3"].awaitWin(t)
 	e.assertLeader(t, "go-3")
+
+	// An outside observer saw leaders only in this order (it may miss a
+	// short reign, never reorder one).
+	order := []string{"java-1", "go-1", "go-2", "java-2", "go-3"}
+	got := observed()
+	t.Logf("observer saw leaders %v", got)
+	if !isSubsequence(got, order) || len(got) == 0 || got[len(got)-1] != "go-3" {
+		t.Fatalf("observer saw leaders %v, want them in the order %v ending with go-3", got, order)
+	}
+}
+
+// observeLeaders runs Observe on path until the returned function is
+// called, which returns the ids of the leaders seen, in order.
+func observeLeaders(t *testing.T, s *recipe.Session, path string) func() []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	ch := recipe.Observe(ctx, s, path)
+	done := make(chan []string, 1)
+	go func() {
+		var seen []string
+		for obs := range ch {
+			if obs.HasLeader && (len(seen) == 0 || seen[len(seen)-1] != obs.Leader.ID) {
+				seen = append(seen, obs.Leader.ID)
+			}
+		}
+		done <- seen
+	}()
+	var seen []string
+	stop := func() []string {
+		if cancel != nil {
+			cancel()
+			seen, cancel = <-done, nil
+		}
+		return seen
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// isSubsequence reports whether got lists elements of order in order.
+func isSubsequence(got, order []string) bool {
+	i := 0
+	for _, g := range got {
+		for i < len(order) && order[i] != g {
+			i++
+		}
+		if i == len(order) {
+			return false
+		}
+		i++
+	}
+	return true
 }
 
 // TestWrappedSuffixNeverLeadsBesideLeader: znodes of other conventions whose
