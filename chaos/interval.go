@@ -101,3 +101,18 @@ func longestGap(ivs []interval, from, to time.Time) (gap time.Duration, coveredA
 	}
 	return max(gap, to.Sub(cursor)), false
 }
+
+// Leading returns, per shard, how many terms are acting at the end of recs
+// (acquired and neither released nor ended by a crash).
+func Leading(recs []Record) map[string]int {
+	far := time.Unix(1<<40, 0)
+	out := map[string]int{}
+	for shard, ivs := range buildIntervals(recs, far) {
+		for _, iv := range ivs {
+			if iv.open {
+				out[shard]++
+			}
+		}
+	}
+	return out
+}
