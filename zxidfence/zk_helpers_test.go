@@ -3,6 +3,7 @@ package zxidfence_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,28 +22,64 @@ func connectZK(t testing.TB) *zk.Conn {
 	return conn
 }
 
-// connectZKEvents is connectZK that also returns the session's events.
-func connectZKEvents(t testing.TB) (*zk.Conn, <-chan zk.Event) {
+// connectZKEvents is connectZK that also records the session's state
+// changes, none dropped.
+func connectZKEvents(t testing.TB) (*zk.Conn, *sessionStates) {
 	t.Helper()
-	conn, events, err := zk.Connect(zkc.Addrs(), 10*time.Second, zk.WithLogger(quietZKLogger{}))
+	states := &sessionStates{changed: make(chan struct{})}
+	conn, _, err := zk.Connect(zkc.Addrs(), 10*time.Second, zk.WithLogger(quietZKLogger{}), zk.WithEventCallback(states.record))
 	if err != nil {
 		t.Fatalf("connect to ZooKeeper: %v", err)
 	}
 	t.Cleanup(conn.Close)
-	return conn, events
+	return conn, states
 }
 
-// awaitState waits for events to report each state in order.
-func awaitState(ctx context.Context, t testing.TB, events <-chan zk.Event, states ...zk.State) {
+// sessionStates records a connection's session states in order.
+type sessionStates struct {
+	mu      sync.Mutex
+	states  []zk.State
+	changed chan struct{} // closed and replaced on every new state
+}
+
+func (s *sessionStates) record(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.states = append(s.states, ev.State)
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// mark returns the position after the states recorded so far.
+func (s *sessionStates) mark() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.states)
+}
+
+// await waits until the states recorded from position from on contain want
+// in order (not necessarily adjacent).
+func (s *sessionStates) await(ctx context.Context, t testing.TB, from int, want ...zk.State) {
 	t.Helper()
-	for _, want := range states {
-		for done := false; !done; {
-			select {
-			case ev := <-events:
-				done = ev.Type == zk.EventSession && ev.State == want
-			case <-ctx.Done():
-				t.Fatalf("waiting for ZooKeeper session state %v: %v", want, ctx.Err())
+	for len(want) > 0 {
+		s.mu.Lock()
+		for ; from < len(s.states) && len(want) > 0; from++ {
+			if s.states[from] == want[0] {
+				want = want[1:]
 			}
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		if len(want) == 0 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("waiting for ZooKeeper session state %v: %v", want[0], ctx.Err())
 		}
 	}
 }

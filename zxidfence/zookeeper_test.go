@@ -28,7 +28,7 @@ func expectZnode(t testing.TB, z *zxidfence.ZooKeeper, target string, f zxidfenc
 
 func TestZooKeeperExpiredLeaderWriteFailsInsideZooKeeper(t *testing.T) {
 	ctx := testContext(t)
-	conn, events := connectZKEvents(t)
+	conn, states := connectZKEvents(t)
 	dir := freshZnode(t, conn)
 	target := dir + "/resource"
 	a := campaign(t, conn, dir)
@@ -39,10 +39,11 @@ func TestZooKeeperExpiredLeaderWriteFailsInsideZooKeeper(t *testing.T) {
 	// The session expires: ZooKeeper deletes A's ephemeral election znode.
 	// go-zookeeper then opens a new session on the same *zk.Conn, and A,
 	// unaware, writes again with its old leadership.
+	mark := states.mark()
 	if err := testenv.ExpireConn(ctx, zkc.Addrs(), conn); err != nil {
 		t.Fatal(err)
 	}
-	awaitState(ctx, t, events, zk.StateExpired, zk.StateHasSession)
+	states.await(ctx, t, mark, zk.StateExpired, zk.StateHasSession)
 	err := z.Write(ctx, target, a, []byte("by A after expiry"))
 	if !errors.Is(err, zxidfence.ErrNotLeader) {
 		t.Fatalf("write after session expiry = %v; want ErrNotLeader", err)
