@@ -98,3 +98,39 @@ func TestRunFailover(t *testing.T) {
 	_ = rep.WriteTable(&buf)
 	t.Logf("\n%s", buf.String())
 }
+
+func TestRunHerdAndShards(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, small(t, ScenarioHerd, ScenarioShards))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Result{}
+	for _, r := range rep.Results {
+		byName[r.Scenario] = r
+	}
+	var buf bytes.Buffer
+	_ = rep.WriteTable(&buf)
+	t.Logf("\n%s", buf.String())
+	if h := byName["herd/notifications per failover"]; h.Value != 1 {
+		t.Errorf("herd: %v notifications per failover, want 1 (only the successor)", h.Value)
+	}
+	if c := byName["shards/cold start 50"]; c.Value <= 0 {
+		t.Errorf("cold start row %+v", c)
+	}
+	join := byName["shards/moves on join (50 shards)"]
+	if join.Value < 1 || join.Value > 25 {
+		t.Errorf("moves on join = %v for 50 shards and 3 members, want about 12", join.Value)
+	}
+	if g := byName["shards/goroutines per shard at 50"]; g.Value <= 0 {
+		t.Errorf("goroutines per shard row %+v", g)
+	}
+}
+
+func TestCountWatchers(t *testing.T) {
+	out := "/e/_c_a-latch-0000000001\n\t0x100\n\t0x200\n/e\n\t0x300\n/other\n\t0x400\n"
+	if n := countWatchers(out, []string{"/e/_c_a-latch-0000000001", "/e"}, 0x100); n != 2 {
+		t.Fatalf("countWatchers = %d, want 2", n)
+	}
+}

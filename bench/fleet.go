@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// fleet is a set of partition members in this process over one root,
+// tracking who acts as the leader of each shard and how often a shard
+// moved to another member.
+type fleet struct {
+	e       *env
+	root    string
+	shards  []string
+	changed chan struct{} // capacity 1: a leadership started or stopped
+
+	mu      sync.Mutex
+	members map[string]*fleetMember
+	leading map[string]string // shard -> member acting as its leader
+	last    map[string]string // shard -> member that led it last
+	moves   int
+}
+
+type fleetMember struct {
+	id     string
+	sess   *recipe.Session
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (e *env) newFleet(root string, shards int) *fleet {
+	return &fleet{e: e, root: root, shards: partition.Range(0, shards), changed: make(chan struct{}, 1),
+		members: map[string]*fleetMember{}, leading: map[string]string{}, last: map[string]string{}}
+}
+
+// add starts member id (its own session and Manager).
+func (f *fleet) add(ctx context.Context, id string) error {
+	sess, err := f.e.session(ctx, nil)
+	if err != nil {
+		return err
+	}
+	m, err := partition.NewManager(sess, f.root, partition.Config{
+		MemberID: id, Shards: f.shards,
+		OnStartedLeading: func(_ context.Context, shard string, _ zxidfence.Token) { f.started(id, shard) },
+		OnStoppedLeading: func(shard string, _ error) { f.stopped(id, shard) },
+	})
+	if err != nil {
+		_ = sess.Close()
+		return fmt.Errorf("bench: manager %s: %w", id, err)
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	fm := &fleetMember{id: id, sess: sess, cancel: cancel, done: make(chan error, 1)}
+	f.mu.Lock()
+	f.members[id] = fm
+	f.mu.Unlock()
+	go func() { fm.done <- m.Run(rctx) }()
+	return nil
+}
+
+// remove stops member id gracefully and waits for its Run to return.
+func (f *fleet) remove(ctx context.Context, id string) error {
+	f.mu.Lock()
+	fm := f.members[id]
+	delete(f.members, id)
+	f.mu.Unlock()
+	if fm == nil {
+		return nil
+	}
+	fm.cancel()
+	defer fm.sess.Close()
+	select {
+	case err := <-fm.done:
+		if err != nil {
+			return fmt.Errorf("bench: member %s: %w", id, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("bench: stopping member %s: %w", id, ctx.Err())
+	}
+}
+
+// close stops every member.
+func (f *fleet) close(ctx context.Context) error {
+	f.mu.Lock()
+	var ids []string
+	for id := range f.members {
+		ids = append(ids, id)
+	}
+	f.mu.Unlock()
+	errs := make(chan error, len(ids))
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() { errs <- f.remove(ctx, id) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fleet) started(id, shard string) {
+	f.mu.Lock()
+	if prev := f.last[shard]; prev != "" && prev != id {
+		f.moves++
+	}
+	f.leading[shard], f.last[shard] = id, id
+	f.mu.Unlock()
+	f.signal()
+}
+
+func (f *fleet) stopped(id, shard string) {
+	f.mu.Lock()
+	if f.leading[shard] == id {
+		delete(f.leading, shard)
+	}
+	f.mu.Unlock()
+	f.signal()
+}
+
+func (f *fleet) signal() {
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+}
+
+// converged reports whether every shard has a leader among the live
+// members and no member leads more than its share, ceil(shards/members).
+func (f *fleet) converged() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.leading) != len(f.shards) || len(f.members) == 0 {
+		return false
+	}
+	share := (len(f.shards) + len(f.members) - 1) / len(f.members)
+	per := map[string]int{}
+	for _, id := range f.leading {
+		if f.members[id] == nil {
+			return false
+		}
+		per[id]++
+		if per[id] > share {
+			return false
+		}
+	}
+	return true
+}
+
+// awaitConverged waits until converged, bounded by ctx and limit, and
+// returns when it first was.
+func (f *fleet) awaitConverged(ctx context.Context, limit time.Duration) (time.Time, error) {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for !f.converged() {
+		select {
+		case <-f.changed:
+		case <-t.C:
+			return time.Time{}, fmt.Errorf("bench: %d shards not converged after %s (%d led)", len(f.shards), limit, f.ledCount())
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("bench: waiting for convergence: %w", ctx.Err())
+		}
+	}
+	return time.Now(), nil
+}
+
+func (f *fleet) ledCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.leading)
+}
+
+// takeMoves returns the moves counted so far and resets the count.
+func (f *fleet) takeMoves() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.moves
+	f.moves = 0
+	return n
+}

@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"time"
+)
+
+// convergeLimit bounds each wait for a fleet to converge.
+const convergeLimit = 3 * time.Minute
+
+func (e *env) runShards(ctx context.Context, cfg Config, rep *Report) error {
+	f, err := e.floors(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	counts := slices.Sorted(slices.Values(cfg.Shards))
+	for i, n := range counts {
+		res, err := e.shardScenario(ctx, n, cfg.Members, i == 0, i == len(counts)-1, f)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, res...)
+	}
+	return nil
+}
+
+// shardScenario starts members partition members together over n fresh
+// shards and measures the time until every shard is led and balanced; on
+// request also the moves when a member joins and leaves, and the heap and
+// goroutines per shard.
+func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory bool, fl *floors) ([]Result, error) {
+	heap0, gr0 := heapNow()
+	fleet := e.newFleet(fmt.Sprintf("/bench/shards-%d-%d", n, time.Now().UnixNano()), n)
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), convergeLimit)
+		defer cancel()
+		_ = fleet.close(cctx)
+	}()
+	start := time.Now()
+	for i := range members {
+		if err := fleet.add(ctx, fmt.Sprintf("m%d", i)); err != nil {
+			return nil, err
+		}
+	}
+	done, err := fleet.awaitConverged(ctx, convergeLimit)
+	if err != nil {
+		return nil, err
+	}
+	cold := done.Sub(start)
+	floor := time.Duration(float64(2*n) / fl.throughput * float64(time.Second))
+	out := []Result{{
+		Scenario: fmt.Sprintf("shards/cold start %d", n), Value: msf(cold), Unit: "ms",
+		Floor: fmt.Sprintf("%d creates at %.0f/s = %s", 2*n, fl.throughput, floor.Round(time.Millisecond)),
+		Note:  fmt.Sprintf("%d members start together; until every shard is led and none leads more than its share", members),
+	}}
+	if memory {
+		heap1, gr1 := heapNow()
+		out = append(out,
+			Result{Scenario: fmt.Sprintf("shards/heap per shard at %d", n), Value: float64(heap1-heap0) / float64(n),
+				Unit: "bytes", Note: fmt.Sprintf("live heap after GC, %d members in this process", members)},
+			Result{Scenario: fmt.Sprintf("shards/goroutines per shard at %d", n), Value: float64(gr1-gr0) / float64(n),
+				Unit: "goroutines", Note: "whole process, all members"})
+	}
+	if moves {
+		res, err := e.joinLeave(ctx, fleet, n, members)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res...)
+	}
+	return out, nil
+}
+
+// joinLeave adds a member to a converged fleet and then removes it,
+// counting the shards that change leader each time.
+func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Result, error) {
+	fleet.takeMoves()
+	start := time.Now()
+	if err := fleet.add(ctx, "joiner"); err != nil {
+		return nil, err
+	}
+	done, err := fleet.awaitConverged(ctx, convergeLimit)
+	if err != nil {
+		return nil, err
+	}
+	join, joinTime := fleet.takeMoves(), done.Sub(start)
+	start = time.Now()
+	if err := fleet.remove(ctx, "joiner"); err != nil {
+		return nil, err
+	}
+	if done, err = fleet.awaitConverged(ctx, convergeLimit); err != nil {
+		return nil, err
+	}
+	leave, leaveTime := fleet.takeMoves(), done.Sub(start)
+	ideal := n / (members + 1)
+	return []Result{
+		{Scenario: fmt.Sprintf("shards/moves on join (%d shards)", n), Value: float64(join), Unit: "shards",
+			Floor: fmt.Sprintf("%d (shards/(members+1))", ideal),
+			Note:  fmt.Sprintf("member %d joins %d; balanced again in %s", members+1, members, joinTime.Round(time.Millisecond))},
+		{Scenario: fmt.Sprintf("shards/moves on leave (%d shards)", n), Value: float64(leave), Unit: "shards",
+			Floor: "the leaver's shards only",
+			Note:  fmt.Sprintf("it leaves gracefully; balanced again in %s", leaveTime.Round(time.Millisecond))},
+	}, nil
+}
+
+// heapNow returns the live heap after a full collection and the number of
+// goroutines.
+func heapNow() (uint64, int) {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc, runtime.NumGoroutine()
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
