@@ -22,8 +22,16 @@ const (
 // AllScenarios lists every scenario in the order Run runs them.
 var AllScenarios = []string{ScenarioRaw, ScenarioFailover, ScenarioHerd, ScenarioShards}
 
-// ErrUnknownScenario reports a scenario name Run does not know.
-var ErrUnknownScenario = errors.New("bench: unknown scenario")
+// Errors Run returns for a bad Config, before starting anything.
+var (
+	// ErrUnknownScenario reports a scenario name Run does not know.
+	ErrUnknownScenario = errors.New("bench: unknown scenario")
+	// ErrBadConfig reports a size out of range; the message names it.
+	ErrBadConfig = errors.New("bench: invalid config")
+)
+
+// maxShards caps a shard count of the cold start.
+const maxShards = 100000
 
 // Config selects scenarios and sizes. Zero fields take the documented
 // defaults (DefaultConfig).
@@ -102,6 +110,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if len(c.Shards) == 0 {
 		c.Shards = d.Shards
+	}
+	for _, n := range c.Shards {
+		if n < 1 || n > maxShards {
+			return c, fmt.Errorf("%w: shard count %d, want 1..%d", ErrBadConfig, n, maxShards)
+		}
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}

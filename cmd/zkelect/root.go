@@ -41,6 +41,7 @@ func newRootCmd() *cobra.Command {
 		newWatchCmd(),
 		newDemoCmd(),
 		newDevCmd(),
+		newBenchCmd(),
 		newFenceCmd(),
 		newVersionCmd(),
 	)
