@@ -34,3 +34,17 @@ demo: deps
 ## dev: a local 3-node ZooKeeper ensemble on loopback until Ctrl-C.
 dev: deps
 	$(GO) run ./cmd/zkelect dev
+
+.PHONY: chaos bench
+
+CHAOS_DURATION ?= 10m
+CHAOS_SEED     ?=
+
+## chaos: the chaos suite with CHAOS_DURATION of faults (default 10m); CHAOS_SEED=<n> replays a schedule.
+chaos: deps
+	ZKELECT_CHAOS_DURATION=$(CHAOS_DURATION) ZKELECT_CHAOS_SEED=$(CHAOS_SEED) \
+		$(GO) test -race -count=1 -timeout 60m -run TestChaos -v ./chaos/
+
+## bench: `zkelect bench` on a local 3-node ensemble; the report also goes to bench.json.
+bench: deps
+	$(GO) run ./cmd/zkelect bench --out bench.json
