@@ -23,7 +23,8 @@ type loopState struct {
 	creating   bool // a create is in flight (at most one)
 	restartDue bool // restart once the create in flight returns
 
-	mine    string // child name of our znode, "" when none
+	mine    string   // child name of our znode, "" when none
+	mineSt  *zk.Stat // its stat, read while waiting in the current session
 	pred    string // full path of the watched predecessor, "" when none
 	lead    *Leadership
 	lease   *time.Timer
@@ -139,7 +140,8 @@ func (c *Candidate) onSession(ev sessionEvent) {
 		st.usable, st.gone = false, true
 		c.endLead(ErrClosed)
 		c.failWaiters(ErrSessionClosed)
-		st.inElection, st.mine = false, ""
+		st.inElection = false
+		c.setMine("")
 		clear(st.cleanup) // the server deletes the session's znodes
 	}
 }
@@ -150,7 +152,7 @@ func (c *Candidate) sessionLost(id int64) {
 	st.usable, st.sessID = false, 0
 	c.endLead(ErrSessionExpired)
 	c.sess.unwatchPath(c.full(st.mine), c)
-	st.mine = ""
+	c.setMine("")
 	if st.creating { // a create queued in go-zookeeper may land in the next session
 		st.uncertain, st.dupRisk = true, true
 	}
@@ -192,7 +194,7 @@ func (c *Candidate) mineGone(reason error) {
 	}
 	c.log.Warn().Str("znode", c.full(st.mine)).Str("reason", reasonLabel(reason)).Msg("candidate znode deleted by someone else")
 	c.sess.unwatchPath(c.full(st.mine), c)
-	st.mine = ""
+	c.setMine("")
 	st.step = stepNone
 	if st.inElection && st.usable {
 		st.since = time.Now()
@@ -303,7 +305,7 @@ func (c *Candidate) withdraw() {
 	}
 	if st.mine != "" {
 		c.remove(c.full(st.mine))
-		st.mine = ""
+		c.setMine("")
 	}
 	st.swept = false
 	c.restart()
@@ -394,4 +396,10 @@ func (c *Candidate) scheduleRetry() {
 		st.retry.Stop()
 	}
 	st.retry = time.AfterFunc(st.backoff, func() { c.mb.post(retryFired{gen: gen}) })
+}
+
+// setMine records our znode's name (or none), forgetting the stat of the
+// previous one.
+func (c *Candidate) setMine(name string) {
+	c.st.mine, c.st.mineSt = name, nil
 }

@@ -34,8 +34,10 @@ type (
 		err  error
 	}
 	predReply struct {
-		gen uint64
-		err error
+		gen    uint64
+		err    error
+		own    *zk.Stat // our znode's stat, when asked for
+		ownErr error
 	}
 	deleteReply struct {
 		path string

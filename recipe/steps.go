@@ -42,7 +42,8 @@ func (c *Candidate) onCreate(r createReply) {
 			c.remove(c.full(r.name))
 		}
 	case r.err == nil:
-		st.mine, st.uncertain, st.backoff = r.name, false, 0
+		c.setMine(r.name)
+		st.uncertain, st.backoff = false, 0
 		c.log.Debug().Str("znode", c.full(r.name)).Msg("candidate znode created")
 		c.list()
 	case stale:
@@ -127,6 +128,12 @@ func (c *Candidate) position(order []node) {
 	switch {
 	case i < 0: // our name does not parse: cannot happen with our namings
 		c.fatal(&PathError{Path: c.full(st.mine), Reason: "candidate znode name has no sequence suffix"})
+	case i == 0 && st.lead == nil && st.mineSt != nil && st.mineSt.EphemeralOwner == st.sessID && st.sessID != 0:
+		// Our stat, read in this session while waiting, already proves
+		// ownership and gives the token: lead now, then arm the watch on our
+		// znode and check it again (a deletion in between ends the term).
+		c.becomeLeader(st.mineSt)
+		c.getMine()
 	case i == 0:
 		c.getMine()
 	default:
@@ -167,7 +174,7 @@ func (c *Candidate) onAdopt(r adoptReply) {
 		c.create()
 		return
 	}
-	st.mine = owned[0].Name
+	c.setMine(owned[0].Name)
 	c.log.Info().Str("znode", c.full(st.mine)).Msg("adopted own znode after an unanswered create")
 	c.list()
 }
@@ -204,7 +211,7 @@ func (c *Candidate) onMine(r mineReply) {
 		// Sorts first but belongs to another (earlier) session: not ours.
 		c.remove(c.full(st.mine))
 		c.sess.unwatchPath(c.full(st.mine), c)
-		st.mine = ""
+		c.setMine("")
 		c.endLead(ErrSessionExpired)
 		if st.inElection {
 			c.create()
@@ -227,9 +234,22 @@ func (c *Candidate) watchPred(path string) {
 		c.sess.watchPath(path, c)
 	}
 	gen, get := c.begin(stepGetPred), c.getDataOp(path)
+	own := ""
+	if st.mineSt == nil {
+		own = c.full(st.mine)
+	}
 	c.spawn(func(conn *zk.Conn) any {
 		_, err := get(conn)
-		return predReply{gen: gen, err: err}
+		if err != nil || own == "" {
+			return predReply{gen: gen, err: err}
+		}
+		// Read our own stat now, off the path of a later promotion.
+		var stat *zk.Stat
+		err = c.timed("get_data", func() (err error) {
+			_, stat, err = conn.Get(own)
+			return err
+		})
+		return predReply{gen: gen, own: stat, ownErr: err}
 	})
 }
 
@@ -244,8 +264,13 @@ func (c *Candidate) onPred(r predReply) {
 		c.list() // gone before the watch was set: re-read, never assume
 	case r.err != nil:
 		c.stepFailed("watch predecessor under", r.err)
+	case errors.Is(r.ownErr, zk.ErrNoNode):
+		c.mineGone(ErrZnodeDeleted)
 	default:
 		st.backoff = 0 // waiting for the predecessor to go
+		if r.own != nil {
+			st.mineSt = r.own
+		}
 	}
 }
 
