@@ -25,7 +25,7 @@ type loopState struct {
 
 	mine    string   // child name of our znode, "" when none
 	mineSt  *zk.Stat // its stat, read while waiting in the current session
-	pred    string // full path of the watched predecessor, "" when none
+	pred    string   // full path of the watched predecessor, "" when none
 	lead    *Leadership
 	lease   *time.Timer
 	retry   *time.Timer
