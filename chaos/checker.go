@@ -83,7 +83,7 @@ func Check(recs []Record, cfg CheckConfig) *Report {
 	end, heal := observationBounds(recs)
 	byShard := buildIntervals(recs, end)
 	checkWrites(rep, recs)
-	overlaps := checkOverlaps(rep, byShard)
+	overlaps := checkOverlaps(rep, byShard, faultTimes(recs))
 	if !heal.IsZero() {
 		checkLiveness(rep, byShard, cfg, heal, end)
 	}
@@ -93,7 +93,11 @@ func Check(recs []Record, cfg CheckConfig) *Report {
 		}
 	}
 	rep.Summary = summarise(recs, byShard, end)
-	rep.Summary.Overlaps = overlaps
+	rep.Summary.Overlaps = len(overlaps)
+	rep.Summary.OverlapsAfter = map[string]int{}
+	for _, f := range overlaps {
+		rep.Summary.OverlapsAfter[f]++
+	}
 	return rep
 }
 
@@ -157,8 +161,9 @@ func fenceOf(r Record) zxidfence.Fence {
 
 // checkOverlaps enforces rule 2: of two overlapping terms of a shard, the
 // one that started later must hold the higher token.
-// It returns how many overlapping pairs it saw.
-func checkOverlaps(rep *Report, byShard map[string][]interval) (overlaps int) {
+// It returns, for every overlapping pair it saw, the last fault injected
+// before the later term began ("none" if there was none).
+func checkOverlaps(rep *Report, byShard map[string][]interval, faults []Record) (overlaps []string) {
 	for _, shard := range sortedKeys(byShard) {
 		ivs := byShard[shard]
 		for i := range ivs {
@@ -167,7 +172,7 @@ func checkOverlaps(rep *Report, byShard map[string][]interval) (overlaps int) {
 				if a.term == b.term {
 					continue
 				}
-				overlaps++
+				overlaps = append(overlaps, lastFaultBefore(faults, b.start))
 				if b.token <= a.token {
 					rep.add(Violation{
 						Rule: RuleOverlap,
@@ -180,6 +185,26 @@ func checkOverlaps(rep *Report, byShard map[string][]interval) (overlaps int) {
 		}
 	}
 	return overlaps
+}
+
+// faultTimes returns the KindFault records, in time order.
+func faultTimes(recs []Record) []Record {
+	var out []Record
+	for _, r := range recs {
+		if r.Kind == KindFault {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// lastFaultBefore names the last fault injected at or before t.
+func lastFaultBefore(faults []Record, t time.Time) string {
+	i := sort.Search(len(faults), func(i int) bool { return faults[i].Time.After(t) })
+	if i == 0 {
+		return "none"
+	}
+	return faults[i-1].Fault
 }
 
 // checkLiveness enforces rule 3 on every expected shard.

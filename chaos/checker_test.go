@@ -150,7 +150,7 @@ func violations(rep *Report) string {
 
 func TestCheckSummary(t *testing.T) {
 	recs := cleanHistory()
-	recs = append(recs, Record{Time: at(60), Kind: KindFault, Fault: "zk-kill"})
+	recs = append(recs, Record{Time: at(3500), Kind: KindFault, Fault: "zk-kill"})
 	rep := Check(recs, cfg)
 	s := rep.Summary
 	if s.Faults["pause-long"] != 1 || s.Faults["zk-kill"] != 1 {
@@ -158,6 +158,9 @@ func TestCheckSummary(t *testing.T) {
 	}
 	if s.Terms != 2 || s.Failovers != 1 || s.Overlaps != 1 {
 		t.Errorf("terms %d failovers %d overlaps %d, want 2 1 1", s.Terms, s.Failovers, s.Overlaps)
+	}
+	if s.OverlapsAfter["pause-long"] != 1 {
+		t.Errorf("overlaps after = %v, want pause-long=1", s.OverlapsAfter)
 	}
 	if s.Writes != 6 || s.Accepted != 4 || s.Stale != 1 || s.NotLeader != 1 {
 		t.Errorf("writes %+v", s)

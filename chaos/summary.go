@@ -15,8 +15,10 @@ type Summary struct {
 	// counts those that followed an earlier term of the same shard.
 	Terms, Failovers int
 	// Overlaps counts pairs of acting intervals of one shard that
-	// overlapped in time (each must have been fenced).
-	Overlaps int
+	// overlapped in time (each must have been fenced); OverlapsAfter
+	// splits them by the last fault injected before the later term began.
+	Overlaps      int
+	OverlapsAfter map[string]int
 	// Writes counts write attempts; the rest split them by result.
 	Writes, Accepted, Stale, NotLeader, Failed int
 	// MaxUnavailable is, per shard, the longest time without an acting
@@ -82,8 +84,12 @@ func (s Summary) String() string {
 		kinds = append(kinds, fmt.Sprintf("%s=%d", k, s.Faults[k]))
 	}
 	fmt.Fprintf(&b, "faults: %d (%s)\n", total, strings.Join(kinds, " "))
-	fmt.Fprintf(&b, "terms: %d, failovers: %d, overlapping acting intervals: %d (all fenced unless reported)\n",
-		s.Terms, s.Failovers, s.Overlaps)
+	var after []string
+	for _, k := range sortedKeys(s.OverlapsAfter) {
+		after = append(after, fmt.Sprintf("%s=%d", k, s.OverlapsAfter[k]))
+	}
+	fmt.Fprintf(&b, "terms: %d, failovers: %d, overlapping acting intervals: %d (after: %s; token-ordered unless reported)\n",
+		s.Terms, s.Failovers, s.Overlaps, strings.Join(after, " "))
 	fmt.Fprintf(&b, "writes: %d attempted, %d accepted, %d rejected as stale, %d rejected not-leader, %d failed (outcome unknown)\n",
 		s.Writes, s.Accepted, s.Stale, s.NotLeader, s.Failed)
 	fmt.Fprintf(&b, "max unavailability per shard: %s", s.unavailability())
