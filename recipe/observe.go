@@ -294,14 +294,19 @@ func (o *observer) stop() {
 	o.s.unsubscribe(o)
 }
 
+// errObserverStopped ends a read that outlived its Observe call.
+var errObserverStopped = errors.New("recipe: observer stopped")
+
 // route makes watch events of exactly the paths in keep, and no others,
-// wake the observer. Routing a path before arming its watch means no event
-// is missed; a stale event costs one more read.
-func (o *observer) route(keep ...string) {
+// wake the observer, and then runs arm (if not nil) under the same lock, so
+// stop cannot slip between them and leave a watch behind. Routing a path
+// before arming its watch means no event is missed; a stale event costs one
+// more read. It returns errObserverStopped after stop.
+func (o *observer) route(arm func(), keep ...string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.stopped {
-		return
+		return errObserverStopped
 	}
 	for p := range o.routed {
 		if !slices.Contains(keep, p) {
@@ -315,6 +320,10 @@ func (o *observer) route(keep ...string) {
 			o.routed[p] = true
 		}
 	}
+	if arm != nil {
+		arm()
+	}
+	return nil
 }
 
 // watchLeader reads the leader and arms one watch that fires when it may
@@ -326,7 +335,9 @@ func (o *observer) watchLeader() (readResult, error) {
 		names, _, err := conn.Children(path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
-			o.route(path)
+			if err := o.route(nil, path); err != nil {
+				return readResult{}, err
+			}
 			exists, _, _, err := conn.ExistsW(path)
 			if err != nil {
 				return readResult{}, aclError("watch", path, err)
@@ -339,7 +350,9 @@ func (o *observer) watchLeader() (readResult, error) {
 			return readResult{}, aclError("list", path, err)
 		}
 		if len(candidates(names)) == 0 {
-			o.route(path)
+			if err := o.route(nil, path); err != nil {
+				return readResult{}, err
+			}
 			names, _, _, err = conn.ChildrenW(path)
 			if errors.Is(err, zk.ErrNoNode) {
 				continue
@@ -364,6 +377,8 @@ func (o *observer) watchLeader() (readResult, error) {
 // observer; the session sets it on the wire and removes it when its last
 // user leaves (see datawatch.go).
 func (o *observer) watchData(conn *zk.Conn, p string) ([]byte, *zk.Stat, error) {
-	o.route(p)
-	return o.s.readWatched(conn, p)
+	if err := o.route(func() { o.s.armDataWatch(p) }, p); err != nil {
+		return nil, nil, err
+	}
+	return conn.Get(p)
 }
