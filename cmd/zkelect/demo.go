@@ -97,6 +97,10 @@ func runDemo(ctx context.Context, out io.Writer) (err error) {
 	fmt.Fprintf(out, "Each shard's leader runs a worker that writes to a fenced store with its fencing token.\n\n")
 	for _, step := range []func(context.Context) error{d.setup, d.balance, d.killOne, d.pauseOne} {
 		if err := step(ctx); err != nil {
+			if ctx.Err() != nil {
+				d.say("interrupted; stopping everything")
+				return nil
+			}
 			return err
 		}
 	}
