@@ -3,6 +3,7 @@ package zxidfence_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -45,10 +46,11 @@ func TestSQLDoRunsCallerStatementsInTheFencedTransaction(t *testing.T) {
 			ctx := testContext(t)
 			db := openDialect(t, d)
 			g := newSQLGuard(t, db, d)
-			if _, err := db.ExecContext(ctx, "CREATE TABLE log_"+d.String()+" (msg TEXT)"); err != nil {
+			logTable := fmt.Sprintf("log_%d", tables.Add(1))
+			if _, err := db.ExecContext(ctx, "CREATE TABLE "+logTable+" (msg TEXT)"); err != nil {
 				t.Fatal(err)
 			}
-			insert := placeholders(d, "INSERT INTO log_"+d.String()+" VALUES (?)")
+			insert := placeholders(d, "INSERT INTO "+logTable+" VALUES (?)")
 			write := func(tok zxidfence.Token, msg string, fail error) error {
 				return g.Do(ctx, "k", zxidfence.At(tok), func(ctx context.Context) error {
 					if _, err := zxidfence.TxFromContext(ctx).ExecContext(ctx, insert, msg); err != nil {
@@ -70,7 +72,7 @@ func TestSQLDoRunsCallerStatementsInTheFencedTransaction(t *testing.T) {
 			}
 			var n int
 			var msg string
-			if err := db.QueryRowContext(ctx, "SELECT COUNT(*), MIN(msg) FROM log_"+d.String()).Scan(&n, &msg); err != nil {
+			if err := db.QueryRowContext(ctx, "SELECT COUNT(*), MIN(msg) FROM "+logTable).Scan(&n, &msg); err != nil {
 				t.Fatal(err)
 			}
 			if n != 1 || msg != "kept" {
