@@ -44,6 +44,9 @@ func TestBlackholedLeaderIsReplacedWithinSessionTimeout(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
+	if r.lead.Token() <= l.Token() {
+		t.Fatalf("successor's token %v not above the crashed leader's %v", r.lead.Token(), l.Token())
+	}
 	took := r.at.Sub(start)
 	timeout := ls.Timeout()
 	t.Logf("successor after %v (session timeout %v)", took, timeout)

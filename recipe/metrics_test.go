@@ -1,0 +1,80 @@
+package recipe_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// metricValue returns the value of the sample of family name whose labels
+// include all of labels, or -1 when there is none.
+func metricValue(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if hasLabels(m, labels) {
+				switch {
+				case m.Gauge != nil:
+					return m.GetGauge().GetValue()
+				case m.Counter != nil:
+					return m.GetCounter().GetValue()
+				case m.Histogram != nil:
+					return float64(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+	}
+	return -1
+}
+
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	n := 0
+	for _, l := range m.GetLabel() {
+		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+			n++
+		}
+	}
+	return n == len(want)
+}
+
+func TestMetricsFollowLeadership(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	path := electionPath(t)
+	s := session(t, zkc.ConnectString(), recipe.WithMetrics(reg))
+	c := candidate(t, s, path)
+	l := lead(t, c)
+	election := map[string]string{"election": path}
+	if v := metricValue(t, reg, "zkelect_is_leader", election); v != 1 {
+		t.Fatalf("is_leader while leading: %v", v)
+	}
+	if v := metricValue(t, reg, "zkelect_time_to_leadership_seconds", election); v != 1 {
+		t.Fatalf("time-to-leadership samples: %v", v)
+	}
+	if err := l.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if v := metricValue(t, reg, "zkelect_is_leader", election); v != 0 {
+		t.Fatalf("is_leader after resign: %v", v)
+	}
+	if v := metricValue(t, reg, "zkelect_leadership_lost_total", map[string]string{"election": path, "reason": "resigned"}); v != 1 {
+		t.Fatalf("losses by resign: %v", v)
+	}
+	if v := metricValue(t, reg, "zkelect_session_state", map[string]string{"state": "connected"}); v != 1 {
+		t.Fatalf("session state connected: %v", v)
+	}
+	if v := metricValue(t, reg, "zkelect_zookeeper_request_duration_seconds", map[string]string{"op": "create", "result": "ok"}); v < 1 {
+		t.Fatalf("create latency samples: %v", v)
+	}
+	// A registry shared by two sessions is fine.
+	session(t, zkc.ConnectString(), recipe.WithMetrics(reg))
+}
