@@ -408,3 +408,47 @@ func mustParticipants(t *testing.T, s *recipe.Session, path string) []recipe.Par
 	}
 	return ps
 }
+
+// TestStraddlingSuffixesOrderByCreation: when the live suffixes span half
+// the counter's circle or more, they cannot tell which came first; then
+// candidates and observers order by czxid, the order ZooKeeper applied the
+// creates. The hand-made znodes at 1073741824 and -1073741824 were created
+// before the real candidate (whose suffix is small), so they come first
+// although a serial reading of the suffixes alone could put it anywhere.
+func TestStraddlingSuffixesOrderByCreation(t *testing.T) {
+	ctx := t.Context()
+	raw := obsRaw(t, zkc.ConnectString())
+	path := obsPath(t, raw)
+	s := obsSession(t, zkc.ConnectString())
+	var hand []string
+	for _, name := range []string{"n_1073741824", "n_-1073741824"} {
+		p, err := raw.Create(path+"/"+name, []byte(name), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		hand = append(hand, p)
+	}
+	newest := campaign(t, s, path, "real")
+	ps := awaitParticipants(t, s, path, "n_1073741824", "n_-1073741824", "real")
+	if got, want := ids(ps), []string{"n_1073741824", "n_-1073741824", "real"}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want creation order %v", got, want)
+	}
+	if l, err := recipe.Leader(ctx, s, path); err != nil || l.Znode != hand[0] {
+		t.Fatalf("Leader = %+v, %v; want %s", l, err, hand[0])
+	}
+	await(t, "real candidate watches its predecessor", func() string {
+		if w := serverWatches(ctx, t, zkc, path)[s.ID()]; !slices.Equal(w, hand[1:]) {
+			return fmt.Sprintf("it watches %v", w)
+		}
+		return ""
+	})
+	if newest.cand.IsLeader() {
+		t.Fatal("the last-created candidate leads")
+	}
+	for _, p := range hand {
+		if err := raw.Delete(p, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newest.awaitWin(t)
+}
