@@ -81,7 +81,7 @@ func StartPostgresServer(ctx context.Context) (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "zkelect-pg-")
+	dir, err := os.MkdirTemp(pgTempParent(cred), "zkelect-pg-")
 	if err != nil {
 		return nil, fmt.Errorf("testenv: postgres temp dir: %w", err)
 	}
@@ -242,6 +242,32 @@ func pgCredential() (*syscall.Credential, error) {
 		return nil, fmt.Errorf("testenv: postgres user ids: %w", err)
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
+}
+
+// pgTempParent returns where to create the server's directory: the usual
+// temporary directory, except that as root (cred set) it must be one the
+// postgres user can reach, and $TMPDIR may be private to root.
+func pgTempParent(cred *syscall.Credential) string {
+	if cred == nil {
+		return ""
+	}
+	if st, err := os.Stat(os.TempDir()); err == nil && st.Mode().Perm()&0o001 != 0 && !pgUnderPrivateDir(os.TempDir()) {
+		return os.TempDir()
+	}
+	return "/tmp"
+}
+
+// pgUnderPrivateDir reports whether some ancestor of dir is not searchable
+// by other users.
+func pgUnderPrivateDir(dir string) bool {
+	for d := filepath.Dir(filepath.Clean(dir)); ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm()&0o001 == 0 {
+			return true
+		}
+		if d == "/" || d == "." {
+			return false
+		}
+	}
 }
 
 func pgChown(dir string, cred *syscall.Credential) error {
