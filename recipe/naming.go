@@ -29,9 +29,11 @@ import (
 // by czxid (sortNodesByCzxid), the zxid of each create, which grows with
 // creation order on every path for the lifetime of the ensemble.
 //
-// Curator (5.4) and kazoo (2.8) sort the suffix as a string, which puts
-// "-2147483648" first: at the wrap they disagree with this order, and with
-// each other's naming nothing else.
+// Curator 5.4 and kazoo 2.8 compare, as strings, the text after their own
+// marker ("latch-", "__lock__"), or the whole name when it lacks the
+// marker. Below the wrap they agree with this order on their own nodes; at
+// the wrap they put "-2147483648" first; nodes of the other's convention
+// they misplace.
 
 // Naming says how candidate znodes are named. The zero value is
 // CuratorNaming, the default.
