@@ -179,3 +179,18 @@ func TestHTTPResponseSentOnlyAfterSQLCommit(t *testing.T) {
 	}
 	expectHighest(ctx, t, g, "k", zxidfence.At(2))
 }
+
+func TestHTTPMiddlewareAnswers503WhenTheGuardFails(t *testing.T) {
+	ctx := testContext(t)
+	db := openSQLite(t)
+	g := newSQLGuard(t, db, zxidfence.SQLite)
+	_ = db.Close() // every guard call now fails with a database error
+	reached := false
+	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true })
+	srv := httptest.NewServer(zxidfence.Middleware(g, func(*http.Request) (string, error) { return "k", nil })(h))
+	t.Cleanup(srv.Close)
+	resp := put(ctx, t, clientWith(zxidfence.At(1)), srv.URL, "")
+	if resp.StatusCode != http.StatusServiceUnavailable || reached {
+		t.Fatalf("status %s, handler reached %v; want 503 without reaching the handler", resp.Status, reached)
+	}
+}
