@@ -177,11 +177,14 @@ func (c *Candidate) onNode(ev zk.Event) {
 		if st.mine == "" || st.cleanup[ev.Path] {
 			return
 		}
-		st.gen++
 		if ev.Type == zk.EventNodeDataChanged {
-			c.getMine()
+			if st.lead != nil { // re-arm the leader's watch on its znode
+				st.gen++
+				c.getMine()
+			}
 			return
 		}
+		st.gen++
 		c.mineGone(ErrZnodeDeleted)
 	}
 }
@@ -347,6 +350,7 @@ func (c *Candidate) finished() bool { return c.st.closing && c.st.closeRep == ni
 // exit releases everything the loop holds.
 func (c *Candidate) exit() {
 	st := &c.st
+	close(c.stopped)
 	c.sess.unsubscribe(c)
 	for _, t := range []*time.Timer{st.lease, st.retry, st.closeTmr} {
 		if t != nil {

@@ -168,7 +168,8 @@ func (c *Candidate) getDataOp(path string) func(*zk.Conn) (*zk.Stat, error) {
 }
 
 // deleteOp deletes path, retrying on connection loss until it succeeds, the
-// znode is gone, or the session is closed.
+// znode is gone, the session is closed, or the candidate gave up (Close
+// past its deadline: the znode then goes with the session).
 func (c *Candidate) deleteOp(path string) func(*zk.Conn) any {
 	return func(conn *zk.Conn) any {
 		backoff := 20 * time.Millisecond
@@ -183,6 +184,8 @@ func (c *Candidate) deleteOp(path string) func(*zk.Conn) any {
 			select {
 			case <-c.sess.done:
 				return deleteReply{path: path, err: ErrSessionClosed}
+			case <-c.stopped:
+				return deleteReply{path: path, err: ErrCleanupIncomplete}
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, time.Second)
