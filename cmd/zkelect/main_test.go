@@ -62,7 +62,7 @@ func testChild(path string) int {
 	code := 0
 	fmt.Sscan(os.Getenv("ZKELECT_TEST_CHILD_EXIT"), &code)
 	appendEvent(path, "start", os.Getenv(envParticipantID), os.Getenv(envFencingToken),
-		os.Getenv(envElection), os.Getenv(envZnode), fmt.Sprint(os.Getpid()))
+		os.Getenv(envElection), os.Getenv(envZnode), fmt.Sprint(os.Getpid()), os.Getenv(envShard))
 	if os.Getenv("ZKELECT_TEST_CHILD_QUIT") != "" {
 		return code
 	}
@@ -71,7 +71,7 @@ func testChild(path string) int {
 		time.Sleep(time.Hour) // until SIGKILL
 	}
 	s := <-sigs
-	appendEvent(path, "stop", os.Getenv(envParticipantID), s.String())
+	appendEvent(path, "stop", os.Getenv(envParticipantID), s.String(), fmt.Sprint(os.Getpid()), os.Getenv(envShard))
 	return code
 }
 
@@ -83,6 +83,11 @@ func appendEvent(path string, fields ...string) {
 		return
 	}
 	defer f.Close()
+	for i, v := range fields {
+		if v == "" {
+			fields[i] = "-" // keep positions for readEvents
+		}
+	}
 	f.WriteString(strings.Join(fields, " ") + "\n")
 }
 

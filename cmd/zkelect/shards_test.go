@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,10 +29,16 @@ type daemon struct {
 // startDaemon starts a shards daemon for member under root, on a free port,
 // and waits until it serves HTTP.
 func startDaemon(t *testing.T, root, member string, shards int) *daemon {
+	return startDaemonWith(t, root, member, shards, nil)
+}
+
+// startDaemonWith is startDaemon with extra arguments and environment.
+func startDaemonWith(t *testing.T, root, member string, shards int, extra []string, env ...string) *daemon {
 	t.Helper()
-	p := startProc(t, "shards "+member, []string{"shards", "--zk", zkc.ConnectString(), "--root", root,
+	args := []string{"shards", "--zk", zkc.ConnectString(), "--root", root,
 		"--member", member, "--shards", fmt.Sprint(shards), "--session-timeout", procSessionTimeout.String(),
-		"--listen", "127.0.0.1:0", "--log-format", "json"})
+		"--listen", "127.0.0.1:0", "--log-format", "json"}
+	p := startProc(t, "shards "+member, append(args, extra...), env...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	p.waitStderr(ctx, "shards daemon started")
@@ -228,5 +237,57 @@ func TestShardsRefusesDuplicateMember(t *testing.T) {
 	last := lines[len(lines)-1]
 	if !strings.HasPrefix(last, "zkelect: ") || !strings.Contains(last, "already registered") {
 		t.Errorf("last stderr line %q: want the duplicate member named", last)
+	}
+}
+
+// TestShardsExecSupervisesOneChildPerLedShard checks --exec: one child per
+// led shard with that shard's token, stopped (SIGTERM) on a handoff and on
+// a graceful stop, none left behind.
+func TestShardsExecSupervisesOneChildPerLedShard(t *testing.T) {
+	const n = 4
+	s := testSession(t)
+	root, events := testPath(t), filepath.Join(t.TempDir(), "events")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := []string{"--exec", "exec " + shellQuote(self) + " -test.run=none {shard} {token}", "--grace", "1s"}
+	m1 := startDaemonWith(t, root, "m1", n, exec, envTestChild+"="+events)
+	eventually(t, 20*time.Second, "a child for each of the 4 shards", func() bool {
+		return countKind(readEvents(t, events), "start") == n
+	})
+	o := owners(t, s, root)
+	for _, e := range readEvents(t, events) {
+		shard := e.fields[5]
+		if e.id() != "m1" || e.fields[1] != o[shard].Token.Decimal() || e.fields[2] != shardElectionPath(root, shard) {
+			t.Errorf("child event %v: want member m1, shard %s's token %s and election path", e, shard, o[shard].Token.Decimal())
+		}
+	}
+
+	m2 := startDaemonWith(t, root, "m2", n, exec, envTestChild+"="+events)
+	eventually(t, 30*time.Second, "a balanced handoff to m2", func() bool {
+		return balanced(owners(t, s, root), n, "m1", "m2")
+	})
+	eventually(t, 10*time.Second, "two of m1's children stopped and two started by m2", func() bool {
+		evs := readEvents(t, events)
+		return countKind(evs, "stop") == 2 && countKind(evs, "start") == n+2
+	})
+	for _, d := range []*daemon{m1, m2} {
+		d.signal(syscall.SIGTERM)
+		if code := d.wait(20 * time.Second); code != 0 {
+			t.Errorf("%s exited %d after SIGTERM", d.member, code)
+		}
+	}
+	evs := readEvents(t, events)
+	if starts, stops := countKind(evs, "start"), countKind(evs, "stop"); starts != stops {
+		t.Errorf("%d children started, %d stopped by SIGTERM: %v", starts, stops, evs)
+	}
+	for _, e := range evs {
+		if e.kind != "start" {
+			continue
+		}
+		if pid, _ := strconv.Atoi(e.fields[4]); processAlive(pid) {
+			t.Errorf("child %d of %s still alive", pid, e.id())
+		}
 	}
 }
