@@ -1,0 +1,74 @@
+package recipe
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+)
+
+// frames encodes bodies as 4-byte length-prefixed frames.
+func frames(bodies ...[]byte) []byte {
+	var out []byte
+	for _, b := range bodies {
+		out = binary.BigEndian.AppendUint32(out, uint32(len(b)))
+		out = append(out, b...)
+	}
+	return out
+}
+
+// FuzzFrameReaderSplitsAnyChunking feeds the same frames cut at arbitrary
+// points and checks that every frame's head comes out whole and in order.
+func FuzzFrameReaderSplitsAnyChunking(f *testing.F) {
+	f.Add([]byte{1, 2, 3}, uint8(1), uint8(7))
+	f.Add(bytes.Repeat([]byte{9}, 40), uint8(3), uint8(16))
+	f.Fuzz(func(t *testing.T, seed []byte, n uint8, chunk uint8) {
+		var bodies [][]byte
+		for i := 0; i <= int(n%6); i++ {
+			size := (len(seed) + i*7) % 33
+			b := make([]byte, size)
+			for j := range b {
+				b[j] = byte(i*31 + j)
+			}
+			bodies = append(bodies, b)
+		}
+		stream := frames(bodies...)
+		step := 1 + int(chunk)%17
+		var got [][]byte
+		var r frameReader
+		for i := 0; i < len(stream); i += step {
+			r.feed(stream[i:min(i+step, len(stream))], func(head []byte) {
+				got = append(got, append([]byte(nil), head...))
+			})
+		}
+		if len(got) != len(bodies) {
+			t.Fatalf("%d frames out, %d in", len(got), len(bodies))
+		}
+		for i, b := range bodies {
+			want := b[:min(len(b), 16)]
+			if !bytes.Equal(got[i], want) {
+				t.Fatalf("frame %d head %x, want %x", i, got[i], want)
+			}
+		}
+	})
+}
+
+func TestForgetSessionClearsIdentity(t *testing.T) {
+	body := make([]byte, connectRequestLen)
+	for i := range body {
+		body[i] = 0xff
+	}
+	in := frames(body)
+	out := forgetSession(in)
+	b := out[4:]
+	if !bytes.Equal(out[:4], in[:4]) || !bytes.Equal(b[0:4], body[0:4]) || !bytes.Equal(b[12:16], body[12:16]) || !bytes.Equal(b[24:28], body[24:28]) {
+		t.Fatal("length, protocol version, timeout or password length changed")
+	}
+	for _, r := range [][2]int{{4, 12}, {16, 24}, {28, 44}} {
+		if !bytes.Equal(b[r[0]:r[1]], make([]byte, r[1]-r[0])) {
+			t.Fatalf("bytes %d..%d not cleared: %x", r[0], r[1], b[r[0]:r[1]])
+		}
+	}
+	if in[8] != 0xff {
+		t.Fatal("the original frame was modified")
+	}
+}
