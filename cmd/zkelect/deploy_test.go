@@ -37,6 +37,19 @@ func TestComposeFileIsValid(t *testing.T) {
 			t.Errorf("docker-compose.yml has no service %q (has %v)", want, services)
 		}
 	}
+	prom, err := os.ReadFile("../../deploy/prometheus/prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := regexp.MustCompile(`"([a-z0-9-]+):[0-9]+"`).FindAllStringSubmatch(string(prom), -1)
+	if len(targets) == 0 {
+		t.Fatal("deploy/prometheus/prometheus.yml scrapes nothing")
+	}
+	for _, m := range targets {
+		if !slices.Contains(services, m[1]) {
+			t.Errorf("Prometheus scrapes %s, which is not a docker-compose service", m[0])
+		}
+	}
 }
 
 // recordingRegisterer remembers every collector registered through it.
