@@ -42,6 +42,45 @@
 //     until they succeed or the session is gone; Close deletes the znode in
 //     every state with its own deadline and stops every goroutine.
 //
+// # Campaigning
+//
+// A candidate enters the election at its first Campaign and stays in it
+// until Resign, Close, or a Campaign whose context ends while it waits.
+// While in the election it keeps a znode: after session expiry or the
+// deletion of its znode it creates a new one. A leadership won while no
+// Campaign is waiting (for example between Run's terms) is returned by the
+// next Campaign; its Context may already be cancelled if it ended since.
+//
+// # Connection loss
+//
+// By default (EndOnSuspend) leadership ends the moment the connection is
+// lost, since the session may expire while cut off and another candidate
+// lead. TolerateSuspend keeps leading through short losses, up to the local
+// lease deadline described above: fewer leadership changes on a flaky
+// network, against a bounded window in which the leader acts without
+// knowing whether its session still exists. A server that expires the
+// session while the client is cut off tells the client only when it
+// reconnects; under EndOnSuspend the leadership has ended (ErrSuspended)
+// long before, under TolerateSuspend the lease has, unless the reconnect
+// came first (then ErrSessionExpired).
+//
+// # Working around go-zookeeper v1.0.4
+//
+// The Session hooks the client's Dialer and reads the ZooKeeper wire under
+// it: the negotiated session timeout and session id come from the connect
+// response; every request and ping is stamped when written and matched to
+// its reply, giving the send time of the last answered request for the
+// lease; the handshake's deadlines are clamped (a silent server no longer
+// holds the client for 6.7 session timeouts); and after every server has
+// refused the session for two session timeouts (an ensemble wiped and
+// redeployed) the next connect request asks for a new session. Data
+// watches are written on the wire by the Session itself (getData with a
+// watch, then go-zookeeper's plain getData in order behind it), so
+// go-zookeeper keeps no channel per watch, and a candidate that leaves
+// while waiting removes its watch from the server (removeWatches, ZooKeeper
+// 3.5+). Session events come from the event callback, never the library's
+// lossy event channel; only StateHasSession counts as usable.
+//
 // # Interoperability
 //
 // With the default naming (CuratorNaming) znodes are named like Apache
