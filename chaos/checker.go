@@ -207,20 +207,23 @@ func lastFaultBefore(faults []Record, t time.Time) string {
 	return faults[i-1].Fault
 }
 
-// checkLiveness enforces rule 3 on every expected shard.
+// checkLiveness enforces rule 3 on every expected shard: within [heal, end]
+// no stretch without an acting leader may exceed the limit (the stretch
+// before the end counts too), and a shard must be led at the end if the
+// observation lasted the whole limit.
 func checkLiveness(rep *Report, byShard map[string][]interval, cfg CheckConfig, heal, end time.Time) {
 	limit := cfg.SessionTimeout + cfg.Bound
 	for _, shard := range cfg.Shards {
 		gap, led := longestGap(byShard[shard], heal, end)
 		switch {
-		case !led:
-			rep.add(Violation{Rule: RuleUnavailable, Message: fmt.Sprintf(
-				"shard %s has no acting leader at the end of observation, %s after the last heal",
-				shard, end.Sub(heal).Round(time.Millisecond))})
 		case gap > limit:
 			rep.add(Violation{Rule: RuleUnavailable, Message: fmt.Sprintf(
 				"shard %s was without an acting leader for %s after the last heal (limit %s)",
 				shard, gap.Round(time.Millisecond), limit)})
+		case !led && end.Sub(heal) >= limit:
+			rep.add(Violation{Rule: RuleUnavailable, Message: fmt.Sprintf(
+				"shard %s has no acting leader at the end of observation, %s after the last heal (limit %s)",
+				shard, end.Sub(heal).Round(time.Millisecond), limit)})
 		}
 	}
 }

@@ -97,9 +97,13 @@ func TestCheckRules(t *testing.T) {
 			want: map[int]int{RuleOverlap: 1},
 		},
 		{
-			name: "shard without a leader at the end",
-			recs: []Record{acquire(0, "m1", "s", 20), release(100, "m1", "s", 20), mark(200, KindHeal), mark(300, KindEnd)},
+			name: "shard without a leader at the end of a full observation",
+			recs: []Record{acquire(0, "m1", "s", 20), release(100, "m1", "s", 20), mark(200, KindHeal), mark(2300, KindEnd)},
 			want: map[int]int{RuleUnavailable: 1},
+		},
+		{
+			name: "shard briefly without a leader when observation ends early",
+			recs: []Record{acquire(0, "m1", "s", 20), mark(200, KindHeal), release(900, "m1", "s", 20), mark(1000, KindEnd)},
 		},
 		{
 			name: "shard led again too late after the heal",
@@ -112,7 +116,7 @@ func TestCheckRules(t *testing.T) {
 		},
 		{
 			name: "an expected shard never led",
-			recs: []Record{mark(0, KindHeal), mark(10, KindEnd)},
+			recs: []Record{mark(0, KindHeal), mark(2000, KindEnd)},
 			want: map[int]int{RuleUnavailable: 1},
 		},
 		{

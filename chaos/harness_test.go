@@ -268,7 +268,23 @@ func (h *harness) report(seed uint64, bound time.Duration) {
 	for _, v := range rep.Violations {
 		b.WriteString(v.String() + "\n")
 	}
-	h.t.Errorf("chaos seed %d: violations by rule %v (rerun with -chaos.seed=%d):\n%s", seed, rep.Counts, seed, b.String())
+	h.t.Errorf("chaos seed %d: violations by rule %v (rerun with -chaos.seed=%d; histories kept in %s):\n%s",
+		seed, rep.Counts, seed, h.keep(seed), b.String())
+}
+
+// keep copies the history files out of the test's temporary directory, for
+// a failed run, and returns where to.
+func (h *harness) keep(seed uint64) string {
+	dst, err := os.MkdirTemp("", fmt.Sprintf("zkelect-chaos-%d-", seed))
+	if err != nil {
+		return "(not kept: " + err.Error() + ")"
+	}
+	for _, f := range h.files {
+		if b, err := os.ReadFile(f); err == nil {
+			_ = os.WriteFile(filepath.Join(dst, filepath.Base(f)), b, 0o644)
+		}
+	}
+	return dst
 }
 
 // logOwners logs who ZooKeeper says leads the shards in missing: the
