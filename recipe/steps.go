@@ -337,12 +337,23 @@ func (c *Candidate) armLease(l *Leadership) {
 		c.endLead(ErrSuspended)
 		return
 	}
-	st.lease = time.AfterFunc(wait, func() { c.mb.post(leaseFired{lead: l}) })
+	st.lease = time.AfterFunc(wait, func() {
+		// End at once, not when the loop gets to it: a busy loop must not
+		// stretch the lease. The loop re-arms if an answer came meanwhile.
+		if d, ok := c.sess.leaseDeadline(margin); !ok || !time.Now().Before(d) {
+			l.end(ErrSuspended)
+		}
+		c.mb.post(leaseFired{lead: l})
+	})
 }
 
 // onLease ends the leadership if its lease ran out, else re-arms it.
 func (c *Candidate) onLease(l *Leadership) {
 	if c.st.lead != l {
+		return
+	}
+	if !l.Leading() {
+		c.endLead(ErrSuspended)
 		return
 	}
 	c.armLease(l)
