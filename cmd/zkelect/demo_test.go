@@ -39,7 +39,9 @@ func TestDemo(t *testing.T) {
 	if n := strings.Count(out, "\n"); n > 60 {
 		t.Errorf("demo printed %d lines; want a few dozen", n)
 	}
-	if took > time.Minute {
-		t.Errorf("demo took %s; want under a minute", took)
+	// Under a minute on an idle machine (about 20 s here); the bound leaves
+	// room for the rest of the test suite running beside it.
+	if took > 2*time.Minute {
+		t.Errorf("demo took %s; want well under two minutes", took)
 	}
 }

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 }
 
 // buildAndRun builds the real binary into dir and runs the tests against a
-// standalone server with a 100 ms tick (session timeouts 200 ms..2 s).
+// standalone server with a 100 ms tick and session timeouts up to 6 s.
 func buildAndRun(m *testing.M, dir string) int {
 	zkelectBin = filepath.Join(dir, "zkelect")
 	build := exec.Command("go", "build", "-o", zkelectBin, ".")
@@ -48,7 +48,7 @@ func buildAndRun(m *testing.M, dir string) int {
 		fmt.Fprintln(os.Stderr, "build zkelect:", err)
 		return 1
 	}
-	return testenv.Main(m, testenv.Options{Servers: 1}, &zkc)
+	return testenv.Main(m, testenv.Options{Servers: 1, MaxSessionTimeout: 6 * time.Second}, &zkc)
 }
 
 // testChild is the child `zkelect run` starts in these tests. It records

@@ -15,8 +15,9 @@ import (
 )
 
 // procSessionTimeout is the session timeout the tests' zkelect processes
-// request: the standalone server's maximum with its 100 ms tick.
-const procSessionTimeout = 2 * time.Second
+// request (the server allows up to 6 s): long enough that a loaded machine
+// does not expire sessions by accident, short enough for quick failovers.
+const procSessionTimeout = 3 * time.Second
 
 // testPath returns a fresh znode path for the running test.
 func testPath(t *testing.T) string {

@@ -148,12 +148,19 @@ func TestShardsDaemonsBalanceServeAndFailOver(t *testing.T) {
 	start := time.Now()
 	ds["m3"].kill()
 	eventually(t, procSessionTimeout+15*time.Second, "m3's shards taken over by m1 and m2", func() bool {
+		c := leadCounts(owners(t, s, root))
+		return c["m1"]+c["m2"] == n
+	})
+	t.Logf("shards failover after SIGKILL of a daemon: %s (session timeout %s)", time.Since(start), procSessionTimeout)
+	eventually(t, 4*procSessionTimeout+15*time.Second, "m1 and m2 balanced after m3's restart grace", func() bool {
 		return balanced(owners(t, s, root), n, "m1", "m2")
 	})
+	t.Logf("balanced over m1 and m2 after: %s (restart grace 2 x session timeout)", time.Since(start))
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
 	for shard := range ledBy(o, "m3") {
 		watch.waitStdout(ctx, fmt.Sprintf(" shard=%s leader=%s ", shard, owners(t, s, root)[shard].Member))
 	}
-	t.Logf("shards failover after SIGKILL of a daemon: %s (session timeout %s)", time.Since(start), procSessionTimeout)
 
 	start = time.Now()
 	ds["m2"].signal(syscall.SIGTERM)
