@@ -135,6 +135,10 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 		return err
 	}
 	defer sess.Close()
+	if t := sess.Timeout(); f.grace > t/3 {
+		log.Warn().Dur("grace", f.grace).Dur("session_timeout", t).
+			Msg("--grace is above a third of the session timeout: a cut-off leader's child may still be stopping when the next leader's child starts")
+	}
 	cand, err := recipe.NewCandidate(sess, f.election, recipe.WithParticipantID(f.id))
 	if err != nil {
 		return fmt.Errorf("election %s: %w", f.election, err)
