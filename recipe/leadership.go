@@ -2,7 +2,6 @@ package recipe
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/zkelect/zkelect/zxidfence"
@@ -88,13 +87,3 @@ func (l *Leadership) Resign(ctx context.Context) error {
 
 // end ends the leadership for reason (first call wins).
 func (l *Leadership) end(reason error) { l.cancel(reason) }
-
-// isReason reports whether err is one of the loss reasons.
-func isReason(err error) bool {
-	for _, r := range []error{ErrResigned, ErrClosed, ErrSessionExpired, ErrSuspended, ErrZnodeDeleted} {
-		if errors.Is(err, r) {
-			return true
-		}
-	}
-	return false
-}

@@ -178,7 +178,7 @@ func (c *Candidate) deleteOp(path string) func(*zk.Conn) any {
 			switch {
 			case err == nil || errors.Is(err, zk.ErrNoNode):
 				return deleteReply{path: path}
-			case errSessionGone(err) || !c.retryable(err):
+			case errSessionGone(err) || !isConnLoss(err):
 				return deleteReply{path: path, err: err}
 			}
 			select {
@@ -191,11 +191,6 @@ func (c *Candidate) deleteOp(path string) func(*zk.Conn) any {
 			backoff = min(2*backoff, time.Second)
 		}
 	}
-}
-
-// retryable reports whether a failed delete should be tried again.
-func (c *Candidate) retryable(err error) bool {
-	return isConnLoss(err) || errors.Is(err, zk.ErrConnectionClosed)
 }
 
 // parseNodes returns the candidate nodes among children.

@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -102,7 +103,7 @@ func (c *Candidate) onList(r listReply) {
 		st.swept, st.uncertain, st.dupRisk = true, false, false
 		return
 	}
-	if st.mine != "" && !contains(r.children, st.mine) {
+	if st.mine != "" && !slices.Contains(r.children, st.mine) {
 		c.mineGone(ErrZnodeDeleted)
 		return
 	}
@@ -377,13 +378,4 @@ func (c *Candidate) onDeleted(r deleteReply) {
 	if r.err != nil && !errSessionGone(r.err) {
 		c.log.Warn().Err(r.err).Str("znode", r.path).Msg("could not delete candidate znode")
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
