@@ -26,7 +26,7 @@ func (e *env) runFailover(ctx context.Context, cfg Config, rep *Report) error {
 	}
 	rep.Results = append(rep.Results,
 		Result{Scenario: "failover/resign", Dist: &resign,
-			Floor: fmt.Sprintf("delete→watch p50 %s + create p50 %s", ms(f.notify.P50), ms(f.create.P50)),
+			Floor: fmt.Sprintf("delete→watch p50 %s", ms(f.notify.P50)),
 			Note:  "leader resigns; time until the next Campaign returns"},
 		Result{Scenario: "failover/crash", Dist: &crash,
 			Floor: fmt.Sprintf("session timeout %s + delete→watch p50 %s", e.sessionTimeout, ms(f.notify.P50)),

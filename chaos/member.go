@@ -125,11 +125,13 @@ func connect(ctx context.Context, cfg MemberConfig) (*recipe.Session, error) {
 	for {
 		s, err := recipe.Connect(ctx, cfg.Servers, recipe.WithSessionTimeout(cfg.SessionTimeout),
 			recipe.WithConnectTimeout(2*cfg.SessionTimeout))
-		if err == nil || !errors.Is(err, recipe.ErrUnreachable) || ctx.Err() != nil {
-			if err != nil {
-				return nil, fmt.Errorf("chaos: connect: %w", err)
-			}
+		switch {
+		case err == nil:
 			return s, nil
+		case errors.Is(err, recipe.ErrUnreachable) && ctx.Err() == nil:
+			continue // each attempt already waited the connect timeout
+		default:
+			return nil, fmt.Errorf("chaos: connect: %w", err)
 		}
 	}
 }

@@ -21,7 +21,7 @@ type guards struct {
 	dataDir string // parent znode of the ZooKeeper targets
 }
 
-// term is one leadership as a writer acts on it.
+// writerTerm is one leadership as a writer acts on it.
 type writerTerm struct {
 	member string
 	shard  string
