@@ -145,6 +145,15 @@ func balanced(shards []string, lead map[string]string, nMembers int) (bool, stri
 // what was awaited and cond's last description.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
 	t.Helper()
+	d, desc, ok := tryWaitFor(timeout, cond)
+	if !ok {
+		t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, desc)
+	}
+	return d
+}
+
+// tryWaitFor is waitFor that reports a timeout instead of failing.
+func tryWaitFor(timeout time.Duration, cond func() (bool, string)) (time.Duration, string, bool) {
 	start := time.Now()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -153,12 +162,12 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool
 	for {
 		ok, desc := cond()
 		if ok {
-			return time.Since(start)
+			return time.Since(start), desc, true
 		}
 		select {
 		case <-tick.C:
 		case <-deadline.C:
-			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, desc)
+			return timeout, desc, false
 		}
 	}
 }

@@ -63,12 +63,8 @@ func (r *runner) stopReason() error {
 // runShard campaigns until the runner is stopped, leading whenever it wins
 // while the shard is assigned here.
 func (l *loop) runShard(r *runner) {
-	if !l.acquire(r.ctx) {
-		return // stopped before it started: nothing was created
-	}
 	cand, err := recipe.NewCandidate(l.m.sess, l.m.shardPath(r.id), recipe.WithParticipantID(l.m.cfg.MemberID))
 	if err != nil {
-		l.release()
 		l.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
 		return
 	}
@@ -78,8 +74,8 @@ func (l *loop) runShard(r *runner) {
 		}
 	}()
 	retry := newBackoff()
-	for acquired := true; r.ctx.Err() == nil; acquired = false {
-		lead, err := l.campaign(r, cand, acquired)
+	for r.ctx.Err() == nil {
+		lead, err := l.campaign(r, cand)
 		if err != nil {
 			if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || errors.Is(err, recipe.ErrClosed) {
 				return
@@ -97,10 +93,10 @@ func (l *loop) runShard(r *runner) {
 	}
 }
 
-// campaign runs one Campaign while holding an election-start slot, until
-// it returns or slotHold passes. acquired says the caller holds one.
-func (l *loop) campaign(r *runner, cand *recipe.Candidate, acquired bool) (*recipe.Leadership, error) {
-	if !acquired && !l.acquire(r.ctx) {
+// campaign runs one Campaign while holding one of the MaxInFlight
+// election-start slots, given back when Campaign returns or slotHold passes.
+func (l *loop) campaign(r *runner, cand *recipe.Candidate) (*recipe.Leadership, error) {
+	if !l.acquire(r.ctx) {
 		return nil, r.ctx.Err()
 	}
 	var once sync.Once
