@@ -72,7 +72,8 @@ SIGINT and SIGTERM are forwarded to the child; run then resigns.`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.election, "election", "", "election path, e.g. /apps/cron/leader (required)")
 	fs.StringVar(&f.id, "id", defaultParticipantID(), "participant id stored in this candidate's znode")
-	fs.DurationVar(&f.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when stopping the child")
+	fs.DurationVar(&f.grace, "grace", 3*time.Second,
+		"time between SIGTERM and SIGKILL when stopping the child; keep it under a third of the session timeout")
 	fs.BoolVar(&f.restart, "restart", false, "campaign again when the child exits instead of exiting with its status")
 	return cmd
 }

@@ -68,7 +68,8 @@ the first balance) and /v1/leaderships (JSON) on --listen.`,
 	fs.StringVar(&f.shards, "shards", "", `shard count N (shards "0".."N-1") or a comma-separated list of ids (required)`)
 	fs.StringVar(&f.exec, "exec", "", "command template run per led shard; {shard} and {token} are substituted")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:9464", "HTTP address for /metrics, /healthz, /readyz and /v1/leaderships")
-	fs.DurationVar(&f.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL when stopping a shard's child")
+	fs.DurationVar(&f.grace, "grace", 3*time.Second,
+		"time between SIGTERM and SIGKILL when stopping a shard's child; keep it under a third of the session timeout")
 	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", 15*time.Second, "how long a handoff waits for a shard's work to stop")
 	fs.IntVar(&f.maxHandoffs, "max-handoffs", 8, "balancing handoffs in flight at once")
 	fs.DurationVar(&f.restartGrace, "restart-grace", 0,
@@ -188,6 +189,10 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	addr, waitHTTP, err := serveHTTP(hctx, f.listen, newDaemonMux(reg, ready, work))
 	if err != nil {
 		return err
+	}
+	if t := sess.Timeout(); f.exec != "" && f.grace > t/3 {
+		log.Warn().Dur("grace", f.grace).Dur("session_timeout", t).
+			Msg("--grace is above a third of the session timeout: a cut-off member's child may still be stopping when the next leader's child starts")
 	}
 	if f.exec != "" && f.handoffTimeout <= f.grace {
 		log.Warn().Dur("grace", f.grace).Dur("handoff_timeout", f.handoffTimeout).
