@@ -151,7 +151,7 @@ func (d *demo) startDaemon(member string) error {
 	worker := fmt.Sprintf("exec %s demo worker --store %s --shard {shard} --token {token}", shellQuote(d.exe), d.url)
 	args := []string{"shards", "--zk", d.zkc.ConnectString(), "--root", demoRoot, "--member", member,
 		"--shards", fmt.Sprint(demoShards), "--session-timeout", demoSessionTimeout.String(),
-		"--listen", "127.0.0.1:0", "--grace", "2s", "--log-format", "json", "--exec", worker}
+		"--listen", "127.0.0.1:0", "--grace", "1s", "--log-format", "json", "--exec", worker}
 	p, err := startDaemonProc(member, d.exe, args, filepath.Join(d.dir, "daemon-"+member+".log"))
 	if err != nil {
 		return err
