@@ -1,6 +1,18 @@
 package main
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// newDaemonRegistry returns the shards daemon's own registry (never the
+// global one) with the Go and process collectors and the daemon's metrics;
+// the session and the partition manager add theirs.
+func newDaemonRegistry(member string) (*prometheus.Registry, *daemonMetrics) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg, newDaemonMetrics(reg, member)
+}
 
 // daemonMetrics are the shards daemon's own collectors, beside the ones the
 // session and the partition manager register.

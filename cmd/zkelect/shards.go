@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/zkelect/zkelect/partition"
@@ -157,9 +156,7 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics := newDaemonMetrics(reg, f.member)
+	reg, metrics := newDaemonRegistry(f.member)
 	work := newShardWork(f.member, f.root, execTemplate(f.exec), f.grace, log, metrics)
 
 	sess, err := f.common.connect(ctx, log, reg)
@@ -190,14 +187,7 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	if err != nil {
 		return err
 	}
-	if t := sess.Timeout(); f.exec != "" && f.grace > t/3 {
-		log.Warn().Dur("grace", f.grace).Dur("session_timeout", t).
-			Msg("--grace is above a third of the session timeout: a cut-off member's child may still be stopping when the next leader's child starts")
-	}
-	if f.exec != "" && f.handoffTimeout <= f.grace {
-		log.Warn().Dur("grace", f.grace).Dur("handoff_timeout", f.handoffTimeout).
-			Msg("--handoff-timeout is not above --grace: a handoff may resign before a slow child has stopped")
-	}
+	f.warnTimings(log, sess.Timeout())
 	log.Info().Stringer("listen", addr).Int("shards", len(shards)).Msg("shards daemon started")
 	runErr := mgr.Run(ctx)
 	hcancel()
@@ -210,4 +200,20 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	}
 	log.Info().Msg("shards daemon stopped")
 	return httpErr
+}
+
+// warnTimings logs flag combinations that weaken the stop-before-start
+// guarantee for --exec children; sessionTimeout is the negotiated one.
+func (f *shardsFlags) warnTimings(log zerolog.Logger, sessionTimeout time.Duration) {
+	if f.exec == "" {
+		return
+	}
+	if f.grace > sessionTimeout/3 {
+		log.Warn().Dur("grace", f.grace).Dur("session_timeout", sessionTimeout).
+			Msg("--grace is above a third of the session timeout: a cut-off member's child may still be stopping when the next leader's child starts")
+	}
+	if f.handoffTimeout <= f.grace {
+		log.Warn().Dur("grace", f.grace).Dur("handoff_timeout", f.handoffTimeout).
+			Msg("--handoff-timeout is not above --grace: a handoff may resign before a slow child has stopped")
+	}
 }
