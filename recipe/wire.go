@@ -139,10 +139,10 @@ func (w *wireTracker) inject(frame []byte) bool {
 
 // handshakeBound is how long one server may take to dial and answer the
 // connect request: a third of the session timeout shared among the servers,
-// at least 100ms.
+// at least 200ms (a loaded server can be slow to answer).
 func (w *wireTracker) handshakeBound() time.Duration {
 	t := w.timeout()
-	return max(t/time.Duration(3*max(w.servers, 1)), 100*time.Millisecond)
+	return max(t/time.Duration(3*max(w.servers, 1)), 200*time.Millisecond)
 }
 
 // timeout returns the negotiated session timeout, or the requested one
