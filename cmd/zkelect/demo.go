@@ -17,7 +17,6 @@ import (
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/testenv"
-	"github.com/zkelect/zkelect/zxidfence"
 )
 
 // The demo's fixed shape.
@@ -213,6 +212,3 @@ func (d *demo) await(ctx context.Context, what string, cond func(map[string]part
 		}
 	}
 }
-
-// tokenOf returns the token a shard's owner holds.
-func tokenOf(o map[string]partition.Owner, shard string) zxidfence.Token { return o[shard].Token }
