@@ -59,8 +59,6 @@ func withoutEnv(env []string, name string) []string {
 	return out
 }
 
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
 func (p *proc) signal(sig syscall.Signal) {
 	_ = p.cmd.Process.Signal(sig)
 }
