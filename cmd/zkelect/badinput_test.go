@@ -20,6 +20,7 @@ func TestBadInputExitsWithOneLine(t *testing.T) {
 		{"no ensemble", []string{"run", "--election", "/e", "--", "true"}, 1, "pass --zk host:port[,host:port] or set ZKELECT_ZK"},
 		{"malformed zk", []string{"status", "--zk", "localhost", "--election", "/e"}, 1, `invalid --zk entry "localhost"`},
 		{"unreachable", []string{"status", "--zk", "127.0.0.1:1", "--connect-timeout", "1s", "--election", "/e"}, 1, "cannot reach ZooKeeper at 127.0.0.1:1 within 1s"},
+		{"unroutable", []string{"status", "--zk", "192.0.2.1:2181", "--connect-timeout", "2s", "--election", "/e"}, 1, "cannot reach ZooKeeper at 192.0.2.1:2181 within 2s"},
 		{"relative path", []string{"run", zk, "--election", "apps/job", "--", "true"}, 1, "a ZooKeeper path starts with /"},
 		{"trailing slash", []string{"status", zk, "--election", "/apps/job/"}, 1, "does not end with /"},
 		{"no command", []string{"run", zk, "--election", "/e"}, 1, "missing command: give it after --"},
