@@ -92,7 +92,8 @@ func TestUnreachableEnsembleFailsWithinConnectTimeout(t *testing.T) {
 		if !errors.Is(err, recipe.ErrUnreachable) {
 			t.Errorf("%s: %v, want ErrUnreachable", name, err)
 		}
-		if took > 3*time.Second {
+		t.Logf("%s: failed after %v", name, took)
+		if took > 700*time.Millisecond+500*time.Millisecond {
 			t.Errorf("%s: took %v with a 700ms connect timeout", name, took)
 		}
 	}

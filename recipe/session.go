@@ -101,7 +101,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 	}
 	s.conn, s.events = conn, events
 	if err := s.awaitFirst(ctx, servers); err != nil {
-		s.shutdown()
+		s.abandon()
 		return nil, err
 	}
 	for _, a := range cfg.auth {
@@ -151,6 +151,30 @@ func (s *Session) Close() error {
 		s.log.Info().Int64("session_id", s.ID()).Msg("session closed")
 	})
 	return nil
+}
+
+// abandon stops a session that never got established, promptly: it fails
+// any handshake in progress instead of waiting for it, and does not wait
+// for go-zookeeper's Close (which gives an unanswered close request 1s;
+// the goroutine calling it ends by then).
+func (s *Session) abandon() {
+	go s.conn.Close()
+	t := time.NewTimer(s.wire.timeout() + 2*time.Second)
+	defer t.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.wire.closeCurrent()
+		select {
+		case _, ok := <-s.events:
+			if !ok {
+				return
+			}
+		case <-tick.C:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // shutdown closes the connection and waits for its goroutines.

@@ -82,6 +82,17 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 	}
 }
 
+// closeCurrent closes the connection in use, failing a handshake in
+// progress at once.
+func (w *wireTracker) closeCurrent() {
+	w.mu.Lock()
+	c := w.current
+	w.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
+}
+
 // inject writes frame on the current established connection, between
 // go-zookeeper's own frames. It reports whether it was written.
 func (w *wireTracker) inject(frame []byte) bool {
