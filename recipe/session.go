@@ -177,9 +177,11 @@ func (s *Session) abandon() {
 	}
 }
 
-// shutdown closes the connection and waits for its goroutines.
+// shutdown closes the session (go-zookeeper's Close waits up to 1s for the
+// server to confirm), then the socket, and waits for its goroutines.
 func (s *Session) shutdown() {
 	s.conn.Close()
+	s.wire.closeCurrent() // the close is answered or given up: no need to read on
 	t := time.NewTimer(s.wire.timeout() + 2*time.Second)
 	defer t.Stop()
 	for {
