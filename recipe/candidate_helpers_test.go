@@ -78,7 +78,7 @@ func lead(t testing.TB, c *recipe.Candidate) *recipe.Leadership {
 	defer cancel()
 	l, err := c.Campaign(ctx)
 	if err != nil {
-		t.Fatalf("campaign on %s: %v", c.Path(), err)
+		t.Fatalf("lead: %v", err)
 	}
 	return l
 }
