@@ -214,7 +214,9 @@ func (b *balancer) top(s string) int {
 // sortedUnique returns a sorted copy of ids without duplicates or empty ids.
 func sortedUnique(ids []string) []string {
 	out := slices.Clone(ids)
-	slices.Sort(out)
+	if !slices.IsSorted(out) {
+		slices.Sort(out)
+	}
 	out = slices.Compact(out)
 	if len(out) > 0 && out[0] == "" {
 		out = out[1:]

@@ -3,7 +3,9 @@ package partition_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/zkelect/zkelect/partition"
@@ -42,11 +45,15 @@ func BenchmarkManager(b *testing.B) {
 // benchSessionTimeout is the members' session timeout in the benchmark.
 const benchSessionTimeout = 2 * time.Second
 
+// benchInFlight is the members' MaxInFlight (PARTITION_BENCH_INFLIGHT, default the default).
+var benchInFlight, _ = strconv.Atoi(os.Getenv("PARTITION_BENCH_INFLIGHT"))
+
 // floorInFlight is how many creates the raw floor keeps in flight.
 const floorInFlight = 64
 
 func benchScenario(b *testing.B, c *testenv.Cluster, n int) {
 	ctx := b.Context()
+	benchRegistry = prometheus.NewRegistry()
 	root := fmt.Sprintf("/bench/%d-%d", n, rootSeq.Add(1))
 	shards := partition.Range(0, n)
 
@@ -62,10 +69,17 @@ func benchScenario(b *testing.B, c *testenv.Cluster, n int) {
 	for i, sess := range sessions {
 		ms = append(ms, benchMember(b, sess, root, fmt.Sprintf("m%d", i), shards, &led[i]))
 	}
+	allLed := waitFor(b, 5*time.Minute, "every shard led", func() (bool, string) {
+		total := led[0].Load() + led[1].Load() + led[2].Load()
+		return total == int64(n), fmt.Sprintf("%d/%d led", total, n)
+	})
+	b.ReportMetric(allLed.Seconds(), "all_led_s")
 	before := waitCounts(b, root, shards, ms, led[:3])
 	converge := time.Since(start)
 	b.ReportMetric(converge.Seconds(), "converge_s")
 	b.ReportMetric(converge.Seconds()/floor.Seconds(), "converge/floor")
+	b.Logf("cold start: %v leaderships started, %v passed on before starting",
+		counterSum(b, "zkelect_partition_leaderships_started_total"), counterSum(b, "zkelect_partition_passed_on_total"))
 	goroutines1, heap1 := runtimeUsage()
 	b.ReportMetric(float64(goroutines1-goroutines0)/float64(n), "goroutines/shard")
 	b.ReportMetric(float64(heap1-heap0)/float64(n), "heapB/shard")
@@ -79,6 +93,7 @@ func benchScenario(b *testing.B, c *testenv.Cluster, n int) {
 
 	start = time.Now()
 	joiner.stop(b)
+	b.Logf("graceful stop: Run returned after %v", time.Since(start))
 	waitFor(b, 5*time.Minute, "the joiner's shards led again", func() (bool, string) {
 		total := led[0].Load() + led[1].Load() + led[2].Load()
 		return total == int64(n), fmt.Sprintf("%d/%d led", total, n)
@@ -153,6 +168,26 @@ func diagnose(b *testing.B, root string, shards []string, ms []*member) {
 	}
 }
 
+// benchRegistry collects the benchmark members' metrics (one scenario's).
+var benchRegistry *prometheus.Registry
+
+// counterSum sums a counter family of benchRegistry.
+func counterSum(b *testing.B, name string) float64 {
+	mfs, err := benchRegistry.Gather()
+	if err != nil {
+		b.Fatalf("gather metrics: %v", err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
 // benchSession opens a session for the benchmark, closed at cleanup.
 func benchSession(b *testing.B, addrs []string) *recipe.Session {
 	b.Helper()
@@ -170,7 +205,7 @@ func benchSession(b *testing.B, addrs []string) *recipe.Session {
 // themselves in led.
 func benchMember(b *testing.B, sess *recipe.Session, root, id string, shards []string, led *atomic.Int64) *member {
 	m, err := partition.NewManager(sess, root, partition.Config{
-		MemberID: id, Shards: shards, Logger: zerolog.Nop(),
+		MemberID: id, Shards: shards, Logger: zerolog.Nop(), Metrics: benchRegistry, MaxInFlight: benchInFlight,
 		OnStartedLeading: func(context.Context, string, zxidfence.Token) { led.Add(1) },
 		OnStoppedLeading: func(string, error) { led.Add(-1) },
 	})

@@ -23,7 +23,7 @@ const (
 	// DefaultMaxInFlight is how many shard elections one member starts at a
 	// time (each start is a few pipelined ZooKeeper requests on the shared
 	// session).
-	DefaultMaxInFlight = 128
+	DefaultMaxInFlight = 256
 	// DefaultRestartGraceFactor times the session's negotiated timeout is
 	// the default restart grace.
 	DefaultRestartGraceFactor = 2
@@ -73,7 +73,7 @@ type Config struct {
 
 	// MaxInFlight caps how many shard elections this member starts at once
 	// on the shared session, so thousands of shards are pipelined without
-	// flooding the server. Zero selects DefaultMaxInFlight (128); it must
+	// flooding the server. Zero selects DefaultMaxInFlight (256); it must
 	// not exceed MaxMaxInFlight.
 	MaxInFlight int
 

@@ -32,9 +32,12 @@ type loop struct {
 	runners  map[string]*runner
 	leading  map[string]uint64    // shards whose runner reported started, with their tokens
 	handoffs int                  // balancing handoffs in flight
+	queue    []string             // settled handoffs waiting for the throttle
 	moving   map[string]time.Time // led here, assigned elsewhere since
-	settle   *time.Timer          // wakes the loop when a move has settled
-	armed    bool                 // settle is running
+	wake     *time.Timer          // wakes the loop for a settled move or a deferred step
+	wakeAt   time.Time            // when wake fires; zero when it is stopped
+	lastStep time.Time            // when the assignment was last computed or acted on
+	stepGap  time.Duration        // least time between two steps
 	targets  map[string]string
 	dirty    bool // the view or the shard list changed: recompute
 	stale    bool // runners changed: reconcile
@@ -44,6 +47,8 @@ type loop struct {
 	absentSince   map[string]time.Time // records of members not live
 	collecting    map[string]int32     // record deletions issued, by version
 	published     *record
+	recordChanged bool      // leading or reserved changed since published
+	lastPublish   time.Time // when the record was last queued
 
 	pub     *publisher
 	watch   *watcher
@@ -124,9 +129,9 @@ func (l *loop) run(ctx context.Context) error {
 func (l *loop) serve(ctx context.Context) error {
 	tick := time.NewTicker(l.collectEvery())
 	defer tick.Stop()
-	l.settle = time.NewTimer(time.Hour)
-	l.settle.Stop()
-	defer l.settle.Stop()
+	l.wake = time.NewTimer(time.Hour)
+	l.wake.Stop()
+	defer l.wake.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -143,9 +148,9 @@ func (l *loop) serve(ctx context.Context) error {
 			l.dirty = true
 		case <-tick.C:
 			l.collect(time.Now())
-		case <-l.settle.C:
-			l.armed = false
-			l.stale = true
+		case <-l.wake.C:
+			l.wakeAt = time.Time{}
+			l.stale = l.stale || len(l.moving) > 0
 		}
 		l.drain()
 		l.step()
@@ -167,16 +172,35 @@ func (l *loop) drain() {
 	}
 }
 
-// step recomputes the assignment if the state changed, acts on it, and
-// publishes the record.
+// minStep spaces out the loop's steps: computing the assignment and
+// walking every shard costs milliseconds at 10,000 shards, and during a
+// cold start records and runners change hundreds of times a second. A step
+// also waits stepCostFactor times as long as the previous one took, so the
+// loop spends at most a tenth of its time on them.
+const (
+	minStep        = 20 * time.Millisecond
+	stepCostFactor = 10
+)
+
+// step recomputes the assignment if the state changed and acts on it, at
+// most once per minStep, and publishes the record.
 func (l *loop) step() {
+	defer l.publish()
+	if !l.dirty && !l.stale {
+		return
+	}
+	if wait := l.stepGap - time.Since(l.lastStep); wait > 0 {
+		l.wakeIn(wait)
+		return
+	}
+	l.lastStep = time.Now()
 	if l.dirty {
 		l.recompute()
 	}
 	if l.stale {
 		l.reconcile()
 	}
-	l.publish()
+	l.stepGap = max(minStep, stepCostFactor*time.Since(l.lastStep))
 }
 
 // fail reports an error that ends Run.
@@ -210,8 +234,10 @@ func (l *loop) handle(ev runnerEvent) {
 	case evStarted:
 		l.leading[r.id] = ev.token
 		delete(l.reserved, r.id)
+		l.recordChanged = true
 	case evStopped:
 		delete(l.leading, r.id)
+		l.recordChanged = true
 	case evFinished:
 		delete(l.leading, r.id)
 		delete(l.moving, r.id)
@@ -221,6 +247,7 @@ func (l *loop) handle(ev runnerEvent) {
 		if r.handoff {
 			l.handoffs--
 			l.m.met.handoffs.Observe(time.Since(r.stopAt).Seconds())
+			l.nextHandoffs()
 		}
 		if r.removed {
 			l.deleteShard(r.id)
@@ -263,6 +290,7 @@ func (l *loop) reconcile() {
 		return
 	}
 	l.stale = false
+	l.queue = l.queue[:0]
 	me, now := l.m.cfg.MemberID, time.Now()
 	wanted := map[string]bool{}
 	for _, s := range l.m.currentShards() {
@@ -279,18 +307,36 @@ func (l *loop) reconcile() {
 		case !leading:
 			r.stop(errWithdrawn)
 		case !l.settled(s, now):
-		case l.handoffs < l.m.cfg.MaxConcurrentHandoffs:
-			l.handoffs++
-			r.handoff = true
-			r.stopAt = now
-			r.stop(ErrHandoff)
+		default:
+			l.queue = append(l.queue, s)
 		}
 	}
+	l.nextHandoffs()
 	for s, r := range l.runners {
 		if !wanted[s] && !r.stopping() {
 			r.removed = true
 			r.stop(ErrShardRemoved)
 		}
+	}
+}
+
+// nextHandoffs starts queued handoffs while fewer than
+// MaxConcurrentHandoffs run, so a finished handoff is followed by the next
+// one at once, not at the next step. Entries that are no longer due are
+// skipped.
+func (l *loop) nextHandoffs() {
+	for l.handoffs < l.m.cfg.MaxConcurrentHandoffs && len(l.queue) > 0 {
+		s := l.queue[0]
+		l.queue = l.queue[1:]
+		r := l.runners[s]
+		_, leading := l.leading[s]
+		if r == nil || !leading || r.stopping() || l.targets[s] == l.m.cfg.MemberID {
+			continue
+		}
+		l.handoffs++
+		r.handoff = true
+		r.stopAt = time.Now()
+		r.stop(ErrHandoff)
 	}
 }
 
@@ -305,11 +351,17 @@ func (l *loop) settled(s string, now time.Time) bool {
 	if now.Sub(since) >= settleDelay {
 		return true
 	}
-	if !l.armed {
-		l.armed = true
-		l.settle.Reset(settleDelay)
-	}
+	l.wakeIn(settleDelay - now.Sub(since))
 	return false
+}
+
+// wakeIn makes the loop run a step in d at the latest.
+func (l *loop) wakeIn(d time.Duration) {
+	at := time.Now().Add(d)
+	if l.wakeAt.IsZero() || at.Before(l.wakeAt) {
+		l.wakeAt = at
+		l.wake.Reset(d)
+	}
 }
 
 // start launches the runner of shard s.
@@ -330,14 +382,18 @@ func (l *loop) report(r *runner, kind eventKind, token uint64) {
 	l.events <- runnerEvent{r, kind, token}
 }
 
-// publish queues the member's record if it changed.
+// publish queues the member's record if it changed, at most once per
+// publishInterval.
 func (l *loop) publish() {
-	rec := l.record()
-	if l.published != nil && l.published.Session == rec.Session &&
-		maps.Equal(l.published.Leading, rec.Leading) && slices.Equal(l.published.Reserved, rec.Reserved) {
+	if !l.recordChanged && l.published != nil && l.published.Session == l.m.sess.ID() {
 		return
 	}
-	l.published = &rec
+	if wait := publishInterval - time.Since(l.lastPublish); wait > 0 {
+		l.wakeIn(wait)
+		return
+	}
+	rec := l.record()
+	l.published, l.recordChanged, l.lastPublish = &rec, false, time.Now()
 	l.pub.set(rec)
 }
 
@@ -385,6 +441,7 @@ func (l *loop) collectEvery() time.Duration {
 func (l *loop) collect(now time.Time) {
 	if len(l.reserved) > 0 && now.After(l.reservedUntil) {
 		clear(l.reserved)
+		l.recordChanged = true
 	}
 	if !l.selfLive() {
 		return

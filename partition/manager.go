@@ -92,6 +92,12 @@ func (m *Manager) Run(ctx context.Context) error {
 	if err := register(m.conn, m.memberPath(), m.sess.ID()); err != nil {
 		return err
 	}
+	// Best effort: a shard whose znode is still missing gets it from its
+	// candidate, three round trips later.
+	start := int(hashString(m.cfg.MemberID) % (1 << 16))
+	if err := ensureShardParents(m.conn, m.root, m.currentShards(), start); err != nil {
+		m.log.Warn().Err(err).Msg("create shard znodes")
+	}
 	return newLoop(m).run(ctx)
 }
 
