@@ -87,6 +87,11 @@ func TestAssignTable(t *testing.T) {
 			Shards: partition.Range(0, 6), Members: members(2),
 			Current: map[string]string{"0": "m0", "1": "m0", "2": "m1", "3": "m1", "4": "gone", "5": "gone"},
 		}, nil, 2},
+		{"over its quota a member gives up the shards it got last", partition.Input{
+			Shards: partition.Range(0, 4), Members: members(2),
+			Current: map[string]string{"0": "m0", "1": "m0", "2": "m0", "3": "m0"},
+			Tokens:  map[string]uint64{"0": 40, "1": 10, "2": 30, "3": 20},
+		}, map[string]int{"m0": 2, "m1": 2}, 2},
 		{"duplicates and empty ids ignored", partition.Input{
 			Shards: []string{"a", "a", "b"}, Members: []string{"x", "x", ""},
 		}, map[string]int{"x": 2}, 2},
@@ -99,6 +104,9 @@ func TestAssignTable(t *testing.T) {
 			}
 			if m := moves(tt.in.Current, got); m > tt.maxMove {
 				t.Fatalf("%d moves, want at most %d (targets %v)", m, tt.maxMove, got)
+			}
+			if tt.in.Tokens != nil && (got["1"] != "m0" || got["3"] != "m0") {
+				t.Fatalf("m0 kept %v, want the shards with the smallest tokens (1 and 3)", got)
 			}
 		})
 	}

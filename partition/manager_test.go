@@ -1,6 +1,7 @@
 package partition_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -219,4 +220,61 @@ func TestOwnersReportsTheLeaders(t *testing.T) {
 		}
 	}
 	tr.check(t, true)
+}
+
+// TestConcurrentStartBalances starts three members at once on a fresh
+// root: they converge on balanced leadership without any shard led twice.
+func TestConcurrentStartBalances(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 90)
+	var ms []*member
+	for _, id := range []string{"a", "b", "c"} {
+		ms = append(ms, startMember(t, root, id, shards, tr))
+	}
+	_, took := waitBalanced(t, shards, ms, 30*time.Second)
+	t.Logf("3 members started together: balanced after %v", took)
+	tr.check(t, true)
+}
+
+// TestHandoffTimeoutBoundsAStuckCallback: a leader whose OnStartedLeading
+// ignores its cancelled context delays a handoff by HandoffTimeout, not
+// forever; Run still waits for the callback before it returns.
+func TestHandoffTimeoutBoundsAStuckCallback(t *testing.T) {
+	const handoffTimeout = 300 * time.Millisecond
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 2)
+	release := make(chan struct{})
+	var returned atomic.Int64
+	stuck := func(c *partition.Config) {
+		c.HandoffTimeout = handoffTimeout
+		c.OnStartedLeading = func(ctx context.Context, shard string, token zxidfence.Token) {
+			<-ctx.Done()
+			<-release
+			returned.Add(1)
+		}
+	}
+	a := startMember(t, root, "a", shards, tr, stuck)
+	waitFor(t, 10*time.Second, "a to lead both shards", func() (bool, string) {
+		n := len(a.m.Leaderships())
+		return n == 2, fmt.Sprintf("a leads %d", n)
+	})
+	start := time.Now()
+	b := startMember(t, root, "b", shards, tr)
+	waitFor(t, 10*time.Second, "b to take one shard over", func() (bool, string) {
+		n := len(b.m.Leaderships())
+		return n == 1, fmt.Sprintf("b leads %d", n)
+	})
+	if took := time.Since(start); took < handoffTimeout {
+		t.Errorf("handoff took %v, less than HandoffTimeout %v: it did not wait for the callback", took, handoffTimeout)
+	}
+	runReturned := make(chan struct{})
+	go func() { a.stop(t); close(runReturned) }()
+	select {
+	case <-runReturned:
+		t.Fatal("Run returned while an OnStartedLeading call was still running")
+	case <-time.After(2 * handoffTimeout):
+	}
+	close(release)
+	<-runReturned
+	if n := returned.Load(); n != 2 {
+		t.Errorf("%d callbacks returned, want 2", n)
+	}
 }
