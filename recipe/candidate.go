@@ -30,7 +30,6 @@ type Candidate struct {
 	log    zerolog.Logger
 
 	mb      *mailbox
-	stopped chan struct{}              // closed when the loop exits
 	current atomic.Pointer[Leadership] // for accessors from any goroutine
 	loopWG  sync.WaitGroup
 	opsWG   sync.WaitGroup
@@ -84,10 +83,9 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 	guid := newGUID()
 	c := &Candidate{
 		sess: s, path: path, cfg: cfg, guid: guid,
-		prefix:  cfg.naming.Prefix(guid),
-		log:     s.log.With().Str("election", path).Logger(),
-		mb:      newMailbox(),
-		stopped: make(chan struct{}),
+		prefix: cfg.naming.Prefix(guid),
+		log:    s.log.With().Str("election", path).Logger(),
+		mb:     newMailbox(),
 	}
 	id, connected, closed := s.subscribe(c)
 	if closed {

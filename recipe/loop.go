@@ -229,7 +229,6 @@ func (c *Candidate) finished() bool { return c.st.closing && c.st.closeRep == ni
 // exit releases everything the loop holds.
 func (c *Candidate) exit() {
 	st := &c.st
-	close(c.stopped)
 	c.sess.unsubscribe(c)
 	for _, t := range []*time.Timer{st.lease, st.retry, st.closeTmr} {
 		if t != nil {

@@ -45,11 +45,15 @@ type (
 	}
 )
 
-// spawn runs fn in a short-lived goroutine and posts its result to the loop.
+// spawn runs fn in a short-lived goroutine and posts its result to the loop
+// (dropped if the loop has exited). The session counts it too, so that
+// Session.Close waits for calls that outlive their candidate's Close.
 func (c *Candidate) spawn(fn func(conn *zk.Conn) any) {
 	c.opsWG.Add(1)
+	c.sess.calls.add()
 	conn := c.sess.conn
 	go func() {
+		defer c.sess.calls.done()
 		defer c.opsWG.Done()
 		c.mb.post(fn(conn))
 	}()
@@ -168,8 +172,8 @@ func (c *Candidate) getDataOp(path string) func(*zk.Conn) (*zk.Stat, error) {
 }
 
 // deleteOp deletes path, retrying on connection loss until it succeeds, the
-// znode is gone, the session is closed, or the candidate gave up (Close
-// past its deadline: the znode then goes with the session).
+// znode is gone, or the session is closed: a znode nobody owns in memory
+// must not stay first, even after Close gave up waiting for it.
 func (c *Candidate) deleteOp(path string) func(*zk.Conn) any {
 	return func(conn *zk.Conn) any {
 		backoff := 20 * time.Millisecond
@@ -184,8 +188,6 @@ func (c *Candidate) deleteOp(path string) func(*zk.Conn) any {
 			select {
 			case <-c.sess.done:
 				return deleteReply{path: path, err: ErrSessionClosed}
-			case <-c.stopped:
-				return deleteReply{path: path, err: ErrCleanupIncomplete}
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, time.Second)

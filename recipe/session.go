@@ -30,6 +30,7 @@ type Session struct {
 	log     zerolog.Logger
 	metrics *metrics
 
+	calls       inflight      // candidates' ZooKeeper calls in flight
 	established chan struct{} // closed at the first session
 	estOnce     sync.Once
 	done        chan struct{} // closed by Close
@@ -184,6 +185,11 @@ func (s *Session) shutdown() {
 	s.wire.closeCurrent() // the close is answered or given up: no need to read on
 	t := time.NewTimer(s.wire.timeout() + 2*time.Second)
 	defer t.Stop()
+	select { // every call now fails fast: the connection is closed
+	case <-s.calls.idle():
+	case <-t.C:
+		s.log.Warn().Msg("zookeeper calls still in flight after close")
+	}
 	for {
 		select {
 		case _, ok := <-s.events:
@@ -395,4 +401,42 @@ func (z zkLogger) Printf(format string, args ...any) {
 // errSessionGone reports whether err means the session is closed for good.
 func errSessionGone(err error) bool {
 	return errors.Is(err, zk.ErrClosing) || errors.Is(err, ErrSessionClosed)
+}
+
+// inflight counts calls in flight; idle returns a channel closed when none
+// is. Unlike a WaitGroup it may be waited on while calls still start.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{}
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n--
+	if f.n == 0 && f.zero != nil {
+		close(f.zero)
+		f.zero = nil
+	}
+}
+
+func (f *inflight) idle() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	if f.zero == nil {
+		f.zero = make(chan struct{})
+	}
+	return f.zero
 }
