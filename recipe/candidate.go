@@ -147,8 +147,9 @@ func (c *Candidate) Campaign(ctx context.Context) (*Leadership, error) {
 // and its goroutines stop. It waits at most the close timeout
 // (WithCloseTimeout), independent of any caller context; if the deletion
 // could not be confirmed by then it returns an error wrapping
-// ErrCleanupIncomplete (the znode still vanishes with the session). Close is
-// idempotent and returns the same result every time.
+// ErrCleanupIncomplete; the deletion is still retried in the background
+// until it succeeds or the session ends (Session.Close waits for it). Close
+// is idempotent and returns the same result every time.
 func (c *Candidate) Close() error {
 	c.closeOnce.Do(func() {
 		req := closeReq{reply: make(chan error, 1)}

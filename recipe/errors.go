@@ -52,8 +52,8 @@ var (
 	// ErrSessionClosed: the Session was closed.
 	ErrSessionClosed = errors.New("recipe: session closed")
 	// ErrCleanupIncomplete: Close or Resign could not confirm the deletion
-	// of the candidate's znode before its deadline. The znode still
-	// disappears when the session ends.
+	// of the candidate's znode before its deadline. The deletion goes on
+	// being retried until it succeeds or the session ends.
 	ErrCleanupIncomplete = errors.New("recipe: znode deletion not confirmed")
 )
 
