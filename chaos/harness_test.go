@@ -47,6 +47,7 @@ type harness struct {
 	timeout time.Duration
 	shards  []string // every election that must have a leader
 	dir     string
+	tail    *tailer // follows the histories for awaitLeaders
 }
 
 const chaosRoot = "/chaos"
@@ -57,7 +58,7 @@ const chaosRoot = "/chaos"
 func newHarness(t *testing.T, singles, managers, shards int, timeout time.Duration) *harness {
 	dir := t.TempDir()
 	c := testenv.New(t, testenv.Options{Servers: 3})
-	h := &harness{t: t, cluster: c, timeout: timeout, shards: []string{SingleShard}, dir: dir}
+	h := &harness{t: t, cluster: c, timeout: timeout, shards: []string{SingleShard}, dir: dir, tail: newTailer()}
 	for i := range shards {
 		h.shards = append(h.shards, fmt.Sprint(i))
 	}
@@ -77,7 +78,7 @@ func newHarness(t *testing.T, singles, managers, shards int, timeout time.Durati
 		s := &slot{proxy: c.NewProxyT(t)}
 		s.cfg = MemberConfig{Member: name, Role: role, Servers: s.proxy.Addrs(), Root: chaosRoot,
 			Shards: shards, SessionTimeout: timeout, WriteEvery: 100 * time.Millisecond,
-			History: filepath.Join(dir, name+".jsonl"), SQLite: dbPath}
+			History: filepath.Join(dir, name+".jsonl"), Log: filepath.Join(dir, name+".log"), SQLite: dbPath}
 		h.files = append(h.files, s.cfg.History)
 		h.slots = append(h.slots, s)
 		h.start(s)
@@ -146,8 +147,7 @@ func (h *harness) awaitLeaders(ctx context.Context, limit time.Duration) (missin
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if recs, err := ReadFiles(h.files...); err == nil {
-			led := Leading(recs)
+		if led, err := h.tail.leading(h.files); err == nil {
 			missing = missing[:0]
 			for _, s := range h.shards {
 				if led[s] == 0 {
@@ -279,7 +279,8 @@ func (h *harness) keep(seed uint64) string {
 	if err != nil {
 		return "(not kept: " + err.Error() + ")"
 	}
-	for _, f := range h.files {
+	logs, _ := filepath.Glob(filepath.Join(h.dir, "*.log"))
+	for _, f := range append(logs, h.files...) {
 		if b, err := os.ReadFile(f); err == nil {
 			_ = os.WriteFile(filepath.Join(dst, filepath.Base(f)), b, 0o644)
 		}

@@ -40,6 +40,9 @@ const (
 	// KindEnd: the end of observation: every open acting interval ends here
 	// and every shard must be led at this instant.
 	KindEnd Kind = "end"
+	// KindNote: information for a reader (such as why a member stopped
+	// leading a shard); the checker ignores it.
+	KindNote Kind = "note"
 	// KindLeftover: something was left behind (Detail says what): a process,
 	// an ephemeral znode or a goroutine.
 	KindLeftover Kind = "leftover"

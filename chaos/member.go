@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
@@ -38,6 +40,7 @@ type MemberConfig struct {
 	SessionTimeout time.Duration `json:"session_timeout"`
 	WriteEvery     time.Duration `json:"write_every"`
 	History        string        `json:"history"` // history file, appended to
+	Log            string        `json:"log"`     // zerolog JSON log of the member's sessions, appended to
 	SQLite         string        `json:"sqlite"`  // database file shared by all members
 }
 
@@ -94,6 +97,15 @@ func RunMember(ctx context.Context, cfg MemberConfig) error {
 }
 
 func runMember(ctx context.Context, cfg MemberConfig, rec *Recorder) error {
+	logger := zerolog.Nop()
+	if cfg.Log != "" {
+		f, err := os.OpenFile(cfg.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("chaos: open member log: %w", err)
+		}
+		defer f.Close()
+		logger = zerolog.New(f).With().Timestamp().Str("member", cfg.Member).Logger()
+	}
 	db, err := sql.Open("sqlite", SQLiteDSN(cfg.SQLite))
 	if err != nil {
 		return fmt.Errorf("chaos: open %s: %w", cfg.SQLite, err)
@@ -103,7 +115,7 @@ func runMember(ctx context.Context, cfg MemberConfig, rec *Recorder) error {
 	if err != nil {
 		return fmt.Errorf("chaos: sql guard: %w", err)
 	}
-	sess, err := connect(ctx, cfg)
+	sess, err := connect(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -121,10 +133,10 @@ func runMember(ctx context.Context, cfg MemberConfig, rec *Recorder) error {
 
 // connect opens the member's session, retrying while the servers cannot be
 // reached (a fault may be in force when a member restarts).
-func connect(ctx context.Context, cfg MemberConfig) (*recipe.Session, error) {
+func connect(ctx context.Context, cfg MemberConfig, logger zerolog.Logger) (*recipe.Session, error) {
 	for {
 		s, err := recipe.Connect(ctx, cfg.Servers, recipe.WithSessionTimeout(cfg.SessionTimeout),
-			recipe.WithConnectTimeout(2*cfg.SessionTimeout))
+			recipe.WithConnectTimeout(2*cfg.SessionTimeout), recipe.WithLogger(logger))
 		switch {
 		case err == nil:
 			return s, nil
@@ -176,6 +188,9 @@ func runShards(ctx context.Context, cfg MemberConfig, sess *recipe.Session, rec 
 			}
 			leader := zxidfence.Leader{Znode: znode, Version: -1, Fence: zxidfence.At(token)}
 			actAsLeader(lctx, rec, g, writerTerm{member: cfg.Member, shard: shard, leader: leader}, cfg.WriteEvery)
+		},
+		OnStoppedLeading: func(shard string, reason error) {
+			_ = rec.Record(Record{Kind: KindNote, Member: cfg.Member, Shard: shard, Detail: "stopped leading: " + reason.Error()})
 		},
 		HandoffTimeout: 2 * cfg.WriteEvery,
 	}

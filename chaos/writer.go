@@ -40,7 +40,11 @@ func actAsLeader(ctx context.Context, rec *Recorder, g *guards, t writerTerm, pe
 	tok := t.leader.Fence.Token
 	_ = rec.Record(Record{Kind: KindAcquire, Member: t.member, Shard: t.shard, Token: tok})
 	defer func() {
-		_ = rec.Record(Record{Kind: KindRelease, Member: t.member, Shard: t.shard, Token: tok})
+		r := Record{Kind: KindRelease, Member: t.member, Shard: t.shard, Token: tok}
+		if err := context.Cause(ctx); err != nil {
+			r.Detail = err.Error()
+		}
+		_ = rec.Record(r)
 	}()
 	tick := time.NewTicker(period)
 	defer tick.Stop()
