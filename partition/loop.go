@@ -46,6 +46,7 @@ type loop struct {
 	reservedUntil time.Time
 	absentSince   map[string]time.Time // records of members not live
 	collecting    map[string]int32     // record deletions issued, by version
+	session       int64                // the session the loop last saw
 	published     *record
 	recordChanged bool      // leading or reserved changed since published
 	lastPublish   time.Time // when the record was last queued
@@ -185,6 +186,7 @@ const (
 // step recomputes the assignment if the state changed and acts on it, at
 // most once per minStep, and publishes the record.
 func (l *loop) step() {
+	l.noticeSession()
 	defer l.publish()
 	if !l.dirty && !l.stale {
 		return
@@ -201,6 +203,27 @@ func (l *loop) step() {
 		l.reconcile()
 	}
 	l.stepGap = max(minStep, stepCostFactor*time.Since(l.lastStep))
+}
+
+// noticeSession reserves the shards assigned here when the session changes
+// (the old one expired): this member comes back with new znodes, like a
+// restart, and should get the same shards back within the restart grace.
+func (l *loop) noticeSession() {
+	id := l.m.sess.ID()
+	if id == 0 || id == l.session {
+		return
+	}
+	if l.session != 0 && l.m.cfg.RestartGrace >= 0 {
+		for s, m := range l.targets {
+			if m == l.m.cfg.MemberID {
+				l.reserved[s] = true
+			}
+		}
+		l.reservedUntil = time.Now().Add(l.m.cfg.RestartGrace)
+		l.recordChanged = true
+		l.m.log.Info().Int64("session_id", id).Int("shards", len(l.reserved)).Msg("new session: shards reserved")
+	}
+	l.session = id
 }
 
 // fail reports an error that ends Run.

@@ -278,3 +278,41 @@ func TestHandoffTimeoutBoundsAStuckCallback(t *testing.T) {
 		t.Errorf("%d callbacks returned, want 2", n)
 	}
 }
+
+// TestPartitionedMemberGetsItsShardsBack cuts one member off (its traffic
+// blackholed) until its session expires: the others lead its shards
+// meanwhile, the guard refuses its stale writes, and once it reconnects
+// within its restart grace it leads the same shards again with new tokens,
+// while the others' shards never move.
+func TestPartitionedMemberGetsItsShardsBack(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 30)
+	grace := func(c *partition.Config) { c.RestartGrace = 20 * time.Second }
+	proxy := zkc.NewProxyT(t)
+	a := startMember(t, root, "a", shards, tr, grace)
+	b := startMember(t, root, "b", shards, tr, grace)
+	c := startMemberOn(t, connectTo(t, proxy.Addrs(), sessionTimeout), root, "c", shards, tr, grace)
+	before, _ := waitBalanced(t, shards, []*member{a, b, c}, 20*time.Second)
+	old := c.m.Leaderships()
+	proxy.Blackhole()
+	took := waitFor(t, 20*time.Second, "a and b to lead c's shards", func() (bool, string) {
+		lead := leaders(t, []*member{a, b})
+		return len(lead) == len(shards), fmt.Sprintf("%d/%d led by a and b", len(lead), len(shards))
+	})
+	t.Logf("c cut off: its shards led by a and b after %v (session timeout %v)", took, sessionTimeout)
+	for s, m := range leaders(t, []*member{a, b}) {
+		if before[s] != "c" && before[s] != m {
+			t.Errorf("shard %s of %s moved to %s while c was cut off", s, before[s], m)
+		}
+	}
+	proxy.Heal()
+	after, _ := waitBalanced(t, shards, []*member{a, b, c}, 20*time.Second)
+	if n := moved(before, after); n != 0 {
+		t.Errorf("%d shards differ from before the partition, want 0", n)
+	}
+	for s, tok := range c.m.Leaderships() {
+		if tok <= old[s] {
+			t.Errorf("shard %s: token %v after the partition, not above %v", s, tok, old[s])
+		}
+	}
+	tr.check(t, false)
+}

@@ -33,9 +33,15 @@ func newRoot(t testing.TB) string {
 // connect opens a session to the shared server, closed at cleanup.
 func connect(t testing.TB, timeout time.Duration) *recipe.Session {
 	t.Helper()
+	return connectTo(t, zkc.Addrs(), timeout)
+}
+
+// connectTo opens a session to addrs, closed at cleanup.
+func connectTo(t testing.TB, addrs []string, timeout time.Duration) *recipe.Session {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	sess, err := recipe.Connect(ctx, zkc.Addrs(), recipe.WithSessionTimeout(timeout), recipe.WithLogger(zerolog.Nop()))
+	sess, err := recipe.Connect(ctx, addrs, recipe.WithSessionTimeout(timeout), recipe.WithLogger(zerolog.Nop()))
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -66,7 +72,12 @@ type member struct {
 // It is stopped at cleanup if the test did not stop it.
 func startMember(t *testing.T, root, id string, shards []string, tr *tracker, tune ...func(*partition.Config)) *member {
 	t.Helper()
-	sess := connect(t, sessionTimeout)
+	return startMemberOn(t, connect(t, sessionTimeout), root, id, shards, tr, tune...)
+}
+
+// startMemberOn is startMember on a given session.
+func startMemberOn(t *testing.T, sess *recipe.Session, root, id string, shards []string, tr *tracker, tune ...func(*partition.Config)) *member {
+	t.Helper()
 	cfg := partition.Config{
 		MemberID:         id,
 		Shards:           shards,
