@@ -44,6 +44,10 @@ func notifyOnce(ctx context.Context, a, b *zk.Conn, path string) (time.Duration,
 	if _, err := a.Create(path, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		return 0, fmt.Errorf("bench: create %s: %w", path, err)
 	}
+	// b's server may not have applied the create yet: sync it first.
+	if _, err := b.Sync(path); err != nil {
+		return 0, fmt.Errorf("bench: sync %s: %w", path, err)
+	}
 	_, _, watch, err := b.GetW(path)
 	if err != nil {
 		return 0, fmt.Errorf("bench: watch %s: %w", path, err)
