@@ -20,28 +20,38 @@ import "github.com/go-zookeeper/zk"
 // (go-zookeeper re-sets only its own). Every user re-reads after a
 // reconnect anyway (watches may have fired unseen), which re-arms them.
 
-// readWatched reads path with getData and leaves a data watch on it.
+// readWatched reads path with getData and leaves a data watch on it. If no
+// connection is ready to carry the watch it fails like a lost connection
+// (zk.ErrConnectionClosed), never with a read that sets no watch.
 func (s *Session) readWatched(conn *zk.Conn, path string) ([]byte, *zk.Stat, error) {
-	s.armDataWatch(path)
+	if !s.armDataWatch(path) {
+		return nil, nil, zk.ErrConnectionClosed
+	}
 	return conn.Get(path)
 }
 
 // armDataWatch writes getData(path, watch=true) on the current connection
-// and remembers that the path may hold a watch.
-func (s *Session) armDataWatch(path string) {
+// once it is ready, and remembers that the path may hold a watch.
+func (s *Session) armDataWatch(path string) bool {
+	c := s.wire.readyConn(s.wire.timeout())
+	if c == nil {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.wire.inject(getDataWatchFrame(path)) {
-		s.dataWatch[path] = true
+	if !c.inject(getDataWatchFrame(path)) {
+		return false
 	}
+	s.dataWatch[path] = true
+	return true
 }
 
 // needDataWatch is the older form of readWatched for callers that read
 // with go-zookeeper themselves: it arms the watch and returns false, meaning
-// "now read with a plain Get".
+// "now read with a plain Get"; if it could not arm the watch it returns
+// true, meaning "read with GetW" (then call dataWatchDone).
 func (s *Session) needDataWatch(path string) bool {
-	s.armDataWatch(path)
-	return false
+	return !s.armDataWatch(path)
 }
 
 // dataWatchDone is kept for callers of needDataWatch; nothing to record.
@@ -69,7 +79,7 @@ func (s *Session) dropWatch(path string, k sessionSink) {
 		delete(s.paths, path)
 	}
 	if s.dataWatch[path] && s.connected { // a watch that was not set gets NOWATCHER: harmless
-		s.wire.inject(removeWatchesFrame(path))
+		s.wire.injectIfReady(removeWatchesFrame(path))
 	}
 	delete(s.dataWatch, path)
 }

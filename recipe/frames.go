@@ -16,6 +16,7 @@ const connectRequestLen = 4 + 8 + 4 + 8 + 4 + 16
 const (
 	opGetData          = 4
 	opRemoveWatches    = 18
+	opSetAuth          = 100
 	xidInjected        = -0x5a5a
 	watcherTypeData    = 2
 	injectedHeaderSize = 4 + 4 + 4 + 4 // length, xid, opcode, path length

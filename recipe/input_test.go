@@ -136,3 +136,27 @@ func TestDigestACLProtectsCandidateZnodes(t *testing.T) {
 		t.Fatalf("children %v", kids)
 	}
 }
+
+func TestWaitingBehindAReadProtectedLeaderAcrossReconnects(t *testing.T) {
+	// Only alice may read the znodes: after each reconnect the waiting
+	// candidate's watch must be set once the session's credentials are
+	// replayed, or it would never see the leader leave.
+	path := electionPath(t)
+	acl := zk.DigestACL(zk.PermAll, "alice", "secret")
+	ls := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	p := zkc.NewProxyT(t)
+	ws := session(t, p.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	l := lead(t, candidate(t, ls, path, recipe.WithACL(acl)))
+	res := campaignAsync(context.Background(), candidate(t, ws, path, recipe.WithACL(acl)))
+	for i := 0; i < 3; i++ {
+		p.Cut()
+		eventually(t, "the waiting session to reconnect", ws.Connected)
+	}
+	notYet(t, res, 200*time.Millisecond, "the waiting candidate led beside the leader")
+	if err := l.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r := awaitResult(t, res, "the waiting candidate to lead after the leader resigned"); r.err != nil {
+		t.Fatal(r.err)
+	}
+}

@@ -111,6 +111,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 			return nil, aclError("authenticate", a.scheme, err)
 		}
 	}
+	s.wire.authExpected.Store(int32(len(cfg.auth))) // replayed on every reconnect
 	if got := s.Timeout(); got != cfg.timeout {
 		if cfg.exactTimeout {
 			s.shutdown()

@@ -54,6 +54,7 @@ type wireTracker struct {
 	epoch        time.Time
 	negotiated   atomic.Int64 // ns
 	sessionID    atomic.Int64
+	authExpected atomic.Int32 // credentials go-zookeeper replays on each connection
 
 	mu           sync.Mutex
 	current      *wireConn // the connection go-zookeeper uses now
@@ -74,7 +75,8 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 		if err != nil {
 			return nil, err
 		}
-		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]time.Time{}}
+		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]time.Time{}, authXids: map[int32]bool{},
+			ready: make(chan struct{}), closed: make(chan struct{})}
 		w.mu.Lock()
 		w.current = wc
 		w.mu.Unlock()
@@ -93,17 +95,55 @@ func (w *wireTracker) closeCurrent() {
 	}
 }
 
-// inject writes frame on the current established connection, between
-// go-zookeeper's own frames. It reports whether it was written.
-func (w *wireTracker) inject(frame []byte) bool {
+// readyConn waits, at most d, until the current connection is established
+// and has replayed the session's credentials (so a request written on it is
+// authorised like go-zookeeper's own), and returns it; nil if none is.
+func (w *wireTracker) readyConn(d time.Duration) *wireConn {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		w.mu.Lock()
+		c := w.current
+		w.mu.Unlock()
+		if c == nil {
+			return nil
+		}
+		select {
+		case <-c.ready:
+			return c
+		case <-c.closed: // replaced meanwhile: look again
+		case <-t.C:
+			return nil
+		}
+	}
+}
+
+// injectIfReady writes frame on the current connection if it is ready now.
+func (w *wireTracker) injectIfReady(frame []byte) bool {
 	w.mu.Lock()
 	c := w.current
 	w.mu.Unlock()
-	if c == nil || !c.established.Load() {
+	if c == nil {
 		return false
 	}
+	select {
+	case <-c.ready:
+		return c.inject(frame)
+	default:
+		return false
+	}
+}
+
+// inject writes frame between go-zookeeper's own frames; false if the
+// connection is closed or the write fails.
+func (c *wireConn) inject(frame []byte) bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	select {
+	case <-c.closed:
+		return false
+	default:
+	}
 	_, err := c.Conn.Write(frame)
 	return err == nil
 }
@@ -195,14 +235,20 @@ type wireConn struct {
 	bound time.Duration
 
 	established atomic.Bool
+	ready       chan struct{} // closed once established and credentials replayed
+	readyOnce   sync.Once
+	closed      chan struct{}
+	closeOnce   sync.Once
 	wmu         sync.Mutex // one frame at a time: go-zookeeper's and injected ones
 	wroteFirst  bool
 	connectSent time.Time
 
-	mu      sync.Mutex
-	pending map[int32]time.Time
-	pings   []time.Time
-	rd      frameReader
+	mu       sync.Mutex
+	pending  map[int32]time.Time
+	pings    []time.Time
+	authXids map[int32]bool // setAuth requests awaiting their reply
+	authSent int
+	rd       frameReader
 }
 
 func (c *wireConn) clamp(t time.Time) time.Time {
@@ -241,10 +287,16 @@ func (c *wireConn) Write(b []byte) (int, error) {
 	}
 	if whole {
 		xid := int32(binary.BigEndian.Uint32(b[4:]))
+		op := int32(binary.BigEndian.Uint32(b[8:]))
 		c.mu.Lock()
-		if xid == xidPing {
+		switch {
+		case xid == xidPing:
 			c.pings = append(c.pings, now)
-		} else {
+		case op == opSetAuth:
+			c.authXids[xid] = true
+			c.authSent++
+			fallthrough
+		default:
 			c.pending[xid] = now
 		}
 		c.mu.Unlock()
@@ -254,6 +306,7 @@ func (c *wireConn) Write(b []byte) (int, error) {
 
 // Close closes the connection and forgets it as current.
 func (c *wireConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
 	c.w.mu.Lock()
 	if c.w.current == c {
 		c.w.current = nil
@@ -294,6 +347,7 @@ func (c *wireConn) frame(head []byte) {
 		if sid != 0 {
 			c.w.handshake(sid, timeout, c.connectSent)
 			c.established.Store(true)
+			c.checkReady()
 		}
 		return
 	}
@@ -312,5 +366,17 @@ func (c *wireConn) frame(head []byte) {
 			delete(c.pending, xid)
 			c.w.answered(t)
 		}
+		if c.authXids[xid] {
+			delete(c.authXids, xid)
+			c.checkReady()
+		}
+	}
+}
+
+// checkReady marks the connection ready once every credential of the
+// session has been replayed and answered (c.mu held).
+func (c *wireConn) checkReady() {
+	if c.authSent >= int(c.w.authExpected.Load()) && len(c.authXids) == 0 {
+		c.readyOnce.Do(func() { close(c.ready) })
 	}
 }
