@@ -181,3 +181,38 @@ func TestCrashedMemberProcessFailsOver(t *testing.T) {
 	t.Logf("balanced over the two survivors %v after the crash", time.Since(crashed))
 	tr.check(t, false)
 }
+
+// TestStoppedMemberProcessHandsOver stops a member's process with SIGTERM:
+// it resigns every shard gracefully (its OnStoppedLeading reported before
+// each new leader starts), and the others lead them well before a session
+// timeout would have passed.
+func TestStoppedMemberProcessHandsOver(t *testing.T) {
+	const n = 30
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, n)
+	guardURL := tr.serve(t)
+	noGrace := func(c *partition.Config) { c.RestartGrace = -1 }
+	a := startMember(t, root, "a", shards, tr, noGrace)
+	b := startMember(t, root, "b", shards, tr, noGrace)
+	child := startChild(t, "c", root, n, guardURL)
+	waitFor(t, 30*time.Second, "the child to lead its share", func() (bool, string) {
+		lead := leaders(t, []*member{a, b})
+		return len(lead) == 2*n/3, fmt.Sprintf("a and b lead %d", len(lead))
+	})
+	if err := child.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM child: %v", err)
+	}
+	took := waitFor(t, 20*time.Second, "a and b to lead every shard", func() (bool, string) {
+		lead := leaders(t, []*member{a, b})
+		return len(lead) == n, fmt.Sprintf("%d/%d led", len(lead), n)
+	})
+	t.Logf("graceful stop of a process: every shard led again after %v", took)
+	if took >= sessionTimeout {
+		t.Errorf("took %v, not less than the session timeout %v", took, sessionTimeout)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := child.Wait(ctx); err != nil {
+		t.Errorf("child exit: %v", err)
+	}
+	tr.check(t, true)
+}

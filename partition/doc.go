@@ -45,9 +45,15 @@
 // Restart grace: the shards of a member that left stay reserved for it for
 // Config.RestartGrace (led meanwhile by the live member ranked first for
 // each by rendezvous hash); if it registers again within the grace it gets
-// them back, and nobody else's shards move. The grace is measured from when
-// the other members noticed it leave (their own clocks); after it, they
-// delete its record and its shards are rebalanced.
+// them back, and nobody else's shards move. The same holds for a member
+// whose session expired: it re-enters every election with new znodes and
+// gets its shards back. The grace is measured from when the other members
+// noticed it leave (their own clocks); after it, they delete its record and
+// its shards are rebalanced.
+//
+// Session expiry: every election of the member re-enters with a new znode
+// (a new, larger token); OnStoppedLeading reports recipe.ErrSessionExpired
+// and OnStartedLeading is called again when the shard is led again.
 //
 // # Design choices
 //
@@ -68,6 +74,12 @@
 // many requests in flight. Each campaigning shard costs one recipe
 // Candidate (one event-loop goroutine) plus one runner goroutine, and one
 // more for OnStartedLeading while leading.
+//
+// Records lag behind leaderships by up to a write, so members act on an
+// assignment only once it has held for a short settle delay before handing
+// a shard off, and when two records claim a shard the larger token (the
+// later leader) wins. Starting elections is paced by Config.MaxInFlight and
+// the shards' election znodes are created up front, hundreds per multi.
 //
 // A member id must be unique among live members: Run refuses a member id
 // whose znode another live session owns (ErrDuplicateMember), so two
