@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path"
-	"slices"
 	"sync"
 	"time"
 
@@ -72,13 +70,6 @@ type runnerEvent struct {
 	kind  eventKind
 	token uint64 // evStarted: the leadership's token
 }
-
-// settleDelay is how long a shard led here must stay assigned elsewhere
-// before it is handed off. Records lag behind leaderships by up to a
-// publish interval, so an assignment computed during a burst of changes can
-// name a member that no longer (or not yet) holds a shard; waiting for it to
-// settle avoids handing a shard over and back.
-const settleDelay = 4 * publishInterval
 
 func newLoop(m *Manager) *loop {
 	base, cancel := context.WithCancel(context.Background())
@@ -205,27 +196,6 @@ func (l *loop) step() {
 	l.stepGap = max(minStep, stepCostFactor*time.Since(l.lastStep))
 }
 
-// noticeSession reserves the shards assigned here when the session changes
-// (the old one expired): this member comes back with new znodes, like a
-// restart, and should get the same shards back within the restart grace.
-func (l *loop) noticeSession() {
-	id := l.m.sess.ID()
-	if id == 0 || id == l.session {
-		return
-	}
-	if l.session != 0 && l.m.cfg.RestartGrace >= 0 {
-		for s, m := range l.targets {
-			if m == l.m.cfg.MemberID {
-				l.reserved[s] = true
-			}
-		}
-		l.reservedUntil = time.Now().Add(l.m.cfg.RestartGrace)
-		l.recordChanged = true
-		l.m.log.Info().Int64("session_id", id).Int("shards", len(l.reserved)).Msg("new session: shards reserved")
-	}
-	l.session = id
-}
-
 // fail reports an error that ends Run.
 func (l *loop) fail(err error) {
 	select {
@@ -305,191 +275,10 @@ func (l *loop) selfLive() bool {
 	return ok && sess == l.m.sess.ID()
 }
 
-// reconcile starts runners for shards assigned here, withdraws the others,
-// hands off leaderships assigned elsewhere (at most MaxConcurrentHandoffs
-// at once) and stops the runners of removed shards.
-func (l *loop) reconcile() {
-	if !l.selfLive() {
-		return
-	}
-	l.stale = false
-	l.queue = l.queue[:0]
-	me, now := l.m.cfg.MemberID, time.Now()
-	wanted := map[string]bool{}
-	for _, s := range l.m.currentShards() {
-		wanted[s] = true
-		r := l.runners[s]
-		_, leading := l.leading[s]
-		if l.targets[s] == me || r == nil || !leading {
-			delete(l.moving, s)
-		}
-		switch {
-		case l.targets[s] == me && r == nil:
-			l.start(s)
-		case l.targets[s] == me || r == nil || r.stopping():
-		case !leading:
-			r.stop(errWithdrawn)
-		case !l.settled(s, now):
-		default:
-			l.queue = append(l.queue, s)
-		}
-	}
-	l.nextHandoffs()
-	for s, r := range l.runners {
-		if !wanted[s] && !r.stopping() {
-			r.removed = true
-			r.stop(ErrShardRemoved)
-		}
-	}
-}
-
-// nextHandoffs starts queued handoffs while fewer than
-// MaxConcurrentHandoffs run, so a finished handoff is followed by the next
-// one at once, not at the next step. Entries that are no longer due are
-// skipped.
-func (l *loop) nextHandoffs() {
-	for l.handoffs < l.m.cfg.MaxConcurrentHandoffs && len(l.queue) > 0 {
-		s := l.queue[0]
-		l.queue = l.queue[1:]
-		r := l.runners[s]
-		_, leading := l.leading[s]
-		if r == nil || !leading || r.stopping() || l.targets[s] == l.m.cfg.MemberID {
-			continue
-		}
-		l.handoffs++
-		r.handoff = true
-		r.stopAt = time.Now()
-		r.stop(ErrHandoff)
-	}
-}
-
-// settled reports whether shard s, led here, has been assigned elsewhere
-// for settleDelay; otherwise it arms the settle timer to look again.
-func (l *loop) settled(s string, now time.Time) bool {
-	since, ok := l.moving[s]
-	if !ok {
-		since = now
-		l.moving[s] = now
-	}
-	if now.Sub(since) >= settleDelay {
-		return true
-	}
-	l.wakeIn(settleDelay - now.Sub(since))
-	return false
-}
-
-// wakeIn makes the loop run a step in d at the latest.
-func (l *loop) wakeIn(d time.Duration) {
-	at := time.Now().Add(d)
-	if l.wakeAt.IsZero() || at.Before(l.wakeAt) {
-		l.wakeAt = at
-		l.wake.Reset(d)
-	}
-}
-
-// start launches the runner of shard s.
-func (l *loop) start(s string) {
-	r := newRunner(l.base, s)
-	l.runners[s] = r
-	l.workers.Add(1)
-	go func() {
-		defer l.workers.Done()
-		l.runShard(r)
-		l.report(r, evFinished, 0)
-	}()
-}
-
 // report sends a runner event to the loop, which drains events until every
 // runner has finished.
 func (l *loop) report(r *runner, kind eventKind, token uint64) {
 	l.events <- runnerEvent{r, kind, token}
-}
-
-// publish queues the member's record if it changed, at most once per
-// publishInterval.
-func (l *loop) publish() {
-	if !l.recordChanged && l.published != nil && l.published.Session == l.m.sess.ID() {
-		return
-	}
-	if wait := publishInterval - time.Since(l.lastPublish); wait > 0 {
-		l.wakeIn(wait)
-		return
-	}
-	rec := l.record()
-	l.published, l.recordChanged, l.lastPublish = &rec, false, time.Now()
-	l.pub.set(rec)
-}
-
-// record is the member's record now.
-func (l *loop) record() record {
-	rec := record{Session: l.m.sess.ID(), Leading: maps.Clone(l.leading)}
-	for s := range l.reserved {
-		if _, led := l.leading[s]; !led {
-			rec.Reserved = append(rec.Reserved, s)
-		}
-	}
-	slices.Sort(rec.Reserved)
-	return rec
-}
-
-// adoptOwnRecord reads the record an earlier session of this member left:
-// its shards are reserved for us until the restart grace passes.
-func (l *loop) adoptOwnRecord() {
-	data, _, err := l.m.conn.Get(l.m.recordPath())
-	if err != nil {
-		return // none (or unreadable: we start without a reservation)
-	}
-	rec, err := decodeRecord(data)
-	if err != nil || rec.Session == l.m.sess.ID() || l.m.cfg.RestartGrace < 0 {
-		return
-	}
-	for s := range rec.Leading {
-		l.reserved[s] = true
-	}
-	for _, s := range rec.Reserved {
-		l.reserved[s] = true
-	}
-	l.reservedUntil = time.Now().Add(l.m.cfg.RestartGrace)
-	l.m.log.Info().Int("shards", len(l.reserved)).Msg("restarted within grace: shards reserved")
-}
-
-// collectEvery is the period of collect.
-func (l *loop) collectEvery() time.Duration {
-	return min(max(l.m.cfg.RestartGrace/4, 50*time.Millisecond), time.Second)
-}
-
-// collect deletes the records of members absent for longer than the
-// restart grace (version-checked, so a member that came back and rewrote
-// its record keeps it) and ends our own reservation when its grace is over.
-func (l *loop) collect(now time.Time) {
-	if len(l.reserved) > 0 && now.After(l.reservedUntil) {
-		clear(l.reserved)
-		l.recordChanged = true
-	}
-	if !l.selfLive() {
-		return
-	}
-	for id, rec := range l.view.records {
-		if _, live := l.view.members[id]; live {
-			delete(l.absentSince, id)
-			continue
-		}
-		since, seen := l.absentSince[id]
-		if !seen {
-			since = now
-			l.absentSince[id] = now
-		}
-		if v, issued := l.collecting[id]; (issued && v == rec.version) || now.Sub(since) < l.m.cfg.RestartGrace {
-			continue
-		}
-		l.collecting[id] = rec.version
-		l.background(func() {
-			err := l.m.conn.Delete(path.Join(l.m.root, ownersDir, id), rec.version)
-			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
-				l.m.log.Warn().Err(err).Str("absent_member", id).Msg("delete record after restart grace")
-			}
-		})
-	}
 }
 
 // deleteShard deletes a removed shard's election znode; it stays while
@@ -530,19 +319,6 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup) {
 	}
 	l.cancel()
 	l.workers.Wait()
-}
-
-// writeFinalRecord stores the shards we lead and those still reserved for
-// us, as a reservation for our next session.
-func (l *loop) writeFinalRecord() {
-	rec := l.record()
-	for _, s := range rec.Reserved {
-		rec.Leading[s] = 0
-	}
-	rec.Reserved = nil
-	if err := l.pub.write(rec); err != nil {
-		l.m.log.Warn().Err(err).Msg("write final record")
-	}
 }
 
 // unregister deletes the member znode if our session owns it.

@@ -1,0 +1,108 @@
+package partition
+
+import "time"
+
+// This file turns the assignment into action: it starts runners for the
+// shards assigned here, withdraws the others, and hands off leaderships
+// assigned elsewhere once the assignment has settled, a few at a time.
+
+// settleDelay is how long a shard led here must stay assigned elsewhere
+// before it is handed off. Records lag behind leaderships by up to a
+// publish interval, so an assignment computed during a burst of changes can
+// name a member that no longer (or not yet) holds a shard; waiting for it to
+// settle avoids handing a shard over and back.
+const settleDelay = 4 * publishInterval
+
+// reconcile starts runners for shards assigned here, withdraws the others,
+// hands off leaderships assigned elsewhere (at most MaxConcurrentHandoffs
+// at once) and stops the runners of removed shards.
+func (l *loop) reconcile() {
+	if !l.selfLive() {
+		return
+	}
+	l.stale = false
+	l.queue = l.queue[:0]
+	me, now := l.m.cfg.MemberID, time.Now()
+	wanted := map[string]bool{}
+	for _, s := range l.m.currentShards() {
+		wanted[s] = true
+		r := l.runners[s]
+		_, leading := l.leading[s]
+		if l.targets[s] == me || r == nil || !leading {
+			delete(l.moving, s)
+		}
+		switch {
+		case l.targets[s] == me && r == nil:
+			l.start(s)
+		case l.targets[s] == me || r == nil || r.stopping():
+		case !leading:
+			r.stop(errWithdrawn)
+		case !l.settled(s, now):
+		default:
+			l.queue = append(l.queue, s)
+		}
+	}
+	l.nextHandoffs()
+	for s, r := range l.runners {
+		if !wanted[s] && !r.stopping() {
+			r.removed = true
+			r.stop(ErrShardRemoved)
+		}
+	}
+}
+
+// nextHandoffs starts queued handoffs while fewer than
+// MaxConcurrentHandoffs run, so a finished handoff is followed by the next
+// one at once, not at the next step. Entries that are no longer due are
+// skipped.
+func (l *loop) nextHandoffs() {
+	for l.handoffs < l.m.cfg.MaxConcurrentHandoffs && len(l.queue) > 0 {
+		s := l.queue[0]
+		l.queue = l.queue[1:]
+		r := l.runners[s]
+		_, leading := l.leading[s]
+		if r == nil || !leading || r.stopping() || l.targets[s] == l.m.cfg.MemberID {
+			continue
+		}
+		l.handoffs++
+		r.handoff = true
+		r.stopAt = time.Now()
+		r.stop(ErrHandoff)
+	}
+}
+
+// settled reports whether shard s, led here, has been assigned elsewhere
+// for settleDelay; otherwise it arms the settle timer to look again.
+func (l *loop) settled(s string, now time.Time) bool {
+	since, ok := l.moving[s]
+	if !ok {
+		since = now
+		l.moving[s] = now
+	}
+	if now.Sub(since) >= settleDelay {
+		return true
+	}
+	l.wakeIn(settleDelay - now.Sub(since))
+	return false
+}
+
+// wakeIn makes the loop run a step in d at the latest.
+func (l *loop) wakeIn(d time.Duration) {
+	at := time.Now().Add(d)
+	if l.wakeAt.IsZero() || at.Before(l.wakeAt) {
+		l.wakeAt = at
+		l.wake.Reset(d)
+	}
+}
+
+// start launches the runner of shard s.
+func (l *loop) start(s string) {
+	r := newRunner(l.base, s)
+	l.runners[s] = r
+	l.workers.Add(1)
+	go func() {
+		defer l.workers.Done()
+		l.runShard(r)
+		l.report(r, evFinished, 0)
+	}()
+}

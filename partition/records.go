@@ -1,0 +1,137 @@
+package partition
+
+import (
+	"errors"
+	"maps"
+	"path"
+	"slices"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// This file keeps this member's record (<root>/owners/<member>) and the
+// restart grace: what we lead and what is reserved for us, our own
+// reservation after a restart or a session expiry, and the deletion of the
+// records of members absent for longer than the grace.
+
+// noticeSession reserves the shards assigned here when the session changes
+// (the old one expired): this member comes back with new znodes, like a
+// restart, and should get the same shards back within the restart grace.
+func (l *loop) noticeSession() {
+	id := l.m.sess.ID()
+	if id == 0 || id == l.session {
+		return
+	}
+	if l.session != 0 && l.m.cfg.RestartGrace >= 0 {
+		for s, m := range l.targets {
+			if m == l.m.cfg.MemberID {
+				l.reserved[s] = true
+			}
+		}
+		l.reservedUntil = time.Now().Add(l.m.cfg.RestartGrace)
+		l.recordChanged = true
+		l.m.log.Info().Int64("session_id", id).Int("shards", len(l.reserved)).Msg("new session: shards reserved")
+	}
+	l.session = id
+}
+
+// publish queues the member's record if it changed, at most once per
+// publishInterval.
+func (l *loop) publish() {
+	if !l.recordChanged && l.published != nil && l.published.Session == l.m.sess.ID() {
+		return
+	}
+	if wait := publishInterval - time.Since(l.lastPublish); wait > 0 {
+		l.wakeIn(wait)
+		return
+	}
+	rec := l.record()
+	l.published, l.recordChanged, l.lastPublish = &rec, false, time.Now()
+	l.pub.set(rec)
+}
+
+// record is the member's record now.
+func (l *loop) record() record {
+	rec := record{Session: l.m.sess.ID(), Leading: maps.Clone(l.leading)}
+	for s := range l.reserved {
+		if _, led := l.leading[s]; !led {
+			rec.Reserved = append(rec.Reserved, s)
+		}
+	}
+	slices.Sort(rec.Reserved)
+	return rec
+}
+
+// adoptOwnRecord reads the record an earlier session of this member left:
+// its shards are reserved for us until the restart grace passes.
+func (l *loop) adoptOwnRecord() {
+	data, _, err := l.m.conn.Get(l.m.recordPath())
+	if err != nil {
+		return // none (or unreadable: we start without a reservation)
+	}
+	rec, err := decodeRecord(data)
+	if err != nil || rec.Session == l.m.sess.ID() || l.m.cfg.RestartGrace < 0 {
+		return
+	}
+	for s := range rec.Leading {
+		l.reserved[s] = true
+	}
+	for _, s := range rec.Reserved {
+		l.reserved[s] = true
+	}
+	l.reservedUntil = time.Now().Add(l.m.cfg.RestartGrace)
+	l.m.log.Info().Int("shards", len(l.reserved)).Msg("restarted within grace: shards reserved")
+}
+
+// collectEvery is the period of collect.
+func (l *loop) collectEvery() time.Duration {
+	return min(max(l.m.cfg.RestartGrace/4, 50*time.Millisecond), time.Second)
+}
+
+// collect deletes the records of members absent for longer than the
+// restart grace (version-checked, so a member that came back and rewrote
+// its record keeps it) and ends our own reservation when its grace is over.
+func (l *loop) collect(now time.Time) {
+	if len(l.reserved) > 0 && now.After(l.reservedUntil) {
+		clear(l.reserved)
+		l.recordChanged = true
+	}
+	if !l.selfLive() {
+		return
+	}
+	for id, rec := range l.view.records {
+		if _, live := l.view.members[id]; live {
+			delete(l.absentSince, id)
+			continue
+		}
+		since, seen := l.absentSince[id]
+		if !seen {
+			since = now
+			l.absentSince[id] = now
+		}
+		if v, issued := l.collecting[id]; (issued && v == rec.version) || now.Sub(since) < l.m.cfg.RestartGrace {
+			continue
+		}
+		l.collecting[id] = rec.version
+		l.background(func() {
+			err := l.m.conn.Delete(path.Join(l.m.root, ownersDir, id), rec.version)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+				l.m.log.Warn().Err(err).Str("absent_member", id).Msg("delete record after restart grace")
+			}
+		})
+	}
+}
+
+// writeFinalRecord stores the shards we lead and those still reserved for
+// us, as a reservation for our next session.
+func (l *loop) writeFinalRecord() {
+	rec := l.record()
+	for _, s := range rec.Reserved {
+		rec.Leading[s] = 0
+	}
+	rec.Reserved = nil
+	if err := l.pub.write(rec); err != nil {
+		l.m.log.Warn().Err(err).Msg("write final record")
+	}
+}
