@@ -168,6 +168,10 @@ func (p *publisher) flush(ctx context.Context) {
 		if err == nil {
 			return
 		}
+		if errors.Is(err, errRecordTooLarge) {
+			p.log.Error().Err(err).Msg("member record not published")
+			return
+		}
 		p.log.Warn().Err(err).Msg("publish member record")
 		p.mu.Lock()
 		if p.pending == nil {
@@ -180,8 +184,11 @@ func (p *publisher) flush(ctx context.Context) {
 
 // write stores r, creating the znode if needed.
 func (p *publisher) write(r record) error {
-	data := r.encode()
-	_, err := p.conn.Set(p.path, data, -1)
+	data, err := r.encode()
+	if err != nil {
+		return err
+	}
+	_, err = p.conn.Set(p.path, data, -1)
 	if errors.Is(err, zk.ErrNoNode) {
 		_, err = p.conn.Create(p.path, data, 0, zk.WorldACL(zk.PermAll))
 	}

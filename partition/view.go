@@ -1,8 +1,6 @@
 package partition
 
 import (
-	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 )
@@ -25,40 +23,6 @@ import (
 // behind a handoff by a write), then the smaller member id. Every member
 // reads the same znodes, so once they stop changing every member computes
 // the same holders and the same assignment.
-
-// record is the data of <root>/owners/<member>.
-type record struct {
-	// Session is the id of the session that wrote the record.
-	Session int64 `json:"session"`
-	// Leading maps the shards the member led when it wrote the record to
-	// their fencing tokens: when two records claim a shard (one of them is
-	// stale), the larger token is the later leader.
-	Leading map[string]uint64 `json:"leading"`
-	// Reserved lists the shards an earlier session of the member led that
-	// this session has not led yet.
-	Reserved []string `json:"reserved,omitempty"`
-}
-
-// decodeRecord parses a record; an empty znode is an empty record.
-func decodeRecord(data []byte) (record, error) {
-	var r record
-	if len(data) == 0 {
-		return r, nil
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return record{}, fmt.Errorf("decode member record: %w", err)
-	}
-	return r, nil
-}
-
-// encode returns the record's znode data.
-func (r record) encode() []byte {
-	data, err := json.Marshal(r)
-	if err != nil { // cannot happen: strings and an integer
-		panic(fmt.Sprintf("partition: encode record: %v", err))
-	}
-	return data
-}
 
 // storedRecord is a record with the version of the znode it was read from.
 type storedRecord struct {
