@@ -263,3 +263,34 @@ func runtimeUsage() (int, uint64) {
 	runtime.ReadMemStats(&ms)
 	return runtime.NumGoroutine(), ms.HeapAlloc
 }
+
+// BenchmarkOneMember measures one member leading 10,000 shards on one
+// session: time from Run to every shard led beside the raw floor, and
+// goroutines and heap per shard.
+//
+//	go test -run '^$' -bench BenchmarkOneMember -benchtime 1x ./partition
+func BenchmarkOneMember(b *testing.B) {
+	zk3 := testenv.New(b, testenv.Options{Servers: 3})
+	const n = 10000
+	for range b.N {
+		benchRegistry = prometheus.NewRegistry()
+		root := fmt.Sprintf("/bench/one-%d", rootSeq.Add(1))
+		floor := rawFloor(b, benchSession(b, zk3.Addrs()), root+"-floor", n)
+		sess := benchSession(b, zk3.Addrs())
+		goroutines0, heap0 := runtimeUsage()
+		var led atomic.Int64
+		mb := benchMember(b, sess, root, "solo", partition.Range(0, n), &led)
+		took := waitFor(b, 5*time.Minute, "every shard led", func() (bool, string) {
+			return led.Load() == n, fmt.Sprintf("%d/%d led", led.Load(), n)
+		})
+		goroutines1, heap1 := runtimeUsage()
+		b.ReportMetric(floor.Seconds(), "floor_s")
+		b.ReportMetric(took.Seconds(), "all_led_s")
+		b.ReportMetric(took.Seconds()/floor.Seconds(), "all_led/floor")
+		b.ReportMetric(float64(goroutines1-goroutines0)/n, "goroutines/shard")
+		b.ReportMetric(float64(heap1-heap0)/n, "heapB/shard")
+		stopStart := time.Now()
+		mb.stop(b)
+		b.ReportMetric(time.Since(stopStart).Seconds(), "stop_s")
+	}
+}
