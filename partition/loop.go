@@ -93,9 +93,17 @@ func newLoop(m *Manager) *loop {
 			conn: m.conn, members: path.Join(m.root, membersDir), owners: path.Join(m.root, ownersDir),
 			out: updates, log: m.log,
 		},
+		wake:   stoppedTimer(),
 		base:   base,
 		cancel: cancel,
 	}
+}
+
+// stoppedTimer returns a timer that has not been started.
+func stoppedTimer() *time.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
 }
 
 // run is Run after registration.
@@ -121,8 +129,6 @@ func (l *loop) run(ctx context.Context) error {
 func (l *loop) serve(ctx context.Context) error {
 	tick := time.NewTicker(l.collectEvery())
 	defer tick.Stop()
-	l.wake = time.NewTimer(time.Hour)
-	l.wake.Stop()
 	defer l.wake.Stop()
 	for {
 		select {
