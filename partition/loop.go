@@ -272,6 +272,12 @@ func (l *loop) recompute() {
 	l.m.target.Store(&targets)
 	l.m.met.assignments.Inc()
 	l.stale = true
+	for s := range l.reserved { // a reservation the balance gave elsewhere is void
+		if targets[s] != l.m.cfg.MemberID {
+			delete(l.reserved, s)
+			l.recordChanged = true
+		}
+	}
 }
 
 // selfLive reports whether the view shows this member registered by the
