@@ -58,7 +58,6 @@ func benchScenario(b *testing.B, c *testenv.Cluster, n int) {
 	shards := partition.Range(0, n)
 
 	floor := rawFloor(b, benchSession(b, c.Addrs()), root+"-floor", n)
-	b.ReportMetric(floor.Seconds(), "floor_s")
 
 	proxy := c.NewProxyT(b)
 	sessions := []*recipe.Session{benchSession(b, c.Addrs()), benchSession(b, c.Addrs()), benchSession(b, proxy.Addrs())}
@@ -76,6 +75,11 @@ func benchScenario(b *testing.B, c *testenv.Cluster, n int) {
 	b.ReportMetric(allLed.Seconds(), "all_led_s")
 	before := waitCounts(b, root, shards, ms, led[:3])
 	converge := time.Since(start)
+	// The machine is shared: measure the floor again right after, and
+	// compare with the mean of both.
+	floor2 := rawFloor(b, benchSession(b, c.Addrs()), root+"-floor2", n)
+	floor = (floor + floor2) / 2
+	b.ReportMetric(floor.Seconds(), "floor_s")
 	b.ReportMetric(converge.Seconds(), "converge_s")
 	b.ReportMetric(converge.Seconds()/floor.Seconds(), "converge/floor")
 	b.Logf("cold start: %v leaderships started, %v passed on before starting",
