@@ -137,11 +137,12 @@ func (l *loop) lead(r *runner, lead *recipe.Leadership) {
 
 	work, cancelWork := context.WithCancel(lead.Context())
 	returned := l.callStarted(work, r.id, token)
-	var reason error
 	select {
 	case <-lead.Done():
-		reason = lead.Err()
 	case <-r.ctx.Done():
+	}
+	reason := lead.Err() // lost (expiry, deletion, suspension) wins over our own stop
+	if reason == nil {
 		reason = r.stopReason()
 	}
 	cancelWork()
