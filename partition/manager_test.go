@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -315,4 +316,30 @@ func TestPartitionedMemberGetsItsShardsBack(t *testing.T) {
 		}
 	}
 	tr.check(t, false)
+}
+
+// TestGoroutinesPerShardStayBounded: a member leading many shards costs a
+// small constant number of goroutines per shard (its runner and its
+// candidate's event loop, plus OnStartedLeading while it runs), and gives
+// them all back when it stops.
+func TestGoroutinesPerShardStayBounded(t *testing.T) {
+	const n = 500
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, n)
+	sess := connect(t, sessionTimeout)
+	before := runtime.NumGoroutine()
+	idle := func(c *partition.Config) {
+		c.OnStartedLeading = nil // no per-leadership work goroutine: count the manager's own
+	}
+	a := startMemberOn(t, sess, root, "a", shards, tr, idle)
+	waitBalanced(t, shards, []*member{a}, 30*time.Second)
+	perShard := float64(runtime.NumGoroutine()-before) / n
+	t.Logf("%.2f goroutines per shard", perShard)
+	if perShard > 2.5 {
+		t.Errorf("%.2f goroutines per shard, want at most 2.5", perShard)
+	}
+	a.stop(t)
+	waitFor(t, 10*time.Second, "the member's goroutines to end", func() (bool, string) {
+		g := runtime.NumGoroutine()
+		return g <= before+5, fmt.Sprintf("%d goroutines, %d before", g, before)
+	})
 }
