@@ -63,6 +63,7 @@ const (
 	evStarted  eventKind = iota // leadership accepted, OnStartedLeading called
 	evStopped                   // leadership over, OnStoppedLeading returned
 	evFinished                  // runner returned; its candidate is closed
+	evDeferred                  // a handoff found no successor campaigning: still leading
 )
 
 type runnerEvent struct {
@@ -237,6 +238,14 @@ func (l *loop) handle(ev runnerEvent) {
 	case evStopped:
 		delete(l.leading, r.id)
 		l.recordChanged = true
+	case evDeferred:
+		if r.handoff {
+			r.handoff = false
+			l.handoffs--
+			l.moving[r.id] = time.Now() // try again once settled again
+			l.stale = true
+			l.nextHandoffs()
+		}
 	case evFinished:
 		delete(l.leading, r.id)
 		delete(l.moving, r.id)

@@ -143,6 +143,14 @@ func (m *Manager) assignedToMe(shard string) bool {
 	return t != nil && (*t)[shard] == m.cfg.MemberID
 }
 
+// targetOf returns the member the latest assignment targets shard to.
+func (m *Manager) targetOf(shard string) string {
+	if t := m.target.Load(); t != nil {
+		return (*t)[shard]
+	}
+	return ""
+}
+
 func (m *Manager) setLeading(shard string, token zxidfence.Token) {
 	m.mu.Lock()
 	m.leading[shard] = token

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/testenv"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -343,3 +345,33 @@ func TestGoroutinesPerShardStayBounded(t *testing.T) {
 		return g <= before+5, fmt.Sprintf("%d goroutines, %d before", g, before)
 	})
 }
+
+// TestHandoffWaitsForACampaigningSuccessor registers a member that never
+// campaigns (a wedged process whose session is alive): the shards assigned
+// to it are not resigned into the void; their leader keeps them until the
+// successor campaigns, and gives them up when it is gone.
+func TestHandoffWaitsForACampaigningSuccessor(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 12)
+	a := startMember(t, root, "a", shards, tr)
+	waitBalanced(t, shards, []*member{a}, 20*time.Second)
+	ghost := connect(t, sessionTimeout)
+	if _, err := ghost.Conn().Create(root+"/members/ghost", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("register ghost member: %v", err)
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(10 * settleWindow); time.Now().Before(end); <-tick.C {
+		if n := len(a.m.Leaderships()); n != len(shards) {
+			t.Fatalf("a leads %d of %d shards after a member that never campaigns registered", n, len(shards))
+		}
+	}
+	b := startMember(t, root, "b", shards, tr)
+	if err := ghost.Conn().Delete(root+"/members/ghost", -1); err != nil {
+		t.Fatalf("unregister ghost: %v", err)
+	}
+	waitBalanced(t, shards, []*member{a, b}, 20*time.Second)
+	tr.check(t, true)
+}
+
+// settleWindow is longer than the manager's settle delay before a handoff.
+const settleWindow = 250 * time.Millisecond

@@ -34,7 +34,7 @@ func (l *loop) reconcile() {
 		switch {
 		case l.targets[s] == me && r == nil:
 			l.start(s)
-		case l.targets[s] == me || r == nil || r.stopping():
+		case l.targets[s] == me || r == nil || r.stopping() || r.handoff:
 		case !leading:
 			r.stop(errWithdrawn)
 		case !l.settled(s, now):
@@ -61,13 +61,16 @@ func (l *loop) nextHandoffs() {
 		l.queue = l.queue[1:]
 		r := l.runners[s]
 		_, leading := l.leading[s]
-		if r == nil || !leading || r.stopping() || l.targets[s] == l.m.cfg.MemberID {
+		if r == nil || !leading || r.stopping() || r.handoff || l.targets[s] == l.m.cfg.MemberID {
 			continue
 		}
-		l.handoffs++
-		r.handoff = true
-		r.stopAt = time.Now()
-		r.stop(ErrHandoff)
+		select {
+		case r.handoffReq <- l.targets[s]:
+			l.handoffs++
+			r.handoff = true
+			r.stopAt = time.Now()
+		default: // an unanswered request is still queued
+		}
 	}
 }
 

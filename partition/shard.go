@@ -29,9 +29,11 @@ type runner struct {
 	id      string
 	ctx     context.Context
 	cancel  context.CancelFunc
-	handoff bool      // stopped for balance: counts against the throttle
+	handoff bool      // a handoff was asked: counts against the throttle
 	removed bool      // stopped because the shard was removed
 	stopAt  time.Time // when the handoff was asked
+
+	handoffReq chan string // the member to hand the leadership to, capacity 1
 
 	mu     sync.Mutex
 	reason error // why it was stopped; nil while it runs
@@ -39,7 +41,7 @@ type runner struct {
 
 func newRunner(base context.Context, id string) *runner {
 	ctx, cancel := context.WithCancel(base)
-	return &runner{id: id, ctx: ctx, cancel: cancel}
+	return &runner{id: id, ctx: ctx, cancel: cancel, handoffReq: make(chan string, 1)}
 }
 
 // stop asks the runner to end for reason.
@@ -137,14 +139,7 @@ func (l *loop) lead(r *runner, lead *recipe.Leadership) {
 
 	work, cancelWork := context.WithCancel(lead.Context())
 	returned := l.callStarted(work, r.id, token)
-	select {
-	case <-lead.Done():
-	case <-r.ctx.Done():
-	}
-	reason := lead.Err() // lost (expiry, deletion, suspension) wins over our own stop
-	if reason == nil {
-		reason = r.stopReason()
-	}
+	reason := l.hold(r, lead)
 	cancelWork()
 	l.m.clearLeading(r.id)
 	l.awaitCallback(r.id, returned)
@@ -157,6 +152,53 @@ func (l *loop) lead(r *runner, lead *recipe.Leadership) {
 	if lead.Err() == nil {
 		l.resign(r, lead)
 	}
+}
+
+// hold waits until the leadership ends, the runner is stopped, or a
+// handoff finds its successor waiting in the election, and returns why the
+// leadership ends. A handoff whose successor is not queued (yet) is
+// deferred: the leadership goes on and the loop asks again later, so a
+// shard is never resigned to a member that does not campaign for it.
+func (l *loop) hold(r *runner, lead *recipe.Leadership) error {
+	for {
+		select {
+		case <-lead.Done():
+			return lead.Err()
+		case <-r.ctx.Done():
+			if err := lead.Err(); err != nil {
+				return err // lost (expiry, deletion, suspension) wins over our own stop
+			}
+			return r.stopReason()
+		case to := <-r.handoffReq:
+			if l.m.targetOf(r.id) == to && l.successorQueued(r.id, to) {
+				r.stop(ErrHandoff)
+				if err := lead.Err(); err != nil {
+					return err
+				}
+				return ErrHandoff
+			}
+			l.report(r, evDeferred, 0)
+		}
+	}
+}
+
+// successorQueued reports whether member to has a candidate in the
+// election of shard.
+func (l *loop) successorQueued(shard, to string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), l.m.cfg.HandoffTimeout)
+	defer cancel()
+	ps, err := recipe.Participants(ctx, l.m.sess, l.m.shardPath(shard))
+	if err != nil {
+		l.m.log.Warn().Err(err).Str("shard", shard).Msg("read election before handoff")
+		return false
+	}
+	for _, p := range ps {
+		if p.ID == to && !p.Leader {
+			return true
+		}
+	}
+	l.m.log.Debug().Str("shard", shard).Str("to", to).Msg("handoff deferred: successor not campaigning yet")
+	return false
 }
 
 // callStarted runs OnStartedLeading on its own goroutine; the returned
