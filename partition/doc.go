@@ -81,6 +81,12 @@
 // later leader) wins. Starting elections is paced by Config.MaxInFlight and
 // the shards' election znodes are created up front, hundreds per multi.
 //
+// A leadership is handed off only to a member whose candidate already waits
+// in the shard's election; otherwise the handoff is deferred and the shard
+// stays led. Orphaned shards assigned to a member that is registered but
+// does not campaign (its process wedged while its session lives) stay
+// without a leader until its session ends.
+//
 // A member id must be unique among live members: Run refuses a member id
 // whose znode another live session owns (ErrDuplicateMember), so two
 // processes configured alike never both act as one member.
