@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -110,6 +111,21 @@ type publisher struct {
 	pending *record
 	kick    chan struct{}
 	wg      sync.WaitGroup
+	slow    atomic.Int64 // recent slowest write, in ns, decaying
+}
+
+// slowWrite returns about the slowest recent record write.
+func (p *publisher) slowWrite() time.Duration { return time.Duration(p.slow.Load()) }
+
+// observeWrite keeps the slowest recent write: a slower one replaces it at
+// once, faster ones wear it down by an eighth each.
+func (p *publisher) observeWrite(d time.Duration) {
+	old := p.slow.Load()
+	if int64(d) > old {
+		p.slow.Store(int64(d))
+		return
+	}
+	p.slow.Store(old - (old-int64(d))/8)
 }
 
 func newPublisher(conn *zk.Conn, p string, log zerolog.Logger) *publisher {
@@ -164,8 +180,10 @@ func (p *publisher) flush(ctx context.Context) {
 		if r == nil {
 			return
 		}
+		start := time.Now()
 		err := p.write(*r)
 		if err == nil {
+			p.observeWrite(time.Since(start))
 			return
 		}
 		if errors.Is(err, errRecordTooLarge) {

@@ -6,12 +6,22 @@ import "time"
 // shards assigned here, withdraws the others, and hands off leaderships
 // assigned elsewhere once the assignment has settled, a few at a time.
 
-// settleDelay is how long a shard led here must stay assigned elsewhere
-// before it is handed off. Records lag behind leaderships by up to a
-// publish interval, so an assignment computed during a burst of changes can
-// name a member that no longer (or not yet) holds a shard; waiting for it to
-// settle avoids handing a shard over and back.
-const settleDelay = 4 * publishInterval
+// A shard led here must stay assigned elsewhere for the settle delay before
+// it is handed off. Records lag behind leaderships by up to a publish
+// interval plus a write, so an assignment computed during a burst of
+// changes can name a member that no longer (or not yet) holds a shard;
+// waiting for it to settle avoids handing a shard over and back. The delay
+// is minSettle, or four times our slowest recent record write when
+// ZooKeeper is slow (others' writes are likely as slow), at most maxSettle.
+const (
+	minSettle = 4 * publishInterval
+	maxSettle = 2 * time.Second
+)
+
+// settleDelay returns the current settle delay.
+func (l *loop) settleDelay() time.Duration {
+	return min(max(minSettle, 4*l.pub.slowWrite()), maxSettle)
+}
 
 // reconcile starts runners for shards assigned here, withdraws the others,
 // hands off leaderships assigned elsewhere (at most MaxConcurrentHandoffs
@@ -75,17 +85,18 @@ func (l *loop) nextHandoffs() {
 }
 
 // settled reports whether shard s, led here, has been assigned elsewhere
-// for settleDelay; otherwise it arms the settle timer to look again.
+// for the settle delay; otherwise it arms the settle timer to look again.
 func (l *loop) settled(s string, now time.Time) bool {
 	since, ok := l.moving[s]
 	if !ok {
 		since = now
 		l.moving[s] = now
 	}
-	if now.Sub(since) >= settleDelay {
+	delay := l.settleDelay()
+	if now.Sub(since) >= delay {
 		return true
 	}
-	l.wakeIn(settleDelay - now.Sub(since))
+	l.wakeIn(delay - now.Sub(since))
 	return false
 }
 
