@@ -120,7 +120,8 @@ func (c *Candidate) IsLeader() bool { return c.Leadership() != nil }
 // candidate leads, ctx ends, or the candidate or session is closed. It
 // returns the current Leadership at once if the candidate already leads.
 // When ctx ends first, the candidate withdraws (its znode is deleted) unless
-// another Campaign is waiting, and Campaign returns ctx's error.
+// another Campaign is waiting, and Campaign returns ctx's error; if
+// leadership came in the same instant, Campaign returns it instead.
 // Other errors: ErrClosed, ErrSessionClosed, ErrACLDenied (wrapped).
 func (c *Candidate) Campaign(ctx context.Context) (*Leadership, error) {
 	req := &campaignReq{ctx: ctx, reply: make(chan campaignResult, 1)}
@@ -133,11 +134,11 @@ func (c *Candidate) Campaign(ctx context.Context) (*Leadership, error) {
 	case <-ctx.Done():
 	}
 	c.mb.post(cancelCampaign{req: req})
-	r := <-req.reply
-	if r.lead != nil { // won in the same instant: give it back
-		rctx, cancel := context.WithTimeout(context.Background(), c.cfg.closeTimeout)
-		defer cancel()
-		_ = r.lead.Resign(rctx)
+	if r := <-req.reply; r.lead != nil {
+		// Answered with a leadership before the cancellation was seen (won
+		// in the same instant, or already leading): it is valid; giving it
+		// back here could resign a leadership the caller holds elsewhere.
+		return r.lead, nil
 	}
 	return nil, fmt.Errorf("campaign on %s: %w", c.path, context.Cause(ctx))
 }
