@@ -47,25 +47,30 @@ const (
 )
 
 // register creates the member's ephemeral znode. It fails with
-// ErrDuplicateMember when another session owns it.
+// ErrDuplicateMember when another session owns it. A znode that vanishes
+// between our create and our check (its session just ended) is created
+// again, a few times at most.
 func register(conn *zk.Conn, p string, session int64) error {
-	_, err := conn.Create(p, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-	if err == nil {
+	for range 3 {
+		_, err := conn.Create(p, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("register member %s: %w", p, err)
+		}
+		ok, st, err := conn.Exists(p)
+		switch {
+		case err != nil:
+			return fmt.Errorf("register member %s: %w", p, err)
+		case !ok:
+			continue
+		case st.EphemeralOwner != session:
+			return fmt.Errorf("%w: %s is owned by session 0x%x", ErrDuplicateMember, p, st.EphemeralOwner)
+		}
 		return nil
 	}
-	if !errors.Is(err, zk.ErrNodeExists) {
-		return fmt.Errorf("register member %s: %w", p, err)
-	}
-	ok, st, err := conn.Exists(p)
-	switch {
-	case err != nil:
-		return fmt.Errorf("register member %s: %w", p, err)
-	case !ok:
-		return register(conn, p, session) // the other session just ended
-	case st.EphemeralOwner != session:
-		return fmt.Errorf("%w: %s is owned by session 0x%x", ErrDuplicateMember, p, st.EphemeralOwner)
-	}
-	return nil
+	return fmt.Errorf("register member %s: created and deleted by others repeatedly", p)
 }
 
 // keepRegistered re-creates the member znode whenever it disappears (the
