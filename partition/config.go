@@ -57,7 +57,8 @@ type Config struct {
 	// ErrHandoff, ErrShardRemoved, ErrStopping, or a recipe reason such as
 	// recipe.ErrSessionExpired. On a handoff it returns before this
 	// member's znode is deleted, so the next leader's OnStartedLeading never
-	// overlaps it. Optional.
+	// overlaps it. It runs on the shard's own goroutine and should return
+	// promptly: the handoff waits for it. Optional.
 	OnStoppedLeading func(shard string, reason error)
 
 	// HandoffTimeout bounds, per shard, how long a handoff or a stop waits
