@@ -82,8 +82,10 @@ type Config struct {
 	// stopped, or lost its session) stay reserved for it: they are led by
 	// others meanwhile, and given back if it registers again within the
 	// grace, without moving anybody else's shards. After the grace they
-	// are rebalanced. Zero selects DefaultRestartGraceFactor times the
-	// session's negotiated timeout; a negative value disables the grace.
+	// are rebalanced. Each member applies its own value to the members it
+	// sees leave, so give every member the same. Zero selects
+	// DefaultRestartGraceFactor (2) times the session's negotiated timeout;
+	// a negative value disables the grace.
 	RestartGrace time.Duration
 
 	// Logger receives the manager's logs, with the fields "member",
