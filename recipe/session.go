@@ -42,7 +42,8 @@ type Session struct {
 	closed    bool
 	sinks     map[sessionSink]struct{}
 	paths     map[string]map[sessionSink]struct{}
-	dataWatch map[string]bool // paths that may hold a data watch set by readWatched
+	watched   map[sessionSink]map[string]struct{} // paths per sink, so unsubscribe costs O(own paths)
+	dataWatch map[string]bool                     // paths that may hold a data watch set by readWatched
 }
 
 // sessionSink receives session and node events. Both methods are called from
@@ -90,6 +91,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 		done:        make(chan struct{}),
 		sinks:       map[sessionSink]struct{}{},
 		paths:       map[string]map[sessionSink]struct{}{},
+		watched:     map[sessionSink]map[string]struct{}{},
 		dataWatch:   map[string]bool{},
 	}
 	conn, events, err := zk.Connect(servers, cfg.timeout,
@@ -269,14 +271,10 @@ func (s *Session) unsubscribe(k sessionSink) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sinks, k)
-	for p, m := range s.paths {
-		if _, ok := m[k]; ok {
-			delete(m, k)
-			if len(m) == 0 {
-				delete(s.paths, p)
-			}
-		}
+	for p := range s.watched[k] {
+		s.unroute0(p, k)
 	}
+	delete(s.watched, k)
 }
 
 // watchPath routes node events of path to k until unwatchPath.
@@ -289,12 +287,29 @@ func (s *Session) watchPath(path string, k sessionSink) {
 		s.paths[path] = m
 	}
 	m[k] = struct{}{}
+	own := s.watched[k]
+	if own == nil {
+		own = map[string]struct{}{}
+		s.watched[k] = own
+	}
+	own[path] = struct{}{}
 }
 
 // unwatchPath stops routing node events of path to k.
 func (s *Session) unwatchPath(path string, k sessionSink) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.unroute0(path, k)
+	if own := s.watched[k]; own != nil {
+		delete(own, path)
+		if len(own) == 0 {
+			delete(s.watched, k)
+		}
+	}
+}
+
+// unroute0 stops routing node events of path to k (s.mu held).
+func (s *Session) unroute0(path string, k sessionSink) {
 	if m := s.paths[path]; m != nil {
 		delete(m, k)
 		if len(m) == 0 {
