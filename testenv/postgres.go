@@ -146,7 +146,8 @@ func pgStartIn(ctx context.Context, bin, dir string, cred *syscall.Credential) (
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=200")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childProcAttr()
+	cmd.SysProcAttr.Credential = cred
 	cmd.Env = pgEnv()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
