@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/zkelect/zkelect/recipe"
@@ -138,6 +139,38 @@ func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prome
 			f.zk, f.connectTimeout, err)
 	}
 	return sess, nil
+}
+
+// client is what a command that talks to ZooKeeper holds: its logger, a
+// context cancelled on SIGINT or SIGTERM, and an open session.
+type client struct {
+	ctx  context.Context
+	log  zerolog.Logger
+	sess *recipe.Session
+	stop func()
+}
+
+// dial sets up a command's logger, signal context and session, reporting
+// bad flags and an unreachable ensemble in one line. The caller must close
+// the client.
+func (f *commonFlags) dial(cmd *cobra.Command) (*client, error) {
+	log, err := f.logger(cmd.ErrOrStderr())
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := signalContext(cmd.Context())
+	sess, err := f.connect(ctx, log, nil)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return &client{ctx: ctx, log: log, sess: sess, stop: stop}, nil
+}
+
+// close closes the session, then stops listening for signals.
+func (c *client) close() {
+	c.sess.Close()
+	c.stop()
 }
 
 // checkZNodePath validates a ZooKeeper path given in flag name, returning a

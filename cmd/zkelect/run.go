@@ -125,17 +125,12 @@ func defaultParticipantID() string {
 // runLeader connects, campaigns and supervises the child until the child
 // exits (without --restart) or a signal arrives.
 func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
-	log, err := f.common.logger(cmd.ErrOrStderr())
+	c, err := f.common.dial(cmd)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signalContext(cmd.Context())
-	defer stop()
-	sess, err := f.common.connect(ctx, log, nil)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
+	defer c.close()
+	ctx, log, sess := c.ctx, c.log, c.sess
 	if t := sess.Timeout(); f.grace > t/3 {
 		log.Warn().Dur("grace", f.grace).Dur("session_timeout", t).
 			Msg("--grace is above a third of the session timeout: a cut-off leader's child may still be stopping when the next leader's child starts")

@@ -85,17 +85,12 @@ standbys, and how many shards each member leads.`,
 }
 
 func runStatus(cmd *cobra.Command, f *targetFlags) error {
-	log, err := f.common.logger(cmd.ErrOrStderr())
+	c, err := f.common.dial(cmd)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signalContext(cmd.Context())
-	defer stop()
-	sess, err := f.common.connect(ctx, log, nil)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
+	defer c.close()
+	ctx, sess := c.ctx, c.sess
 	ctx, cancel := context.WithTimeout(ctx, f.common.sessionTimeout)
 	defer cancel()
 	if f.election != "" {

@@ -42,17 +42,12 @@ when watch starts is followed. -o json prints JSON lines.`,
 type watchTarget struct{ path, shard string }
 
 func runWatch(cmd *cobra.Command, f *targetFlags) error {
-	log, err := f.common.logger(cmd.ErrOrStderr())
+	c, err := f.common.dial(cmd)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signalContext(cmd.Context())
-	defer stop()
-	sess, err := f.common.connect(ctx, log, nil)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
+	defer c.close()
+	ctx, log, sess := c.ctx, c.log, c.sess
 	targets := []watchTarget{{path: f.election}}
 	if f.root != "" {
 		if targets, err = shardTargets(ctx, sess, f.root, f.common.sessionTimeout); err != nil {
