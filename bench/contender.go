@@ -111,10 +111,20 @@ func (c *contender) campaign(ctx context.Context, out chan<- acquisition) {
 	}
 }
 
-// resign resigns l and lets the contender campaign again.
+// resign resigns l and lets the contender campaign again. It waits at most
+// acquireLimit for the deletion to be confirmed.
 func (c *contender) resign(ctx context.Context, l *recipe.Leadership) error {
-	err := l.Resign(ctx)
-	c.rejoin <- struct{}{}
+	select { // a rejoin left over from a leadership that ended by itself
+	case <-c.rejoin:
+	default:
+	}
+	rctx, cancel := context.WithTimeout(ctx, acquireLimit)
+	defer cancel()
+	err := l.Resign(rctx)
+	select {
+	case c.rejoin <- struct{}{}:
+	default:
+	}
 	if err != nil {
 		return fmt.Errorf("bench: resign: %w", err)
 	}
@@ -151,6 +161,47 @@ func (el *election) next(ctx context.Context, limit time.Duration, what string) 
 }
 
 var errNoLeader = errors.New("no leader")
+
+// current returns the contender that leads now, waiting for one. Older
+// acquisitions still queued are dropped.
+func (el *election) current(ctx context.Context) (acquisition, error) {
+	for {
+	drain:
+		for {
+			select {
+			case <-el.acquired:
+			default:
+				break drain
+			}
+		}
+		for _, c := range el.all {
+			if l := c.cand.Leadership(); l != nil && l.Leading() {
+				return acquisition{c: c, l: l, at: time.Now()}, nil
+			}
+		}
+		a, err := el.next(ctx, acquireLimit, "at all")
+		if err != nil {
+			return acquisition{}, err
+		}
+		if a.l.Leading() {
+			return a, nil
+		}
+	}
+}
+
+// successor waits for the first leadership taken after start by a
+// contender other than prev.
+func (el *election) successor(ctx context.Context, prev *contender, start time.Time, what string) (acquisition, error) {
+	for {
+		a, err := el.next(ctx, acquireLimit, what)
+		if err != nil {
+			return acquisition{}, err
+		}
+		if a.c != prev && !a.at.Before(start) {
+			return a, nil
+		}
+	}
+}
 
 // close stops every contender and waits for their loops.
 func (el *election) close() {

@@ -66,7 +66,9 @@ func (e *env) rawConn(ctx context.Context) (*zk.Conn, error) {
 			once.Do(func() { close(ready) })
 		}
 	}
-	conn, _, err := zk.Connect(e.cluster.Addrs(), e.sessionTimeout,
+	// The raw sessions ask for twice the candidates' timeout (servers cap
+	// it at 20 ticks): a floor measurement must not die of a slow machine.
+	conn, _, err := zk.Connect(e.cluster.Addrs(), 2*e.sessionTimeout,
 		zk.WithLogger(quietLogger{}), zk.WithEventCallback(onEvent))
 	if err != nil {
 		return nil, fmt.Errorf("bench: connect: %w", err)

@@ -43,28 +43,24 @@ func (e *env) failoverResign(ctx context.Context, trials int) (Dist, error) {
 		return Dist{}, err
 	}
 	defer el.close()
-	cur, err := el.next(ctx, acquireLimit, "at start")
-	if err != nil {
-		return Dist{}, err
-	}
 	samples := make([]time.Duration, 0, trials)
 	for range trials {
-		if err := e.awaitParticipants(ctx, cur.c.sess, el.path, 2); err != nil {
+		if err := e.awaitParticipants(ctx, el.all[0].sess, el.path, 2); err != nil {
+			return Dist{}, err
+		}
+		cur, err := el.current(ctx)
+		if err != nil {
 			return Dist{}, err
 		}
 		start := time.Now()
 		if err := cur.c.resign(ctx, cur.l); err != nil {
 			return Dist{}, err
 		}
-		next, err := el.next(ctx, acquireLimit, "after resign")
+		next, err := el.successor(ctx, cur.c, start, "after resign")
 		if err != nil {
 			return Dist{}, err
 		}
-		if next.c == cur.c {
-			return Dist{}, fmt.Errorf("bench: %s led again right after resigning", cur.c.name)
-		}
 		samples = append(samples, next.at.Sub(start))
-		cur = next
 	}
 	return NewDist(samples), nil
 }
@@ -78,27 +74,23 @@ func (e *env) failoverCrash(ctx context.Context, trials int) (Dist, error) {
 		return Dist{}, err
 	}
 	defer el.close()
-	cur, err := el.next(ctx, acquireLimit, "at start")
-	if err != nil {
-		return Dist{}, err
-	}
 	samples := make([]time.Duration, 0, trials)
 	for range trials {
-		if err := e.awaitParticipants(ctx, cur.c.sess, el.path, 2); err != nil {
+		if err := e.awaitParticipants(ctx, el.all[0].sess, el.path, 2); err != nil {
+			return Dist{}, err
+		}
+		cur, err := el.current(ctx)
+		if err != nil {
 			return Dist{}, err
 		}
 		start := time.Now()
 		cur.c.proxy.Blackhole()
-		next, err := el.next(ctx, acquireLimit, "after crash")
+		next, err := el.successor(ctx, cur.c, start, "after crash")
 		cur.c.proxy.Heal()
 		if err != nil {
 			return Dist{}, err
 		}
-		if next.c == cur.c {
-			return Dist{}, fmt.Errorf("bench: silenced %s led again", cur.c.name)
-		}
 		samples = append(samples, next.at.Sub(start))
-		cur = next
 	}
 	return NewDist(samples), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func (e *env) runHerd(ctx context.Context, cfg Config, rep *Report) error {
@@ -37,28 +38,27 @@ func (e *env) herd(ctx context.Context, n, trials int) ([]int, error) {
 		return nil, err
 	}
 	defer el.close()
-	cur, err := el.next(ctx, acquireLimit, "at start")
-	if err != nil {
-		return nil, err
-	}
 	counts := make([]int, 0, trials)
 	for range trials {
-		if err := e.awaitParticipants(ctx, cur.c.sess, el.path, n); err != nil {
+		if err := e.awaitParticipants(ctx, el.all[0].sess, el.path, n); err != nil {
+			return nil, err
+		}
+		cur, err := el.current(ctx)
+		if err != nil {
 			return nil, err
 		}
 		watchers, err := e.watchers(ctx, []string{cur.l.Znode(), el.path}, cur.c.sess.ID())
 		if err != nil {
 			return nil, err
 		}
+		start := time.Now()
 		if err := cur.c.resign(ctx, cur.l); err != nil {
 			return nil, err
 		}
-		next, err := el.next(ctx, acquireLimit, "after resign")
-		if err != nil {
+		if _, err := el.successor(ctx, cur.c, start, "after resign"); err != nil {
 			return nil, err
 		}
 		counts = append(counts, watchers)
-		cur = next
 	}
 	return counts, nil
 }

@@ -41,7 +41,8 @@ func (e *env) rawNotify(ctx context.Context, trials int) (Dist, error) {
 }
 
 func notifyOnce(ctx context.Context, a, b *zk.Conn, path string) (time.Duration, error) {
-	if _, err := a.Create(path, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	// Persistent, so that a session blip on a loaded machine cannot remove it.
+	if _, err := a.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		return 0, fmt.Errorf("bench: create %s: %w", path, err)
 	}
 	// b's server may not have applied the create yet: sync it first.
