@@ -24,7 +24,7 @@ type fleet struct {
 	members map[string]*fleetMember
 	leading map[string]string // shard -> member acting as its leader
 	last    map[string]string // shard -> member that led it last
-	moves   int
+	moved   map[string]int    // shard -> moves since the last takeMoves
 }
 
 type fleetMember struct {
@@ -36,7 +36,8 @@ type fleetMember struct {
 
 func (e *env) newFleet(root string, shards int) *fleet {
 	return &fleet{e: e, root: root, shards: partition.Range(0, shards), changed: make(chan struct{}, 1),
-		members: map[string]*fleetMember{}, leading: map[string]string{}, last: map[string]string{}}
+		members: map[string]*fleetMember{}, leading: map[string]string{}, last: map[string]string{},
+		moved: map[string]int{}}
 }
 
 // add starts member id (its own session and Manager).
@@ -111,7 +112,7 @@ func (f *fleet) close(ctx context.Context) error {
 func (f *fleet) started(id, shard string) {
 	f.mu.Lock()
 	if prev := f.last[shard]; prev != "" && prev != id {
-		f.moves++
+		f.moved[shard]++
 	}
 	f.leading[shard], f.last[shard] = id, id
 	f.mu.Unlock()
@@ -179,11 +180,35 @@ func (f *fleet) ledCount() int {
 	return len(f.leading)
 }
 
-// takeMoves returns the moves counted so far and resets the count.
-func (f *fleet) takeMoves() int {
+// takeMoves returns the moves counted so far, per shard, and resets them.
+func (f *fleet) takeMoves() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n := f.moves
-	f.moves = 0
-	return n
+	m := f.moved
+	f.moved = map[string]int{}
+	return m
+}
+
+// ledBy returns the shards member id leads now.
+func (f *fleet) ledBy(id string) map[string]bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]bool{}
+	for shard, m := range f.leading {
+		if m == id {
+			out[shard] = true
+		}
+	}
+	return out
+}
+
+// countMoves sums moves, and those of shards outside own.
+func countMoves(moved map[string]int, own map[string]bool) (total, others int) {
+	for shard, n := range moved {
+		total += n
+		if !own[shard] {
+			others += n
+		}
+	}
+	return total, others
 }
