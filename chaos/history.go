@@ -43,6 +43,10 @@ const (
 	// KindNote: information for a reader (such as why a member stopped
 	// leading a shard); the checker ignores it.
 	KindNote Kind = "note"
+	// KindMemberError: a member's election component (a partition
+	// Manager's Run) returned an unexpected error and was started again;
+	// Detail holds the error. Counted in the summary, not a violation.
+	KindMemberError Kind = "member_error"
 	// KindLeftover: something was left behind (Detail says what): a process,
 	// an ephemeral znode or a goroutine.
 	KindLeftover Kind = "leftover"

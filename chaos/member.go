@@ -200,13 +200,18 @@ func runShards(ctx context.Context, cfg MemberConfig, sess *recipe.Session, rec 
 			return fmt.Errorf("chaos: partition manager: %w", err)
 		}
 		err = m.Run(ctx)
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return nil
-		}
-		if !errors.Is(err, partition.ErrDuplicateMember) {
+		case errors.Is(err, recipe.ErrSessionClosed):
 			return fmt.Errorf("chaos: partition manager: %w", err)
+		case !errors.Is(err, partition.ErrDuplicateMember):
+			// Not expected of Run; record it and run the member again,
+			// as a supervisor would.
+			_ = rec.Record(Record{Kind: KindMemberError, Member: cfg.Member, Detail: err.Error()})
 		}
-		// Our previous incarnation's session has not expired yet.
+		// ErrDuplicateMember: our previous incarnation's session has not
+		// expired yet.
 		select {
 		case <-ctx.Done():
 			return nil

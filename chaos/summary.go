@@ -21,6 +21,9 @@ type Summary struct {
 	OverlapsAfter map[string]int
 	// Writes counts write attempts; the rest split them by result.
 	Writes, Accepted, Stale, NotLeader, Failed int
+	// MemberErrors lists unexpected errors members recovered from by
+	// starting their component again (KindMemberError).
+	MemberErrors []string
 	// MaxUnavailable is, per shard, the longest time without an acting
 	// leader between its first leader and the end of observation.
 	MaxUnavailable map[string]time.Duration
@@ -32,6 +35,8 @@ func summarise(recs []Record, byShard map[string][]interval, end time.Time) Summ
 		switch r.Kind {
 		case KindFault:
 			s.Faults[r.Fault]++
+		case KindMemberError:
+			s.MemberErrors = append(s.MemberErrors, r.Member+": "+r.Detail)
 		case KindWrite:
 			s.Writes++
 			switch r.Result {
@@ -93,6 +98,12 @@ func (s Summary) String() string {
 	fmt.Fprintf(&b, "writes: %d attempted, %d accepted, %d rejected as stale, %d rejected not-leader, %d failed (outcome unknown)\n",
 		s.Writes, s.Accepted, s.Stale, s.NotLeader, s.Failed)
 	fmt.Fprintf(&b, "max unavailability per shard: %s", s.unavailability())
+	if len(s.MemberErrors) > 0 {
+		fmt.Fprintf(&b, "\nmember errors recovered by restarting the component: %d", len(s.MemberErrors))
+		for _, e := range s.MemberErrors[:min(5, len(s.MemberErrors))] {
+			fmt.Fprintf(&b, "\n  %s", e)
+		}
+	}
 	return b.String()
 }
 
