@@ -75,7 +75,7 @@ func (e *ShardIDError) Error() string {
 	if len(id) > 40 {
 		id = id[:40] + "…"
 	}
-	return fmt.Sprintf("partition: invalid shard id %q: %s", id, e.Reason)
+	return fmt.Sprintf("partition: invalid shard or member id %q: %s", id, e.Reason)
 }
 
 // Is reports whether target is ErrInvalidShardID.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkelect/zkelect/partition"
 )
 
@@ -28,6 +30,7 @@ func TestNewManagerRejectsBadConfig(t *testing.T) {
 		{"shard id too long", func(c *partition.Config) { c.Shards = []string{strings.Repeat("x", partition.MaxIDLength+1)} }, "Shards"},
 		{"shard id control char", func(c *partition.Config) { c.Shards = []string{"a\x00b"} }, "Shards"},
 		{"shard id not utf8", func(c *partition.Config) { c.Shards = []string{"\xff"} }, "Shards"},
+		{"shard id emoji", func(c *partition.Config) { c.Shards = []string{"a\U0001F600"} }, "Shards"},
 		{"duplicate shard", func(c *partition.Config) { c.Shards = []string{"a", "b", "a"} }, "Shards"},
 		{"negative handoff timeout", func(c *partition.Config) { c.HandoffTimeout = -time.Second }, "HandoffTimeout"},
 		{"negative max handoffs", func(c *partition.Config) { c.MaxConcurrentHandoffs = -1 }, "MaxConcurrentHandoffs"},
@@ -90,4 +93,32 @@ func TestDuplicateMemberRefused(t *testing.T) {
 		t.Errorf("second Run: %v, want ErrAlreadyRunning", err)
 	}
 	tr.check(t, true)
+}
+
+// TestValidateIDAgreesWithZooKeeper: every id ValidateID accepts is a znode
+// name the real server accepts, and every character it refuses the server
+// refuses too, at each edge of ZooKeeper's forbidden ranges. An id with an
+// emoji (above U+FFFF, a UTF-16 surrogate pair) was once accepted and then
+// failed in every campaign with "invalid arguments".
+func TestValidateIDAgreesWithZooKeeper(t *testing.T) {
+	conn := connect(t, sessionTimeout).Conn()
+	parent := newRoot(t)
+	for _, p := range []string{"/partition-test", parent} {
+		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+	edges := []rune{0x1f, 0x20, 0x7e, 0x7f, 0x9f, 0xa0, 0xe9, 0xd7ff, 0xf8ff, 0xf900,
+		0xffef, 0xfff0, 0xfffd, 0xffff, 0x10000, 0x1f600, 0x10ffff}
+	for _, r := range edges {
+		id := "id" + string(r)
+		validErr := partition.ValidateID(id)
+		_, zkErr := conn.Create(parent+"/"+id, nil, 0, zk.WorldACL(zk.PermAll))
+		if (validErr == nil) != (zkErr == nil) {
+			t.Errorf("%U: ValidateID = %v, but ZooKeeper's create = %v", r, validErr, zkErr)
+		}
+		if validErr != nil && !errors.Is(validErr, partition.ErrInvalidShardID) {
+			t.Errorf("%U: ValidateID = %v, want ErrInvalidShardID", r, validErr)
+		}
+	}
 }

@@ -28,8 +28,10 @@ func Range(lo, hi int) []string {
 
 // ValidateID returns a *ShardIDError if id cannot be used as a shard or
 // member id: empty, "." or "..", longer than MaxIDLength bytes, not UTF-8,
-// or containing '/', a control character or a character ZooKeeper refuses
-// in a path (U+0000, U+D800–U+F8FF, U+FFF0–U+FFFF).
+// or containing '/' or a character ZooKeeper refuses in a path: a control
+// character (U+0000–U+001F, U+007F–U+009F), U+D800–U+F8FF, U+FFF0–U+FFFF,
+// or any character above U+FFFF (ZooKeeper checks UTF-16 code units, and
+// such a character is a surrogate pair, e.g. an emoji).
 func ValidateID(id string) error {
 	switch {
 	case id == "":
@@ -44,11 +46,18 @@ func ValidateID(id string) error {
 		return &ShardIDError{ID: id, Reason: "contains '/'"}
 	}
 	for _, r := range id {
-		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0 && r <= 0xffff {
+		if zkRefuses(r) {
 			return &ShardIDError{ID: id, Reason: fmt.Sprintf("contains the forbidden character %U", r)}
 		}
 	}
 	return nil
+}
+
+// zkRefuses reports whether ZooKeeper rejects r in a path. The server checks
+// UTF-16 code units, so a character above U+FFFF, sent as a surrogate pair
+// (U+D800–U+DFFF), is refused like the surrogates themselves.
+func zkRefuses(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0
 }
 
 // validateShards checks every id and that none repeats.
