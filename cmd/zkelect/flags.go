@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -24,6 +25,8 @@ const (
 	defaultSessionTimeout = 10 * time.Second
 	defaultConnectTimeout = 5 * time.Second
 	envZK                 = "ZKELECT_ZK"
+	// maxSessionTimeout is the longest session timeout recipe.Connect accepts.
+	maxSessionTimeout = 24 * time.Hour
 )
 
 // commonFlags are the connection and logging flags shared by every command
@@ -59,8 +62,9 @@ func (f *commonFlags) validate() error {
 	if _, err := f.servers(); err != nil {
 		return err
 	}
-	if f.sessionTimeout <= 0 {
-		return fmt.Errorf("invalid --session-timeout %s: must be positive (e.g. 10s)", f.sessionTimeout)
+	if f.sessionTimeout <= 0 || f.sessionTimeout > maxSessionTimeout {
+		return fmt.Errorf("invalid --session-timeout %s: must be positive and at most %s (e.g. 10s)",
+			f.sessionTimeout, maxSessionTimeout)
 	}
 	if f.connectTimeout <= 0 {
 		return fmt.Errorf("invalid --connect-timeout %s: must be positive (e.g. 5s)", f.connectTimeout)
@@ -131,14 +135,19 @@ func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prome
 		opts = append(opts, recipe.WithMetrics(reg))
 	}
 	sess, err := recipe.Connect(ctx, servers, opts...)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("connect to ZooKeeper at %s: interrupted", f.zk)
-		}
+	switch {
+	case err == nil:
+		return sess, nil
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("connect to ZooKeeper at %s: interrupted", f.zk)
+	case errors.Is(err, recipe.ErrUnreachable):
 		return nil, fmt.Errorf("cannot reach ZooKeeper at %s within %s: check --zk and that the ensemble is running (%v)",
 			f.zk, f.connectTimeout, err)
+	default:
+		// Refused for another reason (options, authentication): say so
+		// rather than blame the network.
+		return nil, fmt.Errorf("connect to ZooKeeper at %s: %v", f.zk, err)
 	}
-	return sess, nil
 }
 
 // client is what a command that talks to ZooKeeper holds: its logger, a
@@ -195,14 +204,27 @@ func checkZNodePath(flag, p string) error {
 			return bad("empty path segment")
 		case seg == "." || seg == "..":
 			return bad("relative segments . and .. are not allowed")
-		case strings.ContainsRune(seg, 0):
-			return bad("NUL character")
+		}
+	}
+	if !utf8.ValidString(p) {
+		return bad("not valid UTF-8")
+	}
+	for _, r := range p {
+		if zkRefusesRune(r) {
+			return bad(fmt.Sprintf("ZooKeeper refuses the character %U", r))
 		}
 	}
 	if p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/") {
 		return bad("/zookeeper is reserved")
 	}
 	return nil
+}
+
+// zkRefusesRune reports whether ZooKeeper rejects r in a path: control
+// characters, U+D800–U+F8FF, U+FFF0–U+FFFF, and every character above U+FFFF
+// (the server checks UTF-16 code units, and those are surrogate pairs).
+func zkRefusesRune(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0
 }
 
 // isTerminal reports whether w is a character device (a terminal) and

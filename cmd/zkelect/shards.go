@@ -96,8 +96,13 @@ func (f *shardsFlags) validate() ([]string, error) {
 	if err := partition.ValidateID(f.member); err != nil {
 		return nil, fmt.Errorf("invalid --member %q: %w (use a short name such as node-a)", f.member, err)
 	}
-	if f.grace < 0 || f.handoffTimeout <= 0 || f.maxHandoffs < 1 {
-		return nil, errors.New("invalid --grace, --handoff-timeout or --max-handoffs: durations must be positive and --max-handoffs at least 1")
+	switch {
+	case f.grace < 0:
+		return nil, fmt.Errorf("invalid --grace %s: must not be negative (e.g. 3s)", f.grace)
+	case f.handoffTimeout <= 0:
+		return nil, fmt.Errorf("invalid --handoff-timeout %s: must be positive (e.g. 10s)", f.handoffTimeout)
+	case f.maxHandoffs < 1:
+		return nil, fmt.Errorf("invalid --max-handoffs %d: must be at least 1 (e.g. 8)", f.maxHandoffs)
 	}
 	if _, _, err := splitListen(f.listen); err != nil {
 		return nil, err
