@@ -61,7 +61,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return err
 }
 
-// ms renders a duration in milliseconds with three significant decimals.
+// ms renders a duration in milliseconds with two decimals.
 func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
 }

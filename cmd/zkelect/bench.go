@@ -31,7 +31,7 @@ raw ZooKeeper operation that bounds it from below in the same run:
             when a member joins and leaves (smallest count); heap bytes and
             goroutines per shard (largest count)
 Prints a table; --out also writes the report as JSON. The defaults run in
-about two minutes on 2 cores. Needs Java and ZooKeeper (make deps).`,
+about a minute on 2 cores. Needs Java and ZooKeeper (make deps).`,
 		Example: `  zkelect bench --out bench.json
   zkelect bench --scenarios raw,failover --resign-trials 500`,
 		Args: cobra.NoArgs,
