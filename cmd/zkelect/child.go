@@ -21,8 +21,9 @@ type childSpec struct {
 }
 
 // child is one supervised process. It runs in its own process group, so a
-// stop reaches everything it started, and (on Linux) it is killed if the
-// supervisor dies, so it can never outlive the leadership it was started for.
+// stop reaches everything it started, and (on Linux) that whole group is
+// killed if the supervisor dies, so it can never outlive the leadership it
+// was started for (see childCommand).
 type child struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed once the process has exited and been reaped
@@ -32,10 +33,12 @@ type child struct {
 // startChild starts spec. The returned child owns one goroutine that reaps
 // the process; it ends when the process exits.
 func startChild(spec childSpec) (*child, error) {
-	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd, err := childCommand(spec.Path, spec.Args)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
+	}
 	cmd.Env = append(os.Environ(), spec.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
-	cmd.SysProcAttr = childProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}

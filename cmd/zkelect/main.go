@@ -12,6 +12,9 @@ import (
 )
 
 func main() {
+	if code, ok := runReaper(os.Args); ok {
+		os.Exit(code)
+	}
 	// Log timestamps to the millisecond; failovers take a few seconds.
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	if err := newRootCmd().Execute(); err != nil {

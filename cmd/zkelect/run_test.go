@@ -230,6 +230,33 @@ func TestRunKillsChildThatIgnoresSIGTERMAfterGrace(t *testing.T) {
 	}
 }
 
+// TestRunKilledSupervisorTakesChildTreeWithIt: `run` killed with SIGKILL
+// cannot stop its child, yet nothing the child started may go on acting
+// after the leadership ends. A background process of a shell child once
+// survived its supervisor's SIGKILL (the kernel's parent-death signal only
+// reaches the direct child).
+func TestRunKilledSupervisorTakesChildTreeWithIt(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	args := []string{"run", "--zk", zkc.ConnectString(), "--election", testPath(t), "--id", "solo",
+		"--session-timeout", procSessionTimeout.String(), "--grace", "1s", "--log-format", "json",
+		"--", "sh", "-c", `sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$1"; wait`, "sh", pidFile}
+	p := startProc(t, "run", args)
+	var grandchild int
+	eventually(t, 20*time.Second, "the child's background process to start", func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		grandchild, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+	t.Cleanup(func() { _ = syscall.Kill(grandchild, syscall.SIGKILL) })
+	p.kill()
+	eventually(t, 10*time.Second, "the child's background process to die with run", func() bool {
+		return !processAlive(grandchild)
+	})
+}
+
 func mustUint(t *testing.T, s string) uint64 {
 	t.Helper()
 	n, err := strconv.ParseUint(s, 10, 64)

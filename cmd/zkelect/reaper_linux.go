@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+)
+
+// reaperArg, as the first argument, makes zkelect the reaper of one child
+// (see childCommand). It is internal: nobody types it.
+const reaperArg = "__zkelect-reaper"
+
+// childCommand returns the command that runs path with args as a supervised
+// child. The kernel can kill a child whose parent dies (a parent-death
+// signal), but not the processes that child started: a supervisor killed
+// with SIGKILL would leave them acting after the leadership ended. So the
+// child is zkelect itself as a reaper, leading its own process group: it runs
+// path in that group, and when zkelect dies its parent-death signal makes it
+// SIGKILL the whole group. Its exit status is the command's.
+func childCommand(path string, args []string) (*exec.Cmd, error) {
+	resolved, err := exec.LookPath(path)
+	if err != nil {
+		return nil, err
+	}
+	reaperArgs := append([]string{reaperArg, strconv.Itoa(os.Getpid()), resolved, path}, args...)
+	// /proc/self/exe is this very binary, even if the file was replaced.
+	cmd := exec.Command("/proc/self/exe", reaperArgs...)
+	cmd.Args[0] = os.Args[0]
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	return cmd, nil
+}
+
+// runReaper runs the reaper when args (os.Args) ask for it, reporting the
+// exit status and true; otherwise it returns false at once.
+func runReaper(args []string) (int, bool) {
+	if len(args) < 2 || args[1] != reaperArg {
+		return 0, false
+	}
+	code, err := reap(args[2:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkelect:", err)
+	}
+	return code, true
+}
+
+// reap runs [parent-pid, path, argv0, args...]: path in this process group,
+// until it exits, killing the group if the parent dies first. Signals sent
+// to the group (a stop, a forwarded SIGINT) reach the command directly; the
+// reaper only survives them.
+func reap(args []string) (int, error) {
+	if len(args) < 3 {
+		return 127, errors.New("reaper: want parent pid, path and argv[0]")
+	}
+	parent, err := strconv.Atoi(args[0])
+	if err != nil {
+		return 127, fmt.Errorf("reaper: parent pid %q: %w", args[0], err)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	if os.Getppid() != parent {
+		return 137, syscall.Kill(0, syscall.SIGKILL)
+	}
+	cmd := &exec.Cmd{Path: args[1], Args: args[2:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if err := cmd.Start(); err != nil {
+		return 127, fmt.Errorf("start %s: %w", args[1], err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	for {
+		// The parent may have died between the last check and Start.
+		if os.Getppid() != parent {
+			_ = syscall.Kill(0, syscall.SIGKILL) // the whole group, this process included
+		}
+		select {
+		case <-sigs:
+		case <-done:
+			return statusOf(cmd.ProcessState), nil
+		}
+	}
+}
+
+// statusOf is the shell's exit status of a process: its exit code, or 128
+// plus the number of the signal that ended it.
+func statusOf(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
