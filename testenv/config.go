@@ -31,7 +31,13 @@ var jvmFlags = []string{
 	"-Dzookeeper.cnxTimeout=1000",
 	"-Dorg.slf4j.simpleLogger.showDateTime=true",
 	"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+	// One INFO line per four-letter word would bury the log tail a failed
+	// test shows, since tests poll wchc, mntr and srvr.
+	"-Dorg.slf4j.simpleLogger.log." + cnxnLogger + "=warn",
 }
+
+// cnxnLogger logs every four-letter-word command at INFO.
+const cnxnLogger = "org.apache.zookeeper.server.NIOServerCnxn"
 
 // writeConfig writes zoo.cfg and myid for server s of the ensemble peers
 // (peers has one entry for a standalone server, which then gets no
@@ -77,6 +83,7 @@ func writeConfig(s *server, peers []*server, opts Options) error {
 // 3.8); Debian's package logs through slf4j-simple, configured by flags.
 func writeLogConfigs(dir string) error {
 	const log4j = "log4j.rootLogger=INFO, C\n" +
+		"log4j.logger." + cnxnLogger + "=WARN\n" +
 		"log4j.appender.C=org.apache.log4j.ConsoleAppender\n" +
 		"log4j.appender.C.layout=org.apache.log4j.PatternLayout\n" +
 		"log4j.appender.C.layout.ConversionPattern=%d{HH:mm:ss.SSS} [%t] %-5p %c{1} - %m%n\n"
@@ -84,6 +91,7 @@ func writeLogConfigs(dir string) error {
   <appender name="C" class="ch.qos.logback.core.ConsoleAppender">
     <encoder><pattern>%d{HH:mm:ss.SSS} [%thread] %-5level %logger{0} - %msg%n</pattern></encoder>
   </appender>
+  <logger name="` + cnxnLogger + `" level="WARN"/>
   <root level="INFO"><appender-ref ref="C"/></root>
 </configuration>
 `
