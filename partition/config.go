@@ -36,8 +36,8 @@ const (
 type Config struct {
 	// MemberID names this member among the live members of the root. It
 	// must be a valid znode name (see ValidateID) and unique among live
-	// members: Run fails with ErrDuplicateMember when another live session
-	// registered it.
+	// members: Run fails with ErrDuplicateMember when another live session,
+	// or another Manager on the same session, registered it.
 	MemberID string
 
 	// Shards lists the shard ids (valid znode names, see ValidateID, no

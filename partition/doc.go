@@ -88,6 +88,7 @@
 // without a leader until its session ends.
 //
 // A member id must be unique among live members: Run refuses a member id
-// whose znode another live session owns (ErrDuplicateMember), so two
-// processes configured alike never both act as one member.
+// whose znode another live session owns, or another Manager on the same
+// session registered (ErrDuplicateMember), so two processes (or two
+// Managers) configured alike never both act as one member.
 package partition

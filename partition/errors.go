@@ -16,8 +16,9 @@ var (
 	ErrInvalidShardID = errors.New("partition: invalid shard id")
 	// ErrDuplicateShard reports a shard id listed twice.
 	ErrDuplicateShard = errors.New("partition: duplicate shard id")
-	// ErrDuplicateMember reports that another live session already
-	// registered this member id under <root>/members. Two processes must not
+	// ErrDuplicateMember reports that another live session (or another
+	// Manager on the same session) already registered this member id under
+	// <root>/members. Two processes must not
 	// share a member id; a member restarted before its old session expired
 	// gets this error until the old session's znode is gone.
 	ErrDuplicateMember = errors.New("partition: member id already registered by another live session")

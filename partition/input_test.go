@@ -67,14 +67,26 @@ func TestNewManagerRejectsBadConfig(t *testing.T) {
 	}
 }
 
-// TestDuplicateMemberRefused: a second live session with the same member
-// id is refused, and never leads anything.
+// TestDuplicateMemberRefused: a second Manager with the same member id is
+// refused, and never leads anything, whether it runs on another live
+// session or on the first one's own session (which was once accepted: the
+// second then silently led nothing while believing it was the member).
 func TestDuplicateMemberRefused(t *testing.T) {
+	for _, sameSession := range []bool{false, true} {
+		name := map[bool]string{false: "other session", true: "same session"}[sameSession]
+		t.Run(name, func(t *testing.T) { testDuplicateMemberRefused(t, sameSession) })
+	}
+}
+
+func testDuplicateMemberRefused(t *testing.T, sameSession bool) {
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 6)
 	first := startMember(t, root, "same", shards, tr)
 	waitBalanced(t, shards, []*member{first}, 20*time.Second)
 
-	sess := connect(t, sessionTimeout)
+	sess := first.sess
+	if !sameSession {
+		sess = connect(t, sessionTimeout)
+	}
 	second, err := partition.NewManager(sess, root, partition.Config{
 		MemberID: "same", Shards: shards, OnStartedLeading: tr.started("same-2", 0),
 	})
@@ -91,6 +103,9 @@ func TestDuplicateMemberRefused(t *testing.T) {
 	}
 	if err := second.Run(ctx); !errors.Is(err, partition.ErrAlreadyRunning) {
 		t.Errorf("second Run: %v, want ErrAlreadyRunning", err)
+	}
+	if n := len(first.m.Leaderships()); n != len(shards) {
+		t.Errorf("after the refusal the first member leads %d shards, want %d", n, len(shards))
 	}
 	tr.check(t, true)
 }

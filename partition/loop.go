@@ -118,7 +118,7 @@ func (l *loop) run(ctx context.Context) error {
 	bgWG.Add(1)
 	go func() {
 		defer bgWG.Done()
-		keepRegistered(bg, l.m.conn, l.m.memberPath(), l.m.sess.ID, l.m.log, l.fail)
+		keepRegistered(bg, l.m.conn, l.m.memberPath(), l.m.instance, l.m.sess.ID, l.m.log, l.fail)
 	}()
 	err := l.serve(ctx)
 	l.shutdown(stopBackground, &bgWG)

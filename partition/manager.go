@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"maps"
 	"path"
@@ -27,6 +28,8 @@ type Manager struct {
 	cfg  settings
 	log  zerolog.Logger
 	met  *metrics
+
+	instance []byte // random; the member znode's data tells this Manager from another on the same session
 
 	running atomic.Bool
 	target  atomic.Pointer[map[string]string] // latest assignment
@@ -62,15 +65,16 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		reg = sess.Registerer()
 	}
 	return &Manager{
-		sess:    sess,
-		conn:    sess.Conn(),
-		root:    root,
-		cfg:     s,
-		log:     log.With().Str("member", s.MemberID).Str("root", root).Logger(),
-		met:     newMetrics(reg, root, s.MemberID),
-		shards:  s.shards,
-		leading: map[string]zxidfence.Token{},
-		changed: make(chan struct{}, 1),
+		instance: []byte(rand.Text()),
+		sess:     sess,
+		conn:     sess.Conn(),
+		root:     root,
+		cfg:      s,
+		log:      log.With().Str("member", s.MemberID).Str("root", root).Logger(),
+		met:      newMetrics(reg, root, s.MemberID),
+		shards:   s.shards,
+		leading:  map[string]zxidfence.Token{},
+		changed:  make(chan struct{}, 1),
 	}, nil
 }
 
@@ -80,7 +84,8 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 // returns nil once every goroutine it started, OnStartedLeading calls
 // included, has returned. Run may be called once per Manager
 // (ErrAlreadyRunning otherwise). It fails with ErrDuplicateMember if
-// another live session holds the member id, and with an error wrapping
+// another live session, or another Manager on the same session, holds the
+// member id, and with an error wrapping
 // recipe.ErrSessionClosed if the session is closed while it runs.
 func (m *Manager) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
@@ -89,7 +94,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	if err := ensurePaths(m.conn, m.root); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
 	}
-	if err := register(m.conn, m.memberPath(), m.sess.ID()); err != nil {
+	if err := register(m.conn, m.memberPath(), m.sess.ID(), m.instance); err != nil {
 		return err
 	}
 	// Best effort: a shard whose znode is still missing gets it from its

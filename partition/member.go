@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -46,27 +47,30 @@ const (
 	shardsDir  = "shards"
 )
 
-// register creates the member's ephemeral znode. It fails with
-// ErrDuplicateMember when another session owns it. A znode that vanishes
-// between our create and our check (its session just ended) is created
-// again, a few times at most.
-func register(conn *zk.Conn, p string, session int64) error {
+// register creates the member's ephemeral znode with instance (the
+// Manager's random id) as its data. It fails with ErrDuplicateMember when
+// another session owns it, or when this session does but another Manager
+// registered it. A znode that vanishes between our create and our check (its
+// session just ended) is created again, a few times at most.
+func register(conn *zk.Conn, p string, session int64, instance []byte) error {
 	for range 3 {
-		_, err := conn.Create(p, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(p, instance, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 		if err == nil {
 			return nil
 		}
 		if !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("register member %s: %w", p, err)
 		}
-		ok, st, err := conn.Exists(p)
+		data, st, err := conn.Get(p)
 		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			continue
 		case err != nil:
 			return fmt.Errorf("register member %s: %w", p, err)
-		case !ok:
-			continue
 		case st.EphemeralOwner != session:
 			return fmt.Errorf("%w: %s is owned by session 0x%x", ErrDuplicateMember, p, st.EphemeralOwner)
+		case !bytes.Equal(data, instance):
+			return fmt.Errorf("%w: %s is registered by another Manager on this session", ErrDuplicateMember, p)
 		}
 		return nil
 	}
@@ -76,7 +80,7 @@ func register(conn *zk.Conn, p string, session int64) error {
 // keepRegistered re-creates the member znode whenever it disappears (the
 // session expired, or someone deleted it) until ctx is done. A duplicate
 // found on the way is reported on fail and ends the loop.
-func keepRegistered(ctx context.Context, conn *zk.Conn, p string, sessionID func() int64, log zerolog.Logger, fail func(error)) {
+func keepRegistered(ctx context.Context, conn *zk.Conn, p string, instance []byte, sessionID func() int64, log zerolog.Logger, fail func(error)) {
 	retry := newBackoff()
 	for ctx.Err() == nil {
 		ok, st, ch, err := conn.ExistsW(p)
@@ -86,7 +90,7 @@ func keepRegistered(ctx context.Context, conn *zk.Conn, p string, sessionID func
 			retry.wait(ctx)
 			continue
 		case !ok || st.EphemeralOwner != sessionID():
-			if err := register(conn, p, sessionID()); err != nil {
+			if err := register(conn, p, sessionID(), instance); err != nil {
 				if errors.Is(err, ErrDuplicateMember) {
 					fail(err)
 					return
