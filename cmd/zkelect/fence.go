@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for --sql postgres
 	"github.com/rs/zerolog"
@@ -24,7 +25,12 @@ type fenceFlags struct {
 	dsn     string
 	table   string
 	key     string
+	timeout time.Duration
 }
+
+// defaultFenceTimeout bounds a fence command: a database or ensemble that
+// never answers must not hold the operator's terminal.
+const defaultFenceTimeout = 30 * time.Second
 
 func (f *fenceFlags) register(cmd *cobra.Command) {
 	f.common.register(cmd.Flags())
@@ -34,6 +40,34 @@ func (f *fenceFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.dsn, "dsn", "", "SQL database to open, e.g. postgres://user@host/db or file:/var/lib/app.db")
 	fs.StringVar(&f.table, "table", zxidfence.DefaultTable, "SQL guard table")
 	fs.StringVar(&f.key, "key", "", "resource key (the SQL guard's resource_key)")
+	fs.DurationVar(&f.timeout, "timeout", defaultFenceTimeout, "give up if the command has not completed within this time")
+}
+
+// do runs op on the resource the flags name, within --timeout and until
+// SIGINT or SIGTERM, and says which of those ended it.
+func (f *fenceFlags) do(cmd *cobra.Command, op func(ctx context.Context, res fencedResource, key string) error) error {
+	if f.timeout <= 0 {
+		return fmt.Errorf("invalid --timeout %s: must be positive (e.g. 30s)", f.timeout)
+	}
+	sctx, stop := signalContext(cmd.Context())
+	defer stop()
+	ctx, cancel := context.WithTimeout(sctx, f.timeout)
+	defer cancel()
+	res, key, done, err := f.open(ctx, cmd.ErrOrStderr())
+	if err == nil {
+		err = op(ctx, res, key)
+		done()
+	}
+	switch {
+	case err == nil:
+		return nil
+	case sctx.Err() != nil:
+		return fmt.Errorf("interrupted (%v)", err)
+	case ctx.Err() != nil:
+		return fmt.Errorf("no answer within --timeout %s: check --dsn or --zk and that the database or ensemble is reachable (%v)",
+			f.timeout, err)
+	}
+	return err
 }
 
 // fencedResource is what both guards offer an operator.
@@ -120,17 +154,14 @@ func newFenceShowCmd() *cobra.Command {
 			"  zkelect fence show --sql postgres --dsn postgres://app@db/app --key shard-3",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, key, done, err := f.open(cmd.Context(), cmd.ErrOrStderr())
-			if err != nil {
+			return f.do(cmd, func(ctx context.Context, res fencedResource, key string) error {
+				h, err := res.Highest(ctx, key)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", key, describeFence(h))
 				return err
-			}
-			defer done()
-			h, err := res.Highest(cmd.Context(), key)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", key, describeFence(h))
-			return err
+			})
 		},
 	}
 	f.register(cmd)
@@ -157,18 +188,15 @@ func newFenceAcceptCmd() *cobra.Command {
 			if reason == "" {
 				return errors.New("missing --reason: say why the generation changes (it is logged for the audit)")
 			}
-			res, key, done, err := f.open(cmd.Context(), cmd.ErrOrStderr())
-			if err != nil {
+			return f.do(cmd, func(ctx context.Context, res fencedResource, key string) error {
+				prev, err := res.AcceptGeneration(ctx, key, gen, reason)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: generation %d accepted (was %s); reason: %s\n",
+					key, gen, describeFence(prev), reason)
 				return err
-			}
-			defer done()
-			prev, err := res.AcceptGeneration(cmd.Context(), key, gen, reason)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: generation %d accepted (was %s); reason: %s\n",
-				key, gen, describeFence(prev), reason)
-			return err
+			})
 		},
 	}
 	f.register(cmd)

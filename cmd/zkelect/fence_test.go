@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,4 +108,77 @@ func fenceCreatePath(conn *zk.Conn, p string) error {
 		}
 	}
 	return nil
+}
+
+// TestFenceGivesUpOnSilentDatabase: a database that accepts the connection
+// and never answers once held `zkelect fence` forever; it must give up
+// within --timeout (and at SIGINT) with one line on stderr. A refused
+// connection, which the driver reports on several lines, is one line too.
+func TestFenceGivesUpOnSilentDatabase(t *testing.T) {
+	silent, accepted := silentListener(t)
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"silent show": {[]string{"fence", "show", "--sql", "postgres", "--dsn", "postgres://u@" + silent + "/db",
+			"--key", "k", "--timeout", "1s"}, "no answer within --timeout 1s"},
+		"silent accept": {[]string{"fence", "accept-generation", "--sql", "postgres", "--dsn", "postgres://u@" + silent + "/db",
+			"--key", "k", "--generation", "1", "--reason", "r", "--timeout", "1s"}, "no answer within --timeout 1s"},
+		"refused": {[]string{"fence", "show", "--sql", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db",
+			"--key", "k"}, "connection refused"},
+		"bad timeout": {[]string{"fence", "show", "--target", "/x", "--timeout", "0s"}, "invalid --timeout 0s"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := startProc(t, name, tc.args)
+			code := p.wait(10 * time.Second)
+			stderr := p.err.String()
+			if lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n"); code != 1 || len(lines) != 1 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit 1 and one line containing %q", code, stderr, tc.want)
+			}
+		})
+	}
+	t.Run("SIGINT", func(t *testing.T) {
+		p := startProc(t, "silent show", []string{"fence", "show", "--sql", "postgres",
+			"--dsn", "postgres://u@" + silent + "/db", "--key", "k", "--timeout", "1m"})
+		before := accepted()
+		eventually(t, 10*time.Second, "fence show to connect to the silent database", func() bool {
+			return accepted() > before
+		})
+		p.signal(syscall.SIGINT)
+		if code := p.wait(10 * time.Second); code != 1 || !strings.Contains(p.err.String(), "interrupted") {
+			t.Errorf("exit %d, stderr %q; want exit 1, interrupted", code, p.err.String())
+		}
+	})
+}
+
+// silentListener accepts connections and never answers, until cleanup. It
+// returns its address and a count of the connections accepted so far.
+func silentListener(t *testing.T) (string, func() int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var n atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				break
+			}
+			conns = append(conns, c)
+			n.Add(1)
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	return ln.Addr().String(), n.Load
 }

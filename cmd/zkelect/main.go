@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -18,7 +19,18 @@ func main() {
 	// Log timestamps to the millisecond; failovers take a few seconds.
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "zkelect:", err)
+		fmt.Fprintln(os.Stderr, "zkelect:", oneLine(err.Error()))
 		os.Exit(exitCode(err))
 	}
+}
+
+// oneLine joins the lines of a multi-line error message (some drivers
+// report one line per address tried) with "; ", so every failure is one
+// line on stderr.
+func oneLine(msg string) string {
+	lines := strings.FieldsFunc(msg, func(r rune) bool { return r == '\n' || r == '\r' })
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return strings.Join(lines, "; ")
 }
