@@ -135,7 +135,12 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 		log.Warn().Dur("grace", f.grace).Dur("session_timeout", t).
 			Msg("--grace is above a third of the session timeout: a cut-off leader's child may still be stopping when the next leader's child starts")
 	}
-	cand, err := recipe.NewCandidate(sess, f.election, recipe.WithParticipantID(f.id))
+	// Leaving waits at most half a session timeout to confirm the znode's
+	// deletion (twice: the delete, then calls still in flight): cut off from
+	// the ensemble, the znode goes with the session anyway, and a SIGTERM
+	// must not keep run alive for the library's default of 2 x 10s.
+	cand, err := recipe.NewCandidate(sess, f.election, recipe.WithParticipantID(f.id),
+		recipe.WithCloseTimeout(sess.Timeout()/2))
 	if err != nil {
 		return fmt.Errorf("election %s: %w", f.election, err)
 	}

@@ -161,6 +161,38 @@ func TestRunCutOffLeaderStopsChildBeforeNewLeaderStarts(t *testing.T) {
 	procs["p1"].waitStderr(context.Background(), "leadership lost")
 }
 
+// TestRunExitsPromptlyAtSIGTERMWhenCutOff: a standby cut off from the
+// ensemble exits within about a session timeout of SIGTERM. It once waited
+// the library's default close timeout twice (over 20s) to confirm the
+// deletion of a znode that goes with its session anyway.
+func TestRunExitsPromptlyAtSIGTERMWhenCutOff(t *testing.T) {
+	s := testSession(t)
+	election := testPath(t)
+	leader, err := recipe.NewCandidate(s, election, recipe.WithParticipantID("leader"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { leader.Close() })
+	if _, err := leader.Campaign(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	proxy := zkc.NewProxyT(t)
+	p := startProc(t, "standby", runArgs(t, proxy.ConnectString(), election, "standby"),
+		envTestChild+"="+filepath.Join(t.TempDir(), "events"))
+	eventually(t, 20*time.Second, "the standby to take part", func() bool {
+		return len(participants(t, s, election)) == 2
+	})
+	proxy.Blackhole()
+	start := time.Now()
+	p.signal(syscall.SIGTERM)
+	p.wait(30 * time.Second)
+	took := time.Since(start)
+	t.Logf("cut-off standby exited %s after SIGTERM (session timeout %s)", took, procSessionTimeout)
+	if bound := procSessionTimeout + 4*time.Second; took > bound {
+		t.Errorf("exited %s after SIGTERM, want within %s", took, bound)
+	}
+}
+
 func TestRunExitsWithChildStatus(t *testing.T) {
 	events := filepath.Join(t.TempDir(), "events")
 	p := startProc(t, "run", runArgs(t, zkc.ConnectString(), testPath(t), "solo"),
