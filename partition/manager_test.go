@@ -375,3 +375,22 @@ func TestHandoffWaitsForACampaigningSuccessor(t *testing.T) {
 
 // settleWindow is longer than the manager's settle delay before a handoff.
 const settleWindow = 250 * time.Millisecond
+
+// TestStopWhileCutOffReturnsPromptly: a member cut off from the ensemble
+// whose Run is cancelled returns within a few session timeouts. It once
+// waited the library's default close timeout twice per candidate (over 20s)
+// to confirm deletions that the session's end makes anyway.
+func TestStopWhileCutOffReturnsPromptly(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 4)
+	proxy := zkc.NewProxyT(t)
+	m := startMemberOn(t, connectTo(t, proxy.Addrs(), sessionTimeout), root, "cut", shards, tr)
+	waitBalanced(t, shards, []*member{m}, 20*time.Second)
+	proxy.Blackhole()
+	start := time.Now()
+	m.stop(t)
+	took := time.Since(start)
+	t.Logf("cut-off member stopped in %v (session timeout %v)", took, sessionTimeout)
+	if bound := 10 * sessionTimeout; took > bound {
+		t.Errorf("Run returned %v after its ctx was cancelled while cut off, want within %v", took, bound)
+	}
+}

@@ -62,10 +62,24 @@ func (r *runner) stopReason() error {
 	return r.reason
 }
 
+// minCloseTimeout is the shortest wait for a closing candidate's znode
+// deletion: a connected server answers far sooner even under load.
+const minCloseTimeout = time.Second
+
+// closeTimeout bounds how long closing a shard's candidate waits to confirm
+// its znode's deletion: half the session timeout, at least minCloseTimeout.
+// Cut off from the ensemble the znode goes with the session anyway (and the
+// deletion is retried meanwhile), so a member stopped while cut off exits
+// within about a session timeout, not the library's default of 2 x 10s.
+func closeTimeout(session time.Duration) time.Duration {
+	return max(session/2, minCloseTimeout)
+}
+
 // runShard campaigns until the runner is stopped, leading whenever it wins
 // while the shard is assigned here.
 func (l *loop) runShard(r *runner) {
-	cand, err := recipe.NewCandidate(l.m.sess, l.m.shardPath(r.id), recipe.WithParticipantID(l.m.cfg.MemberID))
+	cand, err := recipe.NewCandidate(l.m.sess, l.m.shardPath(r.id), recipe.WithParticipantID(l.m.cfg.MemberID),
+		recipe.WithCloseTimeout(closeTimeout(l.m.sess.Timeout())))
 	if err != nil {
 		l.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
 		return
