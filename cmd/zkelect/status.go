@@ -205,6 +205,9 @@ func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*root
 	if err != nil {
 		return nil, fmt.Errorf("read partition root %s: %w", root, err)
 	}
+	if len(owners) == 0 {
+		return nil, errNoShards(root)
+	}
 	st := &rootStatus{Root: root, Shards: []shardJSON{}, Members: map[string]int{}}
 	for shard, o := range owners {
 		sj := shardJSON{Shard: shard, Leader: o.Member, Standbys: append([]string{}, o.Standbys...)}

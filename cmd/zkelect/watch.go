@@ -57,6 +57,12 @@ func runWatch(cmd *cobra.Command, f *targetFlags) error {
 	return watchAll(ctx, sess, targets, newWatchPrinter(cmd.OutOrStdout(), f.output), log)
 }
 
+// errNoShards reports a partition root without shards: a mistyped --root,
+// or no shards daemon has run there yet. status and watch say the same.
+func errNoShards(root string) error {
+	return fmt.Errorf("partition root %s has no shards: check --root, or start a shards daemon first", root)
+}
+
 // shardTargets lists the shards of a partition root.
 func shardTargets(ctx context.Context, sess *recipe.Session, root string, timeout time.Duration) ([]watchTarget, error) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
@@ -66,7 +72,7 @@ func shardTargets(ctx context.Context, sess *recipe.Session, root string, timeou
 		return nil, fmt.Errorf("read partition root %s: %w", root, err)
 	}
 	if len(owners) == 0 {
-		return nil, fmt.Errorf("partition root %s has no shards: check --root, or start a shards daemon first", root)
+		return nil, errNoShards(root)
 	}
 	out := make([]watchTarget, 0, len(owners))
 	for _, s := range sortedShards(owners) {
