@@ -78,7 +78,13 @@
 // watch, then go-zookeeper's plain getData in order behind it), so
 // go-zookeeper keeps no channel per watch, and a candidate that leaves
 // while waiting removes its watch from the server (removeWatches, ZooKeeper
-// 3.5+). Session events come from the event callback, never the library's
+// 3.5+). A candidate's znode is created with create2 (ZooKeeper 3.5+),
+// written and read by the Session the same way, whose reply carries the
+// new znode's Stat: owner and czxid come with the create (a candidate that
+// waits never reads its znode back), and the listing of the election
+// is sent right behind it without waiting, so a candidate alone in an
+// election leads after two round trips (create and list, then the read that
+// sets the watch on its znode) instead of three. Session events come from the event callback, never the library's
 // lossy event channel; only StateHasSession counts as usable.
 //
 // # Interoperability

@@ -30,6 +30,9 @@ func TestOneLeaderAmongManyIsTheLowestSequence(t *testing.T) {
 		cands[i] = candidate(t, s, path)
 		results[i] = campaignAsync(ctx, cands[i])
 	}
+	// A candidate leads two round trips after its create: wait for every
+	// znode, so that the first leader is checked against all of them.
+	eventually(t, "every candidate's znode", func() bool { return len(children(t, raw, path)) == n })
 	var prev zxidfence.Token
 	for round := 0; round < n; round++ {
 		// Exactly one candidate leads, and it owns the lowest znode.

@@ -54,7 +54,7 @@ func TestCreateReplyLostAdoptsOwnZnodeWithoutDuplicate(t *testing.T) {
 	s := session(t, p.ConnectString())
 	c := candidate(t, s, path)
 
-	fired := p.CutAfterRequest(testenv.OpCreate)
+	fired := p.CutAfterRequest(testenv.OpCreate2)
 	l := lead(t, c)
 	awaitCut(t, fired)
 	kids, parent, err := raw.Children(path)
@@ -81,7 +81,7 @@ func TestCampaignCancelledDuringLostCreateLeavesNoZnode(t *testing.T) {
 	s := session(t, p.ConnectString())
 	c := candidate(t, s, path)
 
-	fired := p.CutAfterRequest(testenv.OpCreate)
+	fired := p.CutAfterRequest(testenv.OpCreate2)
 	ctx, cancel := context.WithCancel(context.Background())
 	res := campaignAsync(ctx, c)
 	awaitCut(t, fired)
@@ -112,7 +112,7 @@ func TestCloseDuringLostCreateLeavesNoZnode(t *testing.T) {
 	s := session(t, p.ConnectString())
 	c := candidate(t, s, path)
 
-	fired := p.CutAfterRequest(testenv.OpCreate)
+	fired := p.CutAfterRequest(testenv.OpCreate2)
 	res := campaignAsync(context.Background(), c)
 	awaitCut(t, fired)
 	if err := c.Close(); err != nil {

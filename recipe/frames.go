@@ -10,11 +10,13 @@ import "encoding/binary"
 const connectRequestLen = 4 + 8 + 4 + 8 + 4 + 16
 
 // Requests the session writes on the wire itself (see datawatch.go):
-// getData with a watch, which go-zookeeper must not track, and
-// removeWatches, which it cannot send. Their replies carry a negative xid
-// that go-zookeeper ignores (neither a ping nor a notification).
+// getData with a watch, which go-zookeeper must not track, removeWatches,
+// which it cannot send, and create2 (see create2.go), whose reply it does
+// not expose. Their replies carry a negative xid that go-zookeeper ignores
+// (neither a ping nor a notification).
 const (
 	opGetData          = 4
+	opCreate2          = 15
 	opRemoveWatches    = 18
 	opSetAuth          = 100
 	xidInjected        = -0x5a5a
@@ -22,15 +24,24 @@ const (
 	injectedHeaderSize = 4 + 4 + 4 + 4 // length, xid, opcode, path length
 )
 
+// maxCaptured bounds the body of a reply the session keeps whole.
+const maxCaptured = 1 << 16
+
 // frameReader splits a byte stream into 4-byte length-prefixed frames and
-// hands the first headLen bytes of each body to a callback.
+// hands the first 16 bytes of each body (the reply header) to a callback,
+// or the whole body when capture asks for it.
 type frameReader struct {
 	lenBuf  [4]byte
 	lenN    int
 	head    [16]byte
 	headN   int
 	headLen int
-	rest    int // body bytes still to come after the head
+	rest    int    // body bytes still to come after the head
+	body    []byte // the whole body so far, when captured
+
+	// capture, if set, is asked once per frame longer than its head
+	// whether to keep the whole body (at most maxCaptured bytes).
+	capture func(head []byte) bool
 }
 
 // removeWatchesFrame encodes removeWatches(path, data watches).
@@ -92,14 +103,46 @@ func (r *frameReader) feed(b []byte, onFrame func(head []byte)) {
 			k := copy(r.head[r.headN:r.headLen], b)
 			r.headN += k
 			b = b[k:]
+			r.startCapture()
 		} else {
 			k := min(r.rest, len(b))
+			if r.body != nil {
+				r.body = append(r.body, b[:k]...)
+			}
 			r.rest -= k
 			b = b[k:]
 		}
 		if r.headN == r.headLen && r.rest == 0 {
 			r.lenN = 0
-			onFrame(r.head[:r.headLen])
+			r.emit(onFrame)
 		}
 	}
+}
+
+// startCapture decides, once the head is complete, whether to keep the body.
+func (r *frameReader) startCapture() {
+	head := r.head[:r.headLen]
+	if r.headN < r.headLen || r.rest == 0 || r.rest > maxCaptured || r.capture == nil || !r.capture(head) {
+		return
+	}
+	r.body = append(make([]byte, 0, r.headLen+r.rest), head...)
+}
+
+// emit hands the finished frame to onFrame: its whole body if captured.
+func (r *frameReader) emit(onFrame func([]byte)) {
+	if r.body == nil {
+		onFrame(r.head[:r.headLen])
+		return
+	}
+	body := r.body
+	r.body = nil
+	onFrame(body)
+}
+
+// headXid returns the xid of a reply header (0 if too short).
+func headXid(head []byte) int32 {
+	if len(head) < 4 {
+		return 0
+	}
+	return int32(binary.BigEndian.Uint32(head))
 }

@@ -24,7 +24,8 @@ type loopState struct {
 	restartDue bool // restart once the create in flight returns
 
 	mine    string   // child name of our znode, "" when none
-	mineSt  *zk.Stat // its stat, read while waiting in the current session
+	mineSt  *zk.Stat // its stat, kept while waiting in the current session
+	created *zk.Stat // its stat from the create's reply, if we created it
 	pred    string   // full path of the watched predecessor, "" when none
 	lead    *Leadership
 	lease   *time.Timer
@@ -275,5 +276,5 @@ func (c *Candidate) scheduleRetry() {
 // setMine records our znode's name (or none), forgetting the stat of the
 // previous one.
 func (c *Candidate) setMine(name string) {
-	c.st.mine, c.st.mineSt = name, nil
+	c.st.mine, c.st.mineSt, c.st.created = name, nil, nil
 }

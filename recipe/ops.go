@@ -14,7 +14,9 @@ import (
 type (
 	createReply struct {
 		gen  uint64
-		name string // child name, on success
+		name string     // child name, on success
+		stat *zk.Stat   // its stat, from the create's reply
+		list *listReply // the children, listed right behind the create
 		err  error
 	}
 	listReply struct {
@@ -71,22 +73,39 @@ func (c *Candidate) timed(op string, fn func() error) error {
 func (c *Candidate) createOp(gen uint64) func(*zk.Conn) any {
 	prefix, data, acl := c.path+"/"+c.prefix, []byte(c.cfg.id), c.cfg.acl
 	return func(conn *zk.Conn) any {
-		var p string
-		create := func() (err error) {
-			p, err = conn.Create(prefix, data, zk.FlagEphemeral|zk.FlagSequence, acl)
-			return err
-		}
-		err := c.timed("create", create)
-		if errors.Is(err, zk.ErrNoNode) {
-			if err = c.ensureParents(conn); err == nil {
-				err = c.timed("create", create)
+		r := c.createAndList(conn, prefix, data, acl)
+		if errors.Is(r.err, zk.ErrNoNode) {
+			if err := c.ensureParents(conn); err != nil {
+				r = createReply{err: err}
+			} else {
+				r = c.createAndList(conn, prefix, data, acl)
 			}
 		}
-		if err != nil {
-			return createReply{gen: gen, err: err}
-		}
-		return createReply{gen: gen, name: p[strings.LastIndexByte(p, '/')+1:]}
+		r.gen = gen
+		return r
 	}
+}
+
+// createAndList writes create2, which returns the new znode's stat, and
+// lists the children right behind it without waiting: the server answers a
+// session's requests in order, so the listing sees the znode. A listing
+// that went out on another connection cannot be told apart here, but then
+// the session was disconnected in between and the loop finds the reply
+// stale.
+func (c *Candidate) createAndList(conn *zk.Conn, prefix string, data []byte, acl []zk.ACL) createReply {
+	start := time.Now()
+	call, err := c.sess.sendCreate2(prefix, data, zk.FlagEphemeral|zk.FlagSequence, acl)
+	if err != nil {
+		c.sess.metrics.request("create", start, err)
+		return createReply{err: err}
+	}
+	list := c.readChildren(conn)
+	p, stat, err := call.result()
+	c.sess.metrics.request("create", start, err)
+	if err != nil {
+		return createReply{err: err}
+	}
+	return createReply{name: childName(p), stat: stat, list: &list}
 }
 
 // ensureParents creates the election path and its ancestors (persistent).
@@ -105,36 +124,43 @@ func (c *Candidate) ensureParents(conn *zk.Conn) error {
 	return nil
 }
 
-// listOp reads the children; when their sequences span half the 32-bit
-// circle it also reads each one's czxid, to order them by creation.
+// listOp reads the children.
 func (c *Candidate) listOp(gen uint64) func(*zk.Conn) any {
 	return func(conn *zk.Conn) any {
-		var children []string
-		err := c.timed("get_children", func() (err error) {
-			children, _, err = conn.Children(c.path)
-			return err
-		})
-		if errors.Is(err, zk.ErrNoNode) {
-			return listReply{gen: gen}
-		}
-		if err != nil {
-			return listReply{gen: gen, err: err}
-		}
-		r := listReply{gen: gen, children: children}
-		if ns := parseNodes(children); seqOrderAmbiguous(ns) {
-			r.czxid = map[string]int64{}
-			for _, n := range ns {
-				_, stat, err := conn.Exists(c.full(n.Name))
-				if err != nil {
-					return listReply{gen: gen, err: err}
-				}
-				if stat != nil && stat.Czxid != 0 {
-					r.czxid[n.Name] = stat.Czxid
-				}
-			}
-		}
+		r := c.readChildren(conn)
+		r.gen = gen
 		return r
 	}
+}
+
+// readChildren reads the children; when their sequences span half the
+// 32-bit circle it also reads each one's czxid, to order them by creation.
+func (c *Candidate) readChildren(conn *zk.Conn) listReply {
+	var children []string
+	err := c.timed("get_children", func() (err error) {
+		children, _, err = conn.Children(c.path)
+		return err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return listReply{}
+	}
+	if err != nil {
+		return listReply{err: err}
+	}
+	r := listReply{children: children}
+	if ns := parseNodes(children); seqOrderAmbiguous(ns) {
+		r.czxid = map[string]int64{}
+		for _, n := range ns {
+			_, stat, err := conn.Exists(c.full(n.Name))
+			if err != nil {
+				return listReply{err: err}
+			}
+			if stat != nil && stat.Czxid != 0 {
+				r.czxid[n.Name] = stat.Czxid
+			}
+		}
+	}
+	return r
 }
 
 // adoptOp reads the stat of each of our GUID's znodes.

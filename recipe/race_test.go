@@ -45,9 +45,10 @@ func predecessorRace(t *testing.T, delay time.Duration) bool {
 	p.SetLatency(delay)
 	res := campaignAsync(context.Background(), third)
 	eventually(t, "the third znode", func() bool { return len(children(t, raw, path)) == 3 })
-	// The create's reply is on its way (delay), then the children's (delay):
-	// leave in the middle of the second, after the server listed.
-	time.Sleep(delay * 3 / 2) // fault timing, not synchronisation
+	// The children are listed right behind the create, and both replies are
+	// on their way (delay): leave in the middle, after the server listed but
+	// before the candidate could ask for its predecessor.
+	time.Sleep(delay / 2) // fault timing, not synchronisation
 	if err := second.Close(); err != nil {
 		t.Fatal(err)
 	}

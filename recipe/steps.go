@@ -44,9 +44,16 @@ func (c *Candidate) onCreate(r createReply) {
 		}
 	case r.err == nil:
 		c.setMine(r.name)
+		st.created = r.stat // a candidate that waits need not read its znode back
 		st.uncertain, st.backoff = false, 0
 		c.log.Debug().Str("znode", c.full(r.name)).Msg("candidate znode created")
-		c.list()
+		if r.list != nil && r.list.err == nil && !st.restartDue {
+			l := *r.list // listed right behind the create
+			l.gen = c.begin(stepList)
+			c.onList(l)
+		} else {
+			c.list()
+		}
 	case stale:
 		if isConnLoss(r.err) {
 			st.uncertain, st.dupRisk = true, true
@@ -130,9 +137,10 @@ func (c *Candidate) position(order []node) {
 	case i < 0: // our name does not parse: cannot happen with our namings
 		c.fatal(&PathError{Path: c.full(st.mine), Reason: "candidate znode name has no sequence suffix"})
 	case i == 0 && st.lead == nil && st.mineSt != nil && st.mineSt.EphemeralOwner == st.sessID && st.sessID != 0:
-		// Our stat, read in this session while waiting, already proves
-		// ownership and gives the token: lead now, then arm the watch on our
-		// znode and check it again (a deletion in between ends the term).
+		// Our stat, from the create's reply or read in this session, kept
+		// while waiting, already proves ownership and gives the token: lead
+		// now, then arm the watch on our znode and check it again (a
+		// deletion in between ends the term).
 		c.becomeLeader(st.mineSt)
 		c.getMine()
 	case i == 0:
@@ -236,7 +244,7 @@ func (c *Candidate) watchPred(path string) {
 	}
 	gen, get := c.begin(stepGetPred), c.getDataOp(path)
 	own := ""
-	if st.mineSt == nil {
+	if st.mineSt == nil && st.created == nil {
 		own = c.full(st.mine)
 	}
 	c.spawn(func(conn *zk.Conn) any {
@@ -271,6 +279,8 @@ func (c *Candidate) onPred(r predReply) {
 		st.backoff = 0 // waiting for the predecessor to go
 		if r.own != nil {
 			st.mineSt = r.own
+		} else if st.mineSt == nil {
+			st.mineSt = st.created
 		}
 	}
 }

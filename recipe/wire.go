@@ -26,8 +26,9 @@ import (
 //     accepts connections but never answers does not hold the client for
 //     go-zookeeper's 10 × 2/3 × timeout before it tries the next one.
 //
-// It also writes the session's own data-watch requests between
-// go-zookeeper's frames (see datawatch.go), and recovers a session the
+// It also writes the session's own requests between go-zookeeper's frames
+// (data watches, see datawatch.go; create2, whose replies it reads back, see
+// create2.go and wirecall.go), and recovers a session the
 // ensemble has forgotten (wiped and redeployed): such servers close every
 // connection that presents the old session and its higher zxid, and
 // go-zookeeper retries forever. After every handshake has been refused for
@@ -55,6 +56,7 @@ type wireTracker struct {
 	negotiated   atomic.Int64 // ns
 	sessionID    atomic.Int64
 	authExpected atomic.Int32 // credentials go-zookeeper replays on each connection
+	callSeq      atomic.Uint32
 
 	mu           sync.Mutex
 	current      *wireConn // the connection go-zookeeper uses now
@@ -76,7 +78,8 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 			return nil, err
 		}
 		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]time.Time{}, authXids: map[int32]bool{},
-			ready: make(chan struct{}), closed: make(chan struct{})}
+			calls: map[int32]chan []byte{}, ready: make(chan struct{}), closed: make(chan struct{})}
+		wc.rd.capture = wc.wantsBody
 		w.mu.Lock()
 		w.current = wc
 		w.mu.Unlock()
@@ -248,6 +251,7 @@ type wireConn struct {
 	pings    []time.Time
 	authXids map[int32]bool // setAuth requests awaiting their reply
 	authSent int
+	calls    map[int32]chan []byte // requests of the session awaiting their reply (wirecall.go)
 	rd       frameReader
 }
 
@@ -334,8 +338,8 @@ func isTimeout(err error) bool {
 	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
-// frame handles the head of one complete frame read from the server
-// (called with c.mu held).
+// frame handles the head of one complete frame read from the server, or
+// its whole body when a pending call captured it (called with c.mu held).
 func (c *wireConn) frame(head []byte) {
 	if !c.established.Load() {
 		// The connect response: protocol version, timeout (ms), session id.
@@ -370,6 +374,7 @@ func (c *wireConn) frame(head []byte) {
 			delete(c.authXids, xid)
 			c.checkReady()
 		}
+		c.deliver(xid, head)
 	}
 }
 

@@ -3,7 +3,10 @@ package recipe
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // frames encodes bodies as 4-byte length-prefixed frames.
@@ -70,5 +73,67 @@ func TestForgetSessionClearsIdentity(t *testing.T) {
 	}
 	if in[8] != 0xff {
 		t.Fatal("the original frame was modified")
+	}
+}
+
+// TestFrameReaderCapturesWholeBodies checks that a frame the capture asks
+// for comes out whole, however the stream is cut, and others as heads.
+func TestFrameReaderCapturesWholeBodies(t *testing.T) {
+	long := bytes.Repeat([]byte{7}, 100)
+	binary.BigEndian.PutUint32(long, 42) // xid 42: captured
+	other := bytes.Repeat([]byte{8}, 50)
+	stream := frames(other, long, other[:10])
+	for step := 1; step <= len(stream); step++ {
+		var got [][]byte
+		r := frameReader{capture: func(head []byte) bool { return headXid(head) == 42 }}
+		for i := 0; i < len(stream); i += step {
+			r.feed(stream[i:min(i+step, len(stream))], func(f []byte) { got = append(got, append([]byte(nil), f...)) })
+		}
+		want := [][]byte{other[:16], long, other[:10]}
+		if len(got) != len(want) {
+			t.Fatalf("step %d: %d frames, want %d", step, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("step %d: frame %d is %x, want %x", step, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestCreate2ReplyDecoding decodes a reply built field by field, and
+// rejects truncated ones as an unknown outcome.
+func TestCreate2ReplyDecoding(t *testing.T) {
+	path := "/e/_c_x-latch-0000000007"
+	b := binary.BigEndian.AppendUint32(nil, uint32(0xf0000001)) // xid
+	b = binary.BigEndian.AppendUint64(b, 99)                    // zxid
+	b = binary.BigEndian.AppendUint32(b, 0)                     // error code
+	b = binary.BigEndian.AppendUint32(b, uint32(len(path)))
+	b = append(b, path...)
+	for _, v := range []int64{11, 12, 13, 14} { // czxid, mzxid, ctime, mtime
+		b = binary.BigEndian.AppendUint64(b, uint64(v))
+	}
+	for _, v := range []int32{1, 2, 3} { // version, cversion, aversion
+		b = binary.BigEndian.AppendUint32(b, uint32(v))
+	}
+	b = binary.BigEndian.AppendUint64(b, 0x1234) // ephemeralOwner
+	b = binary.BigEndian.AppendUint32(b, 5)      // dataLength
+	b = binary.BigEndian.AppendUint32(b, 0)      // numChildren
+	b = binary.BigEndian.AppendUint64(b, 15)     // pzxid
+	p, st, err := parseCreate2Reply(b)
+	if err != nil || p != path {
+		t.Fatalf("path %q, err %v", p, err)
+	}
+	if st.Czxid != 11 || st.Mtime != 14 || st.Aversion != 3 || st.EphemeralOwner != 0x1234 || st.DataLength != 5 || st.Pzxid != 15 {
+		t.Fatalf("stat %+v", st)
+	}
+	for _, n := range []int{0, 10, 18, len(b) - 1} {
+		if _, _, err := parseCreate2Reply(b[:n]); !errors.Is(err, zk.ErrConnectionClosed) {
+			t.Fatalf("%d bytes: %v, want an unknown outcome", n, err)
+		}
+	}
+	failed := append(b[:12:12], 0xff, 0xff, 0xff, 0x92) // -110: node exists
+	if _, _, err := parseCreate2Reply(failed); !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatalf("error reply: %v, want ErrNodeExists", err)
 	}
 }

@@ -1,0 +1,91 @@
+package recipe
+
+import "time"
+
+// Requests whose replies the session reads itself (create2, see
+// create2.go) carry an xid of their own, unique among the session's
+// requests in flight: ZooKeeper matches a committed write to the session's
+// pending request by xid, and the reply is found by it here. The xids are
+// negative, so go-zookeeper ignores the replies, and stay clear of the
+// reserved ones (-1 notification, -2 ping, -4 auth, -8 set watches) and of
+// xidInjected.
+const (
+	xidCallBase  = -0x10000000
+	xidCallRange = 0x40000000
+)
+
+// nextCallXid returns a fresh xid for a request read by the session.
+func (w *wireTracker) nextCallXid() int32 {
+	n := w.callSeq.Add(1)
+	return int32(xidCallBase - int64(n%xidCallRange))
+}
+
+// pendingCall is a request written by the session whose reply it awaits.
+type pendingCall struct {
+	conn  *wireConn
+	xid   int32
+	reply chan []byte // the reply's whole body (header first); buffered
+}
+
+// send waits, at most d, for a ready connection and writes frame (whose xid
+// is xid) on it, stamped for the lease like go-zookeeper's requests. false
+// if no connection was ready or the write failed: then the request may or
+// may not have reached the server.
+func (w *wireTracker) send(frame []byte, xid int32, d time.Duration) (*pendingCall, bool) {
+	c := w.readyConn(d)
+	if c == nil {
+		return nil, false
+	}
+	p := &pendingCall{conn: c, xid: xid, reply: make(chan []byte, 1)}
+	c.mu.Lock()
+	c.calls[xid] = p.reply
+	c.pending[xid] = time.Now()
+	c.mu.Unlock()
+	if !c.inject(frame) {
+		p.forget()
+		return nil, false
+	}
+	return p, true
+}
+
+// wait returns the reply body, or false if the connection closed (or d
+// passed) before it came: the request's fate is then unknown.
+func (p *pendingCall) wait(d time.Duration) ([]byte, bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case b := <-p.reply:
+		return b, true
+	case <-p.conn.closed:
+	case <-t.C:
+	}
+	p.forget()
+	select { // a reply read just before the close still counts
+	case b := <-p.reply:
+		return b, true
+	default:
+		return nil, false
+	}
+}
+
+// forget stops waiting for the reply.
+func (p *pendingCall) forget() {
+	p.conn.mu.Lock()
+	delete(p.conn.calls, p.xid)
+	delete(p.conn.pending, p.xid)
+	p.conn.mu.Unlock()
+}
+
+// wantsBody reports whether head is the reply to a pending call (c.mu held).
+func (c *wireConn) wantsBody(head []byte) bool {
+	_, ok := c.calls[headXid(head)]
+	return ok
+}
+
+// deliver hands a reply to its pending call, if any (c.mu held).
+func (c *wireConn) deliver(xid int32, body []byte) {
+	if ch, ok := c.calls[xid]; ok {
+		delete(c.calls, xid)
+		ch <- append([]byte(nil), body...)
+	}
+}
