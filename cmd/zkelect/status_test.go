@@ -130,3 +130,27 @@ func TestWatchPrintsEachLeaderChange(t *testing.T) {
 		t.Errorf("watch exited %d after SIGINT", code)
 	}
 }
+
+// TestWatchSaysWhenItCannotSee: cut off from the ensemble, watch prints
+// that the leader is unknown (once), then the leader again after healing.
+// It once went silent, its last line ("leader=...") looking current.
+func TestWatchSaysWhenItCannotSee(t *testing.T) {
+	s := testSession(t)
+	election := testPath(t)
+	foreignCandidate(t, s, election, "first", false)
+	proxy := zkc.NewProxyT(t)
+	p := startProc(t, "watch", []string{"watch", "--zk", proxy.ConnectString(), "--election", election,
+		"--session-timeout", procSessionTimeout.String()})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p.waitStdout(ctx, "leader=first")
+	proxy.Blackhole()
+	p.waitStdout(ctx, "leader unknown")
+	proxy.Heal()
+	eventually(t, 30*time.Second, "the leader again after healing", func() bool {
+		return strings.Count(p.out.String(), "leader=first") == 2
+	})
+	if n := strings.Count(p.out.String(), "leader unknown"); n != 1 {
+		t.Errorf("%d \"leader unknown\" lines for one cut, want 1:\n%s", n, p.out.String())
+	}
+}

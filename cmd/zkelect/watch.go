@@ -89,11 +89,17 @@ func watchAll(ctx context.Context, sess *recipe.Session, targets []watchTarget, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			blind := false // the last line printed said the leader is unknown
 			for obs := range recipe.Observe(ctx, sess, t.path) {
 				if obs.Err != nil {
 					log.Warn().Err(obs.Err).Str("election", t.path).Msg("cannot read election; retrying")
+					if !blind {
+						p.print(t, obs)
+					}
+					blind = true
 					continue
 				}
+				blind = false
 				p.print(t, obs)
 			}
 		}()
@@ -121,13 +127,16 @@ type watchLine struct {
 	Time     time.Time  `json:"time"`
 	Election string     `json:"election"`
 	Shard    string     `json:"shard,omitempty"`
-	Leader   *string    `json:"leader"` // null when nobody leads
+	Leader   *string    `json:"leader"` // null when nobody leads, or unknown
 	Token    *tokenJSON `json:"token"`
+	Error    string     `json:"error,omitempty"` // why the leader is unknown (e.g. connection lost)
 }
 
 func (p *watchPrinter) print(t watchTarget, obs recipe.Observation) {
 	line := watchLine{Time: time.Now().UTC(), Election: t.path, Shard: t.shard}
-	if obs.HasLeader {
+	if obs.Err != nil {
+		line.Error = obs.Err.Error()
+	} else if obs.HasLeader {
 		id, tok := obs.Leader.ID, newTokenJSON(obs.Leader.Token)
 		line.Leader, line.Token = &id, &tok
 	}
@@ -143,6 +152,10 @@ func (p *watchPrinter) print(t watchTarget, obs recipe.Observation) {
 		what = "shard=" + t.shard
 	}
 	ts := line.Time.Format("15:04:05.000")
+	if obs.Err != nil {
+		fmt.Fprintf(p.w, "%s %s leader unknown: %v (retrying)\n", ts, what, obs.Err)
+		return
+	}
 	if !obs.HasLeader {
 		fmt.Fprintf(p.w, "%s %s no leader\n", ts, what)
 		return
