@@ -31,10 +31,14 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
-	for _, re := range []string{`leaders: a=2[12] b=2[12] c=2[12]\n`, `c's session expired and its 2[12] shards failed over`} {
+	// Balanced means nobody above ceil(64/3) = 22, so 22+22+20 is balanced too.
+	for _, re := range []string{`leaders: a=2[0-2] b=2[0-2] c=2[0-2]\n`, `c's session expired and its 2[0-2] shards failed over`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("demo output does not match %s", re)
 		}
+	}
+	if !regexp.MustCompile(`and its 3[0-3] workers: b leads 3[0-3] shards`).MatchString(out) {
+		t.Errorf("demo output does not count one worker per shard b leads")
 	}
 	if n := strings.Count(out, "\n"); n > 60 {
 		t.Errorf("demo printed %d lines; want a few dozen", n)

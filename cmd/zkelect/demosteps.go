@@ -146,8 +146,11 @@ func (d *demo) pauseOne(ctx context.Context) error {
 		resumePIDs(pids)
 		return err
 	}
+	// Each worker is the daemon's direct child (a reaper and the worker
+	// it runs count as one).
+	workers, _ := childPIDs(b.pid())
 	d.say("SIGSTOP daemon b (pid %d) and its %d workers: b leads %d shards and believes it still does",
-		b.pid(), len(pids)-1, len(old))
+		b.pid(), len(workers), len(old))
 	_, err = d.await(ctx, "a to lead b's shards and write to the store", func(o map[string]partition.Owner) bool {
 		for s, t := range old {
 			v, ok := d.store.value(s)
