@@ -63,8 +63,13 @@ type PathError struct {
 	Reason string
 }
 
+// Error names the path, cut to its first 64 bytes when longer.
 func (e *PathError) Error() string {
-	return fmt.Sprintf("recipe: invalid election path %q: %s", e.Path, e.Reason)
+	p := e.Path
+	if len(p) > 64 {
+		p = p[:64] + "..."
+	}
+	return fmt.Sprintf("recipe: invalid election path %q: %s", p, e.Reason)
 }
 
 // Unwrap makes errors.Is(err, ErrInvalidPath) true.

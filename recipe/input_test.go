@@ -14,11 +14,14 @@ import (
 
 func TestBadInputIsATypedError(t *testing.T) {
 	s := session(t, zkc.ConnectString())
-	for _, p := range []string{"", "relative/path", "/", "/a/", "/a//b", "/a/./b", "/a/../b", "/zookeeper", "/zookeeper/quota", "/a\x00b"} {
+	for _, p := range []string{"", "relative/path", "/", "/a/", "/a//b", "/a/./b", "/a/../b", "/zookeeper", "/zookeeper/quota", "/a\x00b",
+		"/a/\U0001F600", "/a/\ufff0", "/a/\xff", "/" + strings.Repeat("a", recipe.MaxPathBytes)} {
 		_, err := recipe.NewCandidate(s, p)
 		var pe *recipe.PathError
 		if !errors.Is(err, recipe.ErrInvalidPath) || !errors.As(err, &pe) || pe.Reason == "" {
-			t.Errorf("path %q: %v, want a *PathError naming the problem", p, err)
+			t.Errorf("path %.80q: %.200v, want a *PathError naming the problem", p, err)
+		} else if len(err.Error()) > 200 {
+			t.Errorf("path of %d bytes: the error is %d bytes long", len(p), len(err.Error()))
 		}
 	}
 	if _, err := recipe.NewCandidate(nil, "/ok"); !errors.Is(err, recipe.ErrNilSession) {
@@ -158,5 +161,22 @@ func TestWaitingBehindAReadProtectedLeaderAcrossReconnects(t *testing.T) {
 	}
 	if r := awaitResult(t, res, "the waiting candidate to lead after the leader resigned"); r.err != nil {
 		t.Fatal(r.err)
+	}
+}
+
+func TestPathsZooKeeperAcceptsAreAccepted(t *testing.T) {
+	s := session(t, zkc.ConnectString())
+	base := electionPath(t)
+	for _, p := range []string{base + "/é-ü", base + "/\uf900\uffef", base + "/" + strings.Repeat("b", 255)} {
+		c := candidate(t, s, p)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		lead, err := c.Campaign(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("path %q: %v", p, err)
+		}
+		if lead.Token() == 0 {
+			t.Fatalf("path %q: zero token", p)
+		}
 	}
 }

@@ -3,9 +3,19 @@ package recipe
 import (
 	"context"
 	"errors"
-	"fmt"
+	"time"
 
 	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// Run's pause between terms whose fn returned nil while still leading: it
+// starts at MinRunBackoff, doubles up to MaxRunBackoff, and starts over after
+// a term that lasted MaxRunBackoff or longer. A job that finishes at once
+// must not spin creating and deleting znodes. A term that ends because the
+// leadership was lost is followed by a new campaign at once.
+const (
+	MinRunBackoff = 100 * time.Millisecond
+	MaxRunBackoff = 10 * time.Second
 )
 
 // Run campaigns with c, calls fn while c leads, and campaigns again, until
@@ -20,18 +30,25 @@ import (
 //
 // Run returns fn's error (after resigning), or ctx's error when ctx ends
 // (after resigning with a fresh deadline: the close timeout), or an error
-// from Campaign such as ErrClosed.
+// from Campaign such as ErrClosed. A nil c or fn is an *OptionError naming
+// it (errors.Is ErrInvalidOption).
 func Run(ctx context.Context, c *Candidate, fn func(ctx context.Context, token zxidfence.Token) error) error {
-	if c == nil {
-		return fmt.Errorf("run: %w", ErrInvalidOption)
+	switch {
+	case c == nil:
+		return &OptionError{Option: "Run candidate", Reason: "nil *Candidate"}
+	case fn == nil:
+		return &OptionError{Option: "Run fn", Reason: "nil function"}
 	}
+	backoff := MinRunBackoff
 	for {
 		lead, err := c.Campaign(ctx)
 		if err != nil {
 			return err
 		}
+		start := time.Now()
 		fnErr := runTerm(ctx, lead, fn)
-		if lead.Leading() || ctx.Err() != nil || fnErr != nil {
+		voluntary := lead.Leading()
+		if voluntary || ctx.Err() != nil || fnErr != nil {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.closeTimeout)
 			rerr := lead.Resign(rctx)
 			cancel()
@@ -44,7 +61,27 @@ func Run(ctx context.Context, c *Candidate, fn func(ctx context.Context, token z
 			return fnErr
 		case ctx.Err() != nil:
 			return context.Cause(ctx)
+		case voluntary:
+			if time.Since(start) >= MaxRunBackoff {
+				backoff = MinRunBackoff
+			}
+			if err := sleepCtx(ctx, backoff); err != nil {
+				return err
+			}
+			backoff = min(2*backoff, MaxRunBackoff)
 		}
+	}
+}
+
+// sleepCtx waits d, or until ctx ends (returning its cause).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 

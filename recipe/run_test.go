@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -82,5 +83,60 @@ func TestRunReturnsFunctionErrorAfterResigning(t *testing.T) {
 	}
 	if kids := children(t, raw, path); len(kids) != 0 {
 		t.Fatalf("znodes left: %v", kids)
+	}
+}
+
+func TestRunBacksOffWhenTheJobFinishesAtOnce(t *testing.T) {
+	s := session(t, zkc.ConnectString())
+	c := candidate(t, s, electionPath(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const terms = 3
+	calls := make(chan time.Time, terms)
+	done := make(chan error, 1)
+	go func() {
+		done <- recipe.Run(ctx, c, func(context.Context, zxidfence.Token) error {
+			select {
+			case calls <- time.Now():
+			default:
+				cancel() // enough terms seen
+			}
+			return nil
+		})
+	}()
+	var first, last time.Time
+	for i := 0; i < terms; i++ {
+		select {
+		case last = <-calls:
+		case err := <-done:
+			t.Fatalf("Run returned after %d terms: %v", i, err)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("term %d of a job that returns at once never started", i)
+		}
+		if i == 0 {
+			first = last
+		}
+	}
+	// Between terms 1-2 and 2-3 Run waits MinRunBackoff, then twice that.
+	if gap := last.Sub(first); gap < 3*recipe.MinRunBackoff {
+		t.Fatalf("3 terms within %v: Run did not back off (want >= %v)", gap, 3*recipe.MinRunBackoff)
+	}
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
+	}
+}
+
+func TestRunRefusesNilArguments(t *testing.T) {
+	s := session(t, zkc.ConnectString())
+	c := candidate(t, s, electionPath(t))
+	fn := func(context.Context, zxidfence.Token) error { return nil }
+	for name, err := range map[string]error{
+		"nil candidate": recipe.Run(context.Background(), nil, fn),
+		"nil fn":        recipe.Run(context.Background(), c, nil),
+	} {
+		var oe *recipe.OptionError
+		if !errors.As(err, &oe) || !errors.Is(err, recipe.ErrInvalidOption) {
+			t.Errorf("%s: %v, want an *OptionError", name, err)
+		}
 	}
 }
