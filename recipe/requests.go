@@ -97,18 +97,22 @@ func (c *Candidate) withdraw() {
 
 // settle answers Resign and Close once the candidate has nothing left in
 // ZooKeeper.
+//
+// A Resign is answered once the resigned znode and any duplicate are
+// deleted, even if a Campaign has since put the candidate back in the
+// election (its new znode is not the resigned one); Close waits until
+// nothing of the candidate is left.
 func (c *Candidate) settle() {
 	st := &c.st
-	clean := st.gone || (!st.inElection && st.mine == "" && !st.creating && len(st.cleanup) == 0 &&
-		(st.swept || !st.dupRisk))
-	if !clean {
-		return
+	deleted := len(st.cleanup) == 0 && (st.swept || !st.dupRisk)
+	withdrawn := !st.inElection && st.mine == "" && !st.creating
+	if st.gone || (deleted && (withdrawn || st.inElection)) {
+		for _, r := range st.resigns {
+			r <- nil
+		}
+		st.resigns = nil
 	}
-	for _, r := range st.resigns {
-		r <- nil
-	}
-	st.resigns = nil
-	if st.closing {
+	if st.closing && (st.gone || (deleted && withdrawn)) {
 		c.finish(nil)
 	}
 }

@@ -140,3 +140,38 @@ func TestRunRefusesNilArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestResignReturnsWhileCampaigningAgain(t *testing.T) {
+	path := electionPath(t)
+	raw := rawConn(t, zkc.ConnectString())
+	s := session(t, zkc.ConnectString())
+	c := candidate(t, s, path)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first, err := c.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := make(chan *recipe.Leadership, 1)
+	go func() {
+		<-first.Done() // closed by Resign before its delete is confirmed
+		l, err := c.Campaign(ctx)
+		if err != nil {
+			t.Errorf("second Campaign: %v", err)
+		}
+		again <- l
+	}()
+	if err := first.Resign(ctx); err != nil {
+		t.Fatalf("Resign with a Campaign racing it: %v", err)
+	}
+	second := <-again
+	if second == nil {
+		return
+	}
+	if second.Token() <= first.Token() {
+		t.Fatalf("second term token %v, first %v", second.Token(), first.Token())
+	}
+	if kids := children(t, raw, path); len(kids) != 1 {
+		t.Fatalf("children after resign and re-campaign: %v, want only the new znode", kids)
+	}
+}
