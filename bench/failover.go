@@ -38,38 +38,29 @@ func (e *env) runFailover(ctx context.Context, cfg Config, rep *Report) error {
 // failoverResign measures the time from a leader's Resign to the next
 // candidate's Campaign returning, over two candidates taking turns.
 func (e *env) failoverResign(ctx context.Context, trials int) (Dist, error) {
-	el, err := e.newElection(ctx, "/bench/failover-resign", 2, false)
-	if err != nil {
-		return Dist{}, err
-	}
-	defer el.close()
-	samples := make([]time.Duration, 0, trials)
-	for range trials {
-		if err := e.awaitParticipants(ctx, el.all[0].sess, el.path, 2); err != nil {
-			return Dist{}, err
-		}
-		cur, err := el.current(ctx)
-		if err != nil {
-			return Dist{}, err
-		}
-		start := time.Now()
-		if err := cur.c.resign(ctx, cur.l); err != nil {
-			return Dist{}, err
-		}
-		next, err := el.successor(ctx, cur.c, start, "after resign")
-		if err != nil {
-			return Dist{}, err
-		}
-		samples = append(samples, next.at.Sub(start))
-	}
-	return NewDist(samples), nil
+	return e.failover(ctx, "/bench/failover-resign", false, trials, "after resign",
+		func(cur acquisition) (func(), error) { return func() {}, cur.c.resign(ctx, cur.l) })
 }
 
 // failoverCrash measures the time from silencing the leader's connection
 // (its proxy blackholed: to the servers, a crashed process) to the next
 // candidate leading, which needs the silent session to expire.
 func (e *env) failoverCrash(ctx context.Context, trials int) (Dist, error) {
-	el, err := e.newElection(ctx, "/bench/failover-crash", 2, true)
+	return e.failover(ctx, "/bench/failover-crash", true, trials, "after crash",
+		func(cur acquisition) (func(), error) {
+			cur.c.proxy.Blackhole()
+			return cur.c.proxy.Heal, nil
+		})
+}
+
+// failover runs trials of one failover scenario on an election of two
+// candidates at path (behind proxies when proxied): each trial waits for
+// both candidates, applies fault to the current leader, and times until
+// the successor leads. fault returns how to undo it once the successor
+// leads (or the wait failed).
+func (e *env) failover(ctx context.Context, path string, proxied bool, trials int, what string,
+	fault func(cur acquisition) (undo func(), err error)) (Dist, error) {
+	el, err := e.newElection(ctx, path, 2, proxied)
 	if err != nil {
 		return Dist{}, err
 	}
@@ -84,9 +75,12 @@ func (e *env) failoverCrash(ctx context.Context, trials int) (Dist, error) {
 			return Dist{}, err
 		}
 		start := time.Now()
-		cur.c.proxy.Blackhole()
-		next, err := el.successor(ctx, cur.c, start, "after crash")
-		cur.c.proxy.Heal()
+		undo, err := fault(cur)
+		if err != nil {
+			return Dist{}, err
+		}
+		next, err := el.successor(ctx, cur.c, start, what)
+		undo()
 		if err != nil {
 			return Dist{}, err
 		}
