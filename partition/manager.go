@@ -3,12 +3,14 @@ package partition
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"maps"
 	"path"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
@@ -86,15 +88,14 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 // (ErrAlreadyRunning otherwise). It fails with ErrDuplicateMember if
 // another live session, or another Manager on the same session, holds the
 // member id, and with an error wrapping
-// recipe.ErrSessionClosed if the session is closed while it runs.
+// recipe.ErrSessionClosed if the session is closed while it runs. While
+// ZooKeeper is out of reach at the start, Run keeps trying to register
+// until ctx is done (then it returns ctx's cause with the last error).
 func (m *Manager) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
-	if err := ensurePaths(m.conn, m.root); err != nil {
-		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
-	}
-	if err := register(m.conn, m.memberPath(), m.sess.ID(), m.instance); err != nil {
+	if err := m.prepare(ctx); err != nil {
 		return err
 	}
 	// Best effort: a shard whose znode is still missing gets it from its
@@ -177,3 +178,41 @@ func (m *Manager) memberPath() string { return path.Join(m.root, membersDir, m.c
 func (m *Manager) recordPath() string { return path.Join(m.root, ownersDir, m.cfg.MemberID) }
 
 func (m *Manager) shardPath(id string) string { return path.Join(m.root, shardsDir, id) }
+
+// prepare creates the root's znodes and registers the member. While
+// ZooKeeper is out of reach (connection loss, no server, a session being
+// replaced) it tries again, backing off from 50 ms to 1 s, until ctx ends;
+// any other error (ErrDuplicateMember, an ACL refusal) is returned at once.
+func (m *Manager) prepare(ctx context.Context) error {
+	backoff := 50 * time.Millisecond
+	for {
+		err := m.prepareOnce()
+		if err == nil || !unreachable(err) {
+			return err
+		}
+		m.log.Warn().Err(err).Dur("retry_in", backoff).Msg("ZooKeeper out of reach while registering; retrying")
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("partition: prepare %s: %w (last error: %v)", m.root, context.Cause(ctx), err)
+		case <-t.C:
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// prepareOnce is one attempt of prepare.
+func (m *Manager) prepareOnce() error {
+	if err := ensurePaths(m.conn, m.root); err != nil {
+		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
+	}
+	return register(m.conn, m.memberPath(), m.sess.ID(), m.instance)
+}
+
+// unreachable reports whether err means ZooKeeper could not be asked, as
+// opposed to having answered no.
+func unreachable(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved)
+}
