@@ -89,10 +89,9 @@ func (c *Candidate) list() { c.spawn(c.listOp(c.begin(stepList))) }
 
 func (c *Candidate) onList(r listReply) {
 	st := &c.st
-	if r.gen != st.gen {
+	if !c.stepDone(r.gen) {
 		return
 	}
-	st.step = stepNone
 	if r.err != nil {
 		c.stepFailed("list candidates of", r.err)
 		return
@@ -157,10 +156,9 @@ func (c *Candidate) position(order []node) {
 // session; every other one is deleted.
 func (c *Candidate) onAdopt(r adoptReply) {
 	st := &c.st
-	if r.gen != st.gen {
+	if !c.stepDone(r.gen) {
 		return
 	}
-	st.step = stepNone
 	if r.err != nil {
 		c.stepFailed("read own znodes under", r.err)
 		return
@@ -207,10 +205,9 @@ func (c *Candidate) getMine() {
 
 func (c *Candidate) onMine(r mineReply) {
 	st := &c.st
-	if r.gen != st.gen {
+	if !c.stepDone(r.gen) {
 		return
 	}
-	st.step = stepNone
 	switch {
 	case errors.Is(r.err, zk.ErrNoNode):
 		c.mineGone(ErrZnodeDeleted)
@@ -264,10 +261,9 @@ func (c *Candidate) watchPred(path string) {
 
 func (c *Candidate) onPred(r predReply) {
 	st := &c.st
-	if r.gen != st.gen {
+	if !c.stepDone(r.gen) {
 		return
 	}
-	st.step = stepNone
 	switch {
 	case errors.Is(r.err, zk.ErrNoNode):
 		c.list() // gone before the watch was set: re-read, never assume
@@ -388,4 +384,14 @@ func (c *Candidate) onDeleted(r deleteReply) {
 	if r.err != nil && !errSessionGone(r.err) {
 		c.log.Warn().Err(r.err).Str("znode", r.path).Msg("could not delete candidate znode")
 	}
+}
+
+// stepDone reports whether a reply of generation gen belongs to the current
+// step, and if so marks that step finished; a stale reply is dropped.
+func (c *Candidate) stepDone(gen uint64) bool {
+	if gen != c.st.gen {
+		return false
+	}
+	c.st.step = stepNone
+	return true
 }
