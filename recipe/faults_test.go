@@ -46,15 +46,30 @@ func awaitCut(t testing.TB, fired <-chan struct{}) {
 	}
 }
 
-func TestCreateReplyLostAdoptsOwnZnodeWithoutDuplicate(t *testing.T) {
+// lostCreate is a candidate behind a proxy that will drop the reply to its
+// next create2 after the server applied it.
+type lostCreate struct {
+	path  string
+	raw   *zk.Conn // a direct connection, for looking at the election path
+	sess  *recipe.Session
+	cand  *recipe.Candidate
+	fired <-chan struct{} // closed when the proxy cut the connection
+}
+
+func newLostCreate(t *testing.T) lostCreate {
+	t.Helper()
 	path := electionPath(t)
 	raw := rawConn(t, zkc.ConnectString())
 	ensurePath(t, raw, path)
 	p := zkc.NewProxyT(t)
 	s := session(t, p.ConnectString())
 	c := candidate(t, s, path)
+	return lostCreate{path: path, raw: raw, sess: s, cand: c, fired: p.CutAfterRequest(testenv.OpCreate2)}
+}
 
-	fired := p.CutAfterRequest(testenv.OpCreate2)
+func TestCreateReplyLostAdoptsOwnZnodeWithoutDuplicate(t *testing.T) {
+	lc := newLostCreate(t)
+	path, raw, s, c, fired := lc.path, lc.raw, lc.sess, lc.cand, lc.fired
 	l := lead(t, c)
 	awaitCut(t, fired)
 	kids, parent, err := raw.Children(path)
@@ -74,14 +89,8 @@ func TestCreateReplyLostAdoptsOwnZnodeWithoutDuplicate(t *testing.T) {
 }
 
 func TestCampaignCancelledDuringLostCreateLeavesNoZnode(t *testing.T) {
-	path := electionPath(t)
-	raw := rawConn(t, zkc.ConnectString())
-	ensurePath(t, raw, path)
-	p := zkc.NewProxyT(t)
-	s := session(t, p.ConnectString())
-	c := candidate(t, s, path)
-
-	fired := p.CutAfterRequest(testenv.OpCreate2)
+	lc := newLostCreate(t)
+	path, raw, s, c, fired := lc.path, lc.raw, lc.sess, lc.cand, lc.fired
 	ctx, cancel := context.WithCancel(context.Background())
 	res := campaignAsync(ctx, c)
 	awaitCut(t, fired)
@@ -105,14 +114,8 @@ func TestCampaignCancelledDuringLostCreateLeavesNoZnode(t *testing.T) {
 }
 
 func TestCloseDuringLostCreateLeavesNoZnode(t *testing.T) {
-	path := electionPath(t)
-	raw := rawConn(t, zkc.ConnectString())
-	ensurePath(t, raw, path)
-	p := zkc.NewProxyT(t)
-	s := session(t, p.ConnectString())
-	c := candidate(t, s, path)
-
-	fired := p.CutAfterRequest(testenv.OpCreate2)
+	lc := newLostCreate(t)
+	path, raw, s, c, fired := lc.path, lc.raw, lc.sess, lc.cand, lc.fired
 	res := campaignAsync(context.Background(), c)
 	awaitCut(t, fired)
 	if err := c.Close(); err != nil {
