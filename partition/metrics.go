@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/zkelect/zkelect/internal/registry"
 )
 
 // metrics are the manager's Prometheus collectors. Const labels root and
@@ -41,27 +42,13 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 	if reg == nil {
 		return m
 	}
-	m.led = registerCollector(reg, m.led)
-	m.started = registerCollector(reg, m.started)
-	m.stopped = registerCollector(reg, m.stopped)
-	m.passedOn = registerCollector(reg, m.passedOn)
-	m.handoffs = registerCollector(reg, m.handoffs)
-	m.assignments = registerCollector(reg, m.assignments)
+	m.led = registry.Register(reg, m.led)
+	m.started = registry.Register(reg, m.started)
+	m.stopped = registry.Register(reg, m.stopped)
+	m.passedOn = registry.Register(reg, m.passedOn)
+	m.handoffs = registry.Register(reg, m.handoffs)
+	m.assignments = registry.Register(reg, m.assignments)
 	return m
-}
-
-// registerCollector registers c, or returns the collector already registered in
-// its place.
-func registerCollector[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }
 
 // reasonLabel maps a stop reason to a bounded label value.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/zkelect/zkelect/internal/registry"
 )
 
 // metrics holds the recipe's collectors. A nil *metrics records nothing, so
@@ -58,28 +59,14 @@ func newMetrics(r prometheus.Registerer) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0002, 4, 10),
 		}, []string{"op", "result"}),
 	}
-	m.isLeader = register(r, m.isLeader)
-	m.acquired = register(r, m.acquired)
-	m.lost = register(r, m.lost)
-	m.timeToLead = register(r, m.timeToLead)
-	m.sessionState = register(r, m.sessionState)
-	m.expiries = register(r, m.expiries)
-	m.requests = register(r, m.requests)
+	m.isLeader = registry.Register(r, m.isLeader)
+	m.acquired = registry.Register(r, m.acquired)
+	m.lost = registry.Register(r, m.lost)
+	m.timeToLead = registry.Register(r, m.timeToLead)
+	m.sessionState = registry.Register(r, m.sessionState)
+	m.expiries = registry.Register(r, m.expiries)
+	m.requests = registry.Register(r, m.requests)
 	return m
-}
-
-// register registers c on r, or returns the collector already registered
-// under the same description (several sessions may share a registerer).
-func register[C prometheus.Collector](r prometheus.Registerer, c C) C {
-	if err := r.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }
 
 func (m *metrics) setSessionState(state string) {
