@@ -31,10 +31,7 @@ func (s *Session) sendCreate2(path string, data []byte, flags int32, acl []zk.AC
 	if !ok {
 		return nil, fmt.Errorf("create2 %s: %w", path, zk.ErrConnectionClosed)
 	}
-	// The connection's own liveness (go-zookeeper's pings and read deadline)
-	// ends a wait on a dead server; the bound only stops a reply that never
-	// comes on a live connection from holding the candidate forever.
-	return &create2Call{call: call, bound: max(4*t, 10*time.Second)}, nil
+	return &create2Call{call: call, bound: callBound(t)}, nil
 }
 
 // result waits for the reply: the created path and its Stat. An error
@@ -86,7 +83,7 @@ func parseCreate2Reply(b []byte) (string, *zk.Stat, error) {
 		return "", nil, fmt.Errorf("create2: short reply (%d bytes): %w", len(b), zk.ErrConnectionClosed)
 	}
 	if code := int32(binary.BigEndian.Uint32(b[12:])); code != 0 {
-		return "", nil, create2Error(code)
+		return "", nil, replyError("create2", code)
 	}
 	b = b[16:]
 	if len(b) < 4 {
@@ -96,19 +93,23 @@ func parseCreate2Reply(b []byte) (string, *zk.Stat, error) {
 	if n < 0 || len(b) != 4+n+statLen {
 		return "", nil, fmt.Errorf("create2: malformed reply (%d bytes, path %d): %w", len(b), n, zk.ErrConnectionClosed)
 	}
-	path, s := string(b[4:4+n]), b[4+n:]
+	return string(b[4 : 4+n]), decodeStat(b[4+n:]), nil
+}
+
+// decodeStat decodes an encoded Stat of statLen bytes.
+func decodeStat(s []byte) *zk.Stat {
 	u64 := func(i int) int64 { return int64(binary.BigEndian.Uint64(s[i:])) }
 	u32 := func(i int) int32 { return int32(binary.BigEndian.Uint32(s[i:])) }
-	return path, &zk.Stat{
+	return &zk.Stat{
 		Czxid: u64(0), Mzxid: u64(8), Ctime: u64(16), Mtime: u64(24),
 		Version: u32(32), Cversion: u32(36), Aversion: u32(40),
 		EphemeralOwner: u64(44), DataLength: u32(52), NumChildren: u32(56), Pzxid: u64(60),
-	}, nil
+	}
 }
 
-// create2Error maps the error codes a create can get to go-zookeeper's
+// replyError maps the error code of a reply to op to go-zookeeper's
 // errors, so callers test them as for its own calls.
-func create2Error(code int32) error {
+func replyError(op string, code int32) error {
 	switch code {
 	case -4: // connection loss
 		return zk.ErrConnectionClosed
@@ -133,7 +134,7 @@ func create2Error(code int32) error {
 	case -118:
 		return zk.ErrSessionMoved
 	}
-	return fmt.Errorf("create2: zookeeper error code %d: %w", code, zk.ErrAPIError)
+	return fmt.Errorf("%s: zookeeper error code %d: %w", op, code, zk.ErrAPIError)
 }
 
 // childName returns the last element of a znode path.

@@ -1,6 +1,11 @@
 package recipe
 
-import "github.com/go-zookeeper/zk"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
 
 // Data watches are set by the session itself, not by go-zookeeper's GetW.
 //
@@ -9,9 +14,7 @@ import "github.com/go-zookeeper/zk"
 // leave its watch on the predecessor, and every later watcher of the same
 // znode would add a channel, without bound. Instead, to read a znode with a
 // watch the session writes its own getData(watch=true) request on the wire
-// and then reads the znode with go-zookeeper's plain Get: the server answers
-// both in order on one connection, so if the Get finds the znode, the watch
-// is set. The server sends the watch's event like any other; go-zookeeper
+// and reads the reply itself: if it finds the znode, the watch is set. The server sends the watch's event like any other; go-zookeeper
 // passes it to the session's callback (holding no channel for it), which
 // routes it to the sinks of the path. When the last sink of a path leaves,
 // the session writes removeWatches, so nothing stays on the server.
@@ -20,18 +23,46 @@ import "github.com/go-zookeeper/zk"
 // (go-zookeeper re-sets only its own). Every user re-reads after a
 // reconnect anyway (watches may have fired unseen), which re-arms them.
 
-// readWatched reads path with getData and leaves a data watch on it. If no
-// connection is ready to carry the watch it fails like a lost connection
-// (zk.ErrConnectionClosed), never with a read that sets no watch.
-func (s *Session) readWatched(conn *zk.Conn, path string) ([]byte, *zk.Stat, error) {
-	if !s.armDataWatch(path) {
-		return nil, nil, zk.ErrConnectionClosed
+// readWatched reads path's stat with one getData(watch=true) that the
+// session writes and whose reply it reads itself (see wirecall.go), so the
+// read and the watch are one request: if the znode exists the watch is set.
+// If no connection is ready to carry it, or the connection drops before the
+// reply, it fails like a lost connection (an error wrapping
+// zk.ErrConnectionClosed), never with a read that sets no watch. A reply too
+// large for the session to keep (data over maxCaptured) is read again with
+// go-zookeeper's plain Get behind it: the watch is set by then.
+func (s *Session) readWatched(conn *zk.Conn, path string) (*zk.Stat, error) {
+	xid, t := s.wire.nextCallXid(), s.wire.timeout()
+	call, ok := s.wire.send(getDataFrame(xid, path, true), xid, t)
+	if !ok {
+		return nil, fmt.Errorf("get data %s: %w", path, zk.ErrConnectionClosed)
 	}
-	return conn.Get(path)
+	s.markDataWatch(path)
+	body, ok := call.wait(callBound(t))
+	if !ok {
+		return nil, fmt.Errorf("get data %s: no reply: %w", path, zk.ErrConnectionClosed)
+	}
+	stat, err := parseGetDataReply(body)
+	if errors.Is(err, errBodyNotKept) {
+		_, stat, err = conn.Get(path)
+	}
+	return stat, err
+}
+
+// markDataWatch remembers that path may hold a data watch, if the session
+// is connected: a watch written on a connection that has dropped since is
+// gone with it.
+func (s *Session) markDataWatch(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.connected {
+		s.dataWatch[path] = true
+	}
 }
 
 // armDataWatch writes getData(path, watch=true) on the current connection
-// once it is ready, and remembers that the path may hold a watch.
+// once it is ready, without waiting for the reply, and remembers that the
+// path may hold a watch.
 func (s *Session) armDataWatch(path string) bool {
 	c := s.wire.readyConn(s.wire.timeout())
 	if c == nil {
@@ -45,17 +76,6 @@ func (s *Session) armDataWatch(path string) bool {
 	s.dataWatch[path] = true
 	return true
 }
-
-// needDataWatch is the older form of readWatched for callers that read
-// with go-zookeeper themselves: it arms the watch and returns false, meaning
-// "now read with a plain Get"; if it could not arm the watch it returns
-// true, meaning "read with GetW" (then call dataWatchDone).
-func (s *Session) needDataWatch(path string) bool {
-	return !s.armDataWatch(path)
-}
-
-// dataWatchDone is kept for callers of needDataWatch; nothing to record.
-func (s *Session) dataWatchDone(string, bool) {}
 
 // dataWatchFired forgets the watch of the event's path (s.mu held).
 func (s *Session) dataWatchFired(ev zk.Event) {

@@ -190,7 +190,7 @@ func (c *Candidate) getDataOp(path string) func(*zk.Conn) (*zk.Stat, error) {
 	return func(conn *zk.Conn) (*zk.Stat, error) {
 		var stat *zk.Stat
 		err := c.timed("get_data", func() (err error) {
-			_, stat, err = c.sess.readWatched(conn, path)
+			stat, err = c.sess.readWatched(conn, path)
 			return err
 		})
 		return stat, err

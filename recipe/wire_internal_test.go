@@ -137,3 +137,37 @@ func TestCreate2ReplyDecoding(t *testing.T) {
 		t.Fatalf("error reply: %v, want ErrNodeExists", err)
 	}
 }
+
+// TestGetDataReplyDecoding decodes getData replies with and without data,
+// maps error codes, tells a reply whose body was not kept, and rejects
+// truncated ones as an unknown outcome.
+func TestGetDataReplyDecoding(t *testing.T) {
+	header := func(code int32) []byte {
+		b := binary.BigEndian.AppendUint32(nil, uint32(0xf0000002)) // xid
+		b = binary.BigEndian.AppendUint64(b, 99)                    // zxid
+		return binary.BigEndian.AppendUint32(b, uint32(code))
+	}
+	stat := make([]byte, statLen)
+	binary.BigEndian.PutUint64(stat, 21)     // czxid
+	binary.BigEndian.PutUint64(stat[44:], 7) // ephemeralOwner
+	withData := append(binary.BigEndian.AppendUint32(header(0), 3), "abc"...)
+	withData = append(withData, stat...)
+	noData := append(binary.BigEndian.AppendUint32(header(0), ^uint32(0)), stat...) // -1: null
+	for name, b := range map[string][]byte{"data": withData, "null data": noData} {
+		st, err := parseGetDataReply(b)
+		if err != nil || st.Czxid != 21 || st.EphemeralOwner != 7 {
+			t.Fatalf("%s: stat %+v, err %v", name, st, err)
+		}
+	}
+	if _, err := parseGetDataReply(header(-101)); !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("error reply: %v, want ErrNoNode", err)
+	}
+	if _, err := parseGetDataReply(header(0)); !errors.Is(err, errBodyNotKept) {
+		t.Fatalf("header only: %v, want errBodyNotKept", err)
+	}
+	for _, n := range []int{0, 10, 18, len(withData) - 1} {
+		if _, err := parseGetDataReply(withData[:n]); !errors.Is(err, zk.ErrConnectionClosed) {
+			t.Fatalf("%d bytes: %v, want an unknown outcome", n, err)
+		}
+	}
+}
