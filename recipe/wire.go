@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"net"
@@ -78,7 +79,7 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 			return nil, err
 		}
 		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]time.Time{}, authXids: map[int32]bool{},
-			calls: map[int32]chan []byte{}, ready: make(chan struct{}), closed: make(chan struct{})}
+			calls: map[int32]*pendingCall{}, ready: make(chan struct{}), closed: make(chan struct{})}
 		wc.rd.capture = wc.wantsBody
 		w.mu.Lock()
 		w.current = wc
@@ -102,6 +103,11 @@ func (w *wireTracker) closeCurrent() {
 // and has replayed the session's credentials (so a request written on it is
 // authorised like go-zookeeper's own), and returns it; nil if none is.
 func (w *wireTracker) readyConn(d time.Duration) *wireConn {
+	return w.readyConnCtx(context.Background(), d)
+}
+
+// readyConnCtx is readyConn that also gives up when ctx ends.
+func (w *wireTracker) readyConnCtx(ctx context.Context, d time.Duration) *wireConn {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
@@ -116,6 +122,8 @@ func (w *wireTracker) readyConn(d time.Duration) *wireConn {
 			return c
 		case <-c.closed: // replaced meanwhile: look again
 		case <-t.C:
+			return nil
+		case <-ctx.Done():
 			return nil
 		}
 	}
@@ -251,7 +259,7 @@ type wireConn struct {
 	pings    []time.Time
 	authXids map[int32]bool // setAuth requests awaiting their reply
 	authSent int
-	calls    map[int32]chan []byte // requests of the session awaiting their reply (wirecall.go)
+	calls    map[int32]*pendingCall // requests of the session awaiting their reply (wirecall.go)
 	rd       frameReader
 }
 

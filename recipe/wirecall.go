@@ -1,6 +1,9 @@
 package recipe
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Requests whose replies the session reads itself (create2, see
 // create2.go) carry an xid of their own, unique among the session's
@@ -25,6 +28,15 @@ type pendingCall struct {
 	conn  *wireConn
 	xid   int32
 	reply chan []byte // the reply's whole body (header first); buffered
+
+	// replied is set when the reply is read off the wire, before
+	// go-zookeeper handles any frame after it (watch events included).
+	replied atomic.Bool
+}
+
+// newPendingCall returns a call for a request with xid, not yet sent.
+func newPendingCall(xid int32) *pendingCall {
+	return &pendingCall{xid: xid, reply: make(chan []byte, 1)}
 }
 
 // send waits, at most d, for a ready connection and writes frame (whose xid
@@ -36,16 +48,26 @@ func (w *wireTracker) send(frame []byte, xid int32, d time.Duration) (*pendingCa
 	if c == nil {
 		return nil, false
 	}
-	p := &pendingCall{conn: c, xid: xid, reply: make(chan []byte, 1)}
-	c.mu.Lock()
-	c.calls[xid] = p.reply
-	c.pending[xid] = time.Now()
-	c.mu.Unlock()
-	if !c.inject(frame) {
-		p.forget()
+	p := newPendingCall(xid)
+	if !c.call(p, frame) {
 		return nil, false
 	}
 	return p, true
+}
+
+// call writes frame (whose xid is p.xid) on c and registers p for its
+// reply; false if the write failed (the request's fate is then unknown).
+func (c *wireConn) call(p *pendingCall, frame []byte) bool {
+	p.conn = c
+	c.mu.Lock()
+	c.calls[p.xid] = p
+	c.pending[p.xid] = time.Now()
+	c.mu.Unlock()
+	if !c.inject(frame) {
+		p.forget()
+		return false
+	}
+	return true
 }
 
 // wait returns the reply body, or false if the connection closed (or d
@@ -84,8 +106,9 @@ func (c *wireConn) wantsBody(head []byte) bool {
 
 // deliver hands a reply to its pending call, if any (c.mu held).
 func (c *wireConn) deliver(xid int32, body []byte) {
-	if ch, ok := c.calls[xid]; ok {
+	if p, ok := c.calls[xid]; ok {
 		delete(c.calls, xid)
-		ch <- append([]byte(nil), body...)
+		p.replied.Store(true)
+		p.reply <- append([]byte(nil), body...)
 	}
 }
