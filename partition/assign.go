@@ -13,25 +13,26 @@ import (
 //
 // The rule:
 //
-//  1. A shard held by a member that is not live (a member inside its restart
-//     grace) stays reserved for it: it is led in the meantime by the live
-//     member that ranks first for it by rendezvous hash, and it is left out
-//     of the balance, so the member gets it back when it returns and nobody
-//     else moves.
-//  2. The other shards are balanced over the live members: N shards over M
-//     members give each member a quota of floor(N/M), and exactly N mod M
-//     members one more. The extra places go to the members that hold the
-//     most already (ties by member id), which moves the fewest shards.
-//  3. Every member keeps the shards it holds up to its quota, preferring
+//  1. N shards over M live members give each member a quota of floor(N/M),
+//     and exactly N mod M members one more. The extra places go to the
+//     members that hold the most already (ties by member id), which moves
+//     the fewest shards.
+//  2. Every member keeps the shards it holds up to its quota, preferring
 //     those it has held longest (by token, when known), then those it ranks
 //     highest for by rendezvous hash.
-//  4. The rest (shards nobody live holds, and the excess of members over
-//     their quota) are dealt in shard-id order, each to the member with room
-//     left that ranks highest for it.
+//  3. The rest are dealt in shard-id order, each to the member with room
+//     left that ranks highest for it: shards nobody holds, the excess of
+//     members over their quota, and the shards reserved for a member that is
+//     not live (inside its restart grace).
 //
 // So a member joining takes about N/(M+1) shards and nobody else moves; a
 // member leaving moves only its own shards (whenever N >= M*(M-1), so that no
-// quota shrinks below what a member already holds).
+// quota shrinks below what a member already holds), each once: the member
+// that leads a reserved shard meanwhile is the one that keeps it when the
+// grace ends (the assignment after the grace, computed with it as the
+// holder, is the same), and a member that returns within the grace holds
+// its reserved shards again, exactly its quota, so it gets them back and
+// nobody else moves.
 
 // Input is the state an assignment is computed from. Inputs equal as sets
 // give equal assignments, whatever the order of their slices.
@@ -41,9 +42,10 @@ type Input struct {
 	// Members lists the live members' ids. Duplicates are ignored.
 	Members []string
 	// Current maps a shard to the member that holds it now: its leader, or a
-	// member's reservation. A holder that is not in Members reserves the
-	// shard for its return (rule 1 above); shards missing from the map, or
-	// held by "", are orphans.
+	// member's reservation. Shards missing from the map, held by "", or held
+	// by a member not in Members (a reservation for a member inside its
+	// restart grace) are dealt (rule 3 above). A reservation counts once its
+	// member is live again: it then holds the shard like its leader.
 	Current map[string]string
 	// Tokens optionally maps a held shard to its holder's fencing token. A
 	// member over its quota keeps the shards it has held longest (smallest
@@ -63,20 +65,15 @@ func Assign(in Input) map[string]string {
 		return target
 	}
 	b := newBalancer(members, in.Tokens)
-	var loose []string // orphans and excess, dealt in step 4
+	var loose []string // dealt in rule 3
 	for _, s := range shards {
-		holder := in.Current[s]
-		idx, live := b.index[holder]
-		switch {
-		case live:
+		if idx, live := b.index[in.Current[s]]; live {
 			b.held[idx] = append(b.held[idx], s)
-		case holder != "":
-			target[s] = members[b.top(s)]
-		default:
+		} else {
 			loose = append(loose, s)
 		}
 	}
-	b.setQuotas(len(shards) - len(target))
+	b.setQuotas(len(shards))
 	loose = append(loose, b.keep(target)...)
 	slices.Sort(loose)
 	for _, s := range loose {
@@ -196,18 +193,6 @@ func (b *balancer) deal(s string) int {
 		}
 	}
 	b.load[best]++
-	return best
-}
-
-// top returns the member ranked first for s, ignoring quotas.
-func (b *balancer) top(s string) int {
-	sh := hashString(s)
-	best, bestW := 0, uint64(0)
-	for i, mh := range b.hashes {
-		if w := weight(sh, mh); i == 0 || w > bestW {
-			best, bestW = i, w
-		}
-	}
 	return best
 }
 

@@ -83,10 +83,10 @@ func TestAssignTable(t *testing.T) {
 			Shards: partition.Range(0, 7), Members: members(3),
 			Current: map[string]string{"0": "m2", "1": "m2", "2": "m2", "3": "m1", "4": "m1"},
 		}, map[string]int{"m0": 2, "m1": 2, "m2": 3}, 2},
-		{"dead holder's shards wait for it outside the balance", partition.Input{
+		{"dead holder's shards are dealt within everybody's quota", partition.Input{
 			Shards: partition.Range(0, 6), Members: members(2),
 			Current: map[string]string{"0": "m0", "1": "m0", "2": "m1", "3": "m1", "4": "gone", "5": "gone"},
-		}, nil, 2},
+		}, map[string]int{"m0": 3, "m1": 3}, 2},
 		{"over its quota a member gives up the shards it got last", partition.Input{
 			Shards: partition.Range(0, 4), Members: members(2),
 			Current: map[string]string{"0": "m0", "1": "m0", "2": "m0", "3": "m0"},
@@ -144,38 +144,32 @@ func randomInput(rng *rand.Rand, shards, nMembers int) partition.Input {
 }
 
 // TestAssignProperties checks, from random start states: every shard gets a
-// live target; shards of live holders are balanced within floor..ceil; and
-// the moves are the minimum, the excess over quota plus the orphans.
+// live target, balanced within floor..ceil over all shards; and the moves
+// are the minimum, the shards of holders that are not live (orphans and
+// reservations) plus the excess of live holders over their quota.
 func TestAssignProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 300 {
 		in := randomInput(rng, 1+rng.IntN(400), 1+rng.IntN(9))
 		got := partition.Assign(in)
+		checkBalanced(t, in, got)
 		live := map[string]bool{}
 		for _, m := range in.Members {
 			live[m] = true
 		}
-		balanced := partition.Input{Members: in.Members}
-		held := map[string]int{}
+		held, quota := map[string]int{}, loads(got)
+		minMoves := 0
 		for _, s := range in.Shards {
-			h, ok := in.Current[s]
-			if ok && !live[h] {
-				continue // reserved for a member in its restart grace
+			if h := in.Current[s]; live[h] {
+				held[h]++
+			} else {
+				minMoves++
 			}
-			balanced.Shards = append(balanced.Shards, s)
-			held[h]++
 		}
-		sub := map[string]string{}
-		for _, s := range balanced.Shards {
-			sub[s] = got[s]
-		}
-		checkBalanced(t, balanced, sub)
-		quota := loads(sub)
-		minMoves := held[""]
 		for _, m := range in.Members {
 			minMoves += max(0, held[m]-quota[m])
 		}
-		if m := moves(in.Current, sub); m != minMoves {
+		if m := moves(in.Current, got); m != minMoves {
 			t.Fatalf("%d moves, want the minimum %d", m, minMoves)
 		}
 	}
@@ -264,6 +258,73 @@ func BenchmarkAssign(b *testing.B) {
 					partition.Assign(in)
 				}
 			})
+		}
+	}
+}
+
+// steadyState returns the assignment of shards over live reached by members
+// joining one by one, each join converged, with tokens growing in the
+// order shards were taken.
+func steadyState(shards, live []string) (map[string]string, map[string]uint64) {
+	var cur map[string]string
+	tokens, zxid := map[string]uint64{}, uint64(0)
+	for m := 1; m <= len(live); m++ {
+		next := converge(shards, live[:m], cur)
+		for _, s := range slices.Sorted(maps.Keys(next)) {
+			if next[s] != cur[s] {
+				zxid++
+				tokens[s] = zxid
+			}
+		}
+		cur = next
+	}
+	return cur, tokens
+}
+
+// TestAssignGracefulLeaveMovesEachShardOnce walks, for random shard and
+// member counts, a member leaving and then either its restart grace
+// lapsing or it returning within it. During the grace its shards are led
+// by others, balanced over every shard, and nobody else's shard moves; when
+// the grace lapses (its reservation is gone and the interim leaders hold
+// its shards) nothing moves again; when it returns it gets exactly its
+// shards back and nobody else moves.
+func TestAssignGracefulLeaveMovesEachShardOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		nMembers := 2 + rng.IntN(9)
+		shards, all := partition.Range(0, 1+rng.IntN(2000)), members(nMembers)
+		before, tokens := steadyState(shards, all)
+		checkBalanced(t, partition.Input{Shards: shards, Members: all}, before)
+		leaver := all[rng.IntN(nMembers)]
+		rest := slices.DeleteFunc(slices.Clone(all), func(m string) bool { return m == leaver })
+
+		// The grace runs: the leaver's shards are reserved for it.
+		during := partition.Assign(partition.Input{Shards: shards, Members: rest, Current: before, Tokens: tokens})
+		checkBalanced(t, partition.Input{Shards: shards, Members: rest}, during)
+		n, m := len(shards), nMembers
+		roomForAll := (n+m-1)/m <= n/(m-1) // no quota shrinks below a member's old share
+		for s, h := range before {
+			if h != leaver && during[s] != h && roomForAll {
+				t.Fatalf("trial %d (S=%d M=%d): shard %s of %s moved to %s while %s was away", trial, n, m, s, h, during[s], leaver)
+			}
+		}
+
+		// The grace lapses: the interim leaders hold the leaver's shards.
+		lapsed := maps.Clone(tokens)
+		for s, h := range before {
+			if h == leaver {
+				lapsed[s] = tokens[s] + uint64(len(shards)) // led later than every other
+			}
+		}
+		after := partition.Assign(partition.Input{Shards: shards, Members: rest, Current: during, Tokens: lapsed})
+		if got := moves(during, after); got != 0 {
+			t.Fatalf("trial %d (S=%d M=%d): %d shards moved again when the grace lapsed", trial, n, m, got)
+		}
+
+		// Or it returns within the grace: its reservation names it again.
+		back := partition.Assign(partition.Input{Shards: shards, Members: all, Current: before, Tokens: tokens})
+		if !maps.Equal(back, before) {
+			t.Fatalf("trial %d (S=%d M=%d): returning %s: %d shards differ from before it left", trial, n, m, leaver, moves(before, back))
 		}
 	}
 }

@@ -81,8 +81,8 @@ type Config struct {
 	// RestartGrace is how long the shards of a member that left (crashed,
 	// stopped, or lost its session) stay reserved for it: they are led by
 	// others meanwhile, and given back if it registers again within the
-	// grace, without moving anybody else's shards. After the grace they
-	// are rebalanced. Each member applies its own value to the members it
+	// grace, without moving anybody else's shards. After the grace the
+	// members leading them meanwhile keep them. Each member applies its own value to the members it
 	// sees leave, so give every member the same. Zero selects
 	// DefaultRestartGraceFactor (2) times the session's negotiated timeout;
 	// a negative value disables the grace.

@@ -43,13 +43,15 @@
 // runs.
 //
 // Restart grace: the shards of a member that left stay reserved for it for
-// Config.RestartGrace (led meanwhile by the live member ranked first for
-// each by rendezvous hash); if it registers again within the grace it gets
-// them back, and nobody else's shards move. The same holds for a member
-// whose session expired: it re-enters every election with new znodes and
-// gets its shards back. The grace is measured from when the other members
-// noticed it leave (their own clocks); after it, they delete its record and
-// its shards are rebalanced.
+// Config.RestartGrace. They are led meanwhile by the members the balance
+// deals them to, as if they had no holder, without moving anybody else's
+// shards; if it registers again within the grace it gets them back, and
+// nobody else's shards move. The same holds for a member whose session
+// expired: it re-enters every election with new znodes and gets its shards
+// back. The grace is measured from when the other members noticed it leave
+// (their own clocks); after it, they delete its record, and nothing moves:
+// the members leading its shards meanwhile keep them. So a leave moves each
+// of the leaver's shards once.
 //
 // Session expiry: every election of the member re-enters with a new znode
 // (a new, larger token); OnStoppedLeading reports recipe.ErrSessionExpired
