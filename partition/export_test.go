@@ -1,0 +1,19 @@
+package partition
+
+// CampaignUnassigned runs the election of shard on m's session the way a
+// running member does, outside any Run, while m's assignment names
+// assignedTo for the shard: when its candidate wins, it must pass the shard
+// on before any callback runs. done is closed once the runner has returned
+// (after passing the shard on, or after stop).
+func CampaignUnassigned(m *Manager, shard, assignedTo string) (done <-chan struct{}, stop func()) {
+	target := map[string]string{shard: assignedTo}
+	m.target.Store(&target)
+	l := newLoop(m)
+	l.start(shard)
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		l.workers.Wait()
+	}()
+	return ch, l.cancel
+}
