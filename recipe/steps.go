@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"time"
@@ -132,15 +133,16 @@ func (c *Candidate) onList(r listReply) {
 func (c *Candidate) position(order []node) {
 	st := &c.st
 	i := indexOf(order, st.mine)
+	own := cmp.Or(st.mineSt, st.created)
 	switch {
 	case i < 0: // our name does not parse: cannot happen with our namings
 		c.fatal(&PathError{Path: c.full(st.mine), Reason: "candidate znode name has no sequence suffix"})
-	case i == 0 && st.lead == nil && st.mineSt != nil && st.mineSt.EphemeralOwner == st.sessID && st.sessID != 0:
-		// Our stat, from the create's reply or read in this session, kept
-		// while waiting, already proves ownership and gives the token: lead
-		// now, then arm the watch on our znode and check it again (a
-		// deletion in between ends the term).
-		c.becomeLeader(st.mineSt)
+	case i == 0 && st.lead == nil && own != nil && own.EphemeralOwner == st.sessID && st.sessID != 0:
+		// Our stat, from the create's reply or read in this session, already
+		// proves ownership and gives the token: lead now, then arm the watch
+		// on our znode and check it again (a deletion in between ends the
+		// term). A cold start costs one round trip, not two.
+		c.becomeLeader(own)
 		c.getMine()
 	case i == 0:
 		c.getMine()
