@@ -53,6 +53,12 @@
 // the members leading its shards meanwhile keep them. So a leave moves each
 // of the leaver's shards once.
 //
+// Observing leaders: Config.OnLeaderChanged (in a member) and
+// WatchLeaders (in any process, without registering) report each shard's
+// leader and token as the members' records publish it, for routing
+// requests. They lag the elections by up to the publish interval plus a
+// write; the fencing token, not this report, keeps writes safe.
+//
 // Session expiry: every election of the member re-enters with a new znode
 // (a new, larger token); OnStoppedLeading reports recipe.ErrSessionExpired
 // and OnStartedLeading is called again when the shard is led again.

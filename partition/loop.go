@@ -51,6 +51,7 @@ type loop struct {
 
 	pub     *publisher
 	watch   *watcher
+	leaders *notifier       // OnLeaderChanged's; nil without one
 	base    context.Context // parent of runner contexts, cancelled last
 	cancel  context.CancelFunc
 	workers sync.WaitGroup // runners, callbacks, deletions
@@ -75,6 +76,10 @@ type runnerEvent struct {
 func newLoop(m *Manager) *loop {
 	base, cancel := context.WithCancel(context.Background())
 	updates := make(chan update, 64)
+	var leaders *notifier
+	if f := m.cfg.OnLeaderChanged; f != nil {
+		leaders = newNotifier(f)
+	}
 	return &loop{
 		m:           m,
 		view:        newView(m.cfg.RestartGrace >= 0),
@@ -94,9 +99,10 @@ func newLoop(m *Manager) *loop {
 			conn: m.conn, members: path.Join(m.root, membersDir), owners: path.Join(m.root, ownersDir),
 			out: updates, log: m.log,
 		},
-		wake:   stoppedTimer(),
-		base:   base,
-		cancel: cancel,
+		leaders: leaders,
+		wake:    stoppedTimer(),
+		base:    base,
+		cancel:  cancel,
 	}
 }
 
@@ -111,6 +117,9 @@ func stoppedTimer() *time.Timer {
 func (l *loop) run(ctx context.Context) error {
 	defer l.cancel()
 	l.adoptOwnRecord()
+	if l.leaders != nil {
+		l.background(func() { l.leaders.deliver(l.base) }) // until shutdown cancels base
+	}
 	bg, stopBackground := context.WithCancel(context.Background())
 	var bgWG sync.WaitGroup
 	l.watch.start(bg)
@@ -195,6 +204,7 @@ func (l *loop) step() {
 	}
 	l.lastStep = time.Now()
 	if l.dirty {
+		l.noteLeaders()
 		l.recompute()
 	}
 	if l.stale {
@@ -214,16 +224,13 @@ func (l *loop) fail(err error) {
 // apply merges a watcher's update into the view.
 func (l *loop) apply(u update) {
 	l.dirty = true
+	l.view.apply(u)
 	switch {
 	case u.members != nil:
-		l.view.members = u.members
 		l.collect(time.Now())
 	case u.rec == nil:
-		delete(l.view.records, u.member)
 		delete(l.absentSince, u.member)
 		delete(l.collecting, u.member)
-	default:
-		l.view.records[u.member] = *u.rec
 	}
 }
 

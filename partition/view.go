@@ -3,6 +3,8 @@ package partition
 import (
 	"maps"
 	"slices"
+
+	"github.com/zkelect/zkelect/zxidfence"
 )
 
 // This file holds the state every member observes and computes the
@@ -39,6 +41,38 @@ type view struct {
 
 func newView(grace bool) *view {
 	return &view{members: map[string]int64{}, records: map[string]storedRecord{}, grace: grace}
+}
+
+// apply merges a watcher's update.
+func (v *view) apply(u update) {
+	switch {
+	case u.members != nil:
+		v.members = u.members
+	case u.rec == nil:
+		delete(v.records, u.member)
+	default:
+		v.records[u.member] = *u.rec
+	}
+}
+
+// leaders returns the leader of every shard as the records publish it: the
+// claim with the largest token (the later leader, when a record lags a
+// handoff) among the records that live members wrote in their current
+// session. Claims with token 0 (a final record's reservations) are not
+// leaderships.
+func (v *view) leaders() map[string]published {
+	out := map[string]published{}
+	for id, r := range v.records {
+		if sess, live := v.members[id]; !live || sess != r.Session {
+			continue
+		}
+		for s, tok := range r.Leading {
+			if p := (published{id, zxidfence.Token(tok)}); tok != 0 && p.supersedes(out[s]) {
+				out[s] = p
+			}
+		}
+	}
+	return out
 }
 
 // liveMembers returns the live member ids.

@@ -1,0 +1,204 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"sync"
+
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// This file reports the leader of every shard as the members' records
+// publish it, to observers routing requests to the leaders:
+// Config.OnLeaderChanged inside a member, WatchLeaders outside. Both follow
+// the same znodes as the assignment (the live members and their records),
+// and deliver through a notifier, so that a slow callback holds up neither
+// the elections nor the watches.
+
+// ErrNilCallback reports a nil callback where one is required.
+var ErrNilCallback = errors.New("partition: nil callback")
+
+// published is a shard's leader as the records publish it; the zero value
+// is no leader.
+type published struct {
+	member string
+	token  zxidfence.Token
+}
+
+// supersedes reports whether claim p wins over q: q is no leader, or p has
+// the larger token (the later leader), or the same token and the smaller
+// member id.
+func (p published) supersedes(q published) bool {
+	return q.member == "" || p.token > q.token || (p.token == q.token && p.member < q.member)
+}
+
+// notifier delivers leader changes to fn, one call at a time, on the
+// goroutine running deliver. set never blocks: it replaces the state not
+// delivered yet, so a callback slower than the changes skips intermediate
+// states and still gets the latest.
+type notifier struct {
+	fn   func(shard, member string, token zxidfence.Token)
+	kick chan struct{} // capacity 1: a new state is waiting
+
+	mu     sync.Mutex
+	latest map[string]published // newest state not yet taken; nil when taken
+
+	sent map[string]published // the state delivered, owned by deliver
+}
+
+func newNotifier(fn func(shard, member string, token zxidfence.Token)) *notifier {
+	return &notifier{fn: fn, kick: make(chan struct{}, 1), sent: map[string]published{}}
+}
+
+// set hands over state (shard to leader, shards without one left out); the
+// notifier owns it from now on.
+func (n *notifier) set(state map[string]published) {
+	n.mu.Lock()
+	n.latest = state
+	n.mu.Unlock()
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+// deliver calls fn, until ctx is done, for every shard whose leader
+// differs from the one last delivered (shards in id order), each time the
+// state changes. A shard that lost its leader is reported with "" and 0.
+func (n *notifier) deliver(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.kick:
+		}
+		n.mu.Lock()
+		state := n.latest
+		n.latest = nil
+		n.mu.Unlock()
+		if state == nil {
+			continue
+		}
+		for _, s := range changedShards(n.sent, state) {
+			if ctx.Err() != nil {
+				return
+			}
+			p := state[s]
+			n.fn(s, p.member, p.token)
+		}
+		n.sent = state
+	}
+}
+
+// changedShards returns, sorted, the shards whose leader differs between
+// two states.
+func changedShards(old, next map[string]published) []string {
+	var out []string
+	for s, p := range next {
+		if old[s] != p {
+			out = append(out, s)
+		}
+	}
+	for s := range old {
+		if _, ok := next[s]; !ok {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// WatchLeaders calls fn with the leader of every shard under root, as the
+// members' records publish it, each time it changes: with the shard, the
+// leading member and its fencing token, or "" and 0 when the shard lost its
+// leader. It reads the same znodes as the members (<root>/members and
+// <root>/owners) without registering, so any process with a session can
+// follow the leaders, for example to route requests. fn runs on the calling
+// goroutine, one call at a time, in order; when it is slower than the
+// changes, intermediate states are skipped and the latest is delivered.
+// Like Config.OnLeaderChanged it lags the elections by up to the publish
+// interval plus a write: it is advice for routing, not a safety signal
+// (the fencing token, checked by a zxidfence guard, is).
+//
+// It creates root's znodes if they are missing (as a member would), so it
+// may start before any member. It blocks until ctx is done and then
+// returns nil, or returns an error wrapping recipe.ErrSessionClosed when
+// sess is closed. It returns ErrNilSession, ErrNilCallback or an error
+// wrapping ErrInvalidRoot for bad arguments.
+func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn func(shard, member string, token zxidfence.Token)) error {
+	if sess == nil {
+		return ErrNilSession
+	}
+	if fn == nil {
+		return ErrNilCallback
+	}
+	if err := validateRoot(root); err != nil {
+		return err
+	}
+	log := sess.Logger().With().Str("root", root).Logger()
+	if err := ensurePaths(sess.Conn(), root); err != nil {
+		log.Debug().Err(err).Msg("create root znodes for watching leaders; waiting for a member to")
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	updates := make(chan update, 64)
+	w := &watcher{
+		conn: sess.Conn(), members: path.Join(root, membersDir), owners: path.Join(root, ownersDir),
+		out: updates, log: log,
+	}
+	n := newNotifier(fn)
+	w.start(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		follow(ctx, sess.Done(), updates, n, cancel)
+	}()
+	n.deliver(ctx)
+	cancel(nil)
+	wg.Wait()
+	w.wait()
+	if errors.Is(context.Cause(ctx), recipe.ErrSessionClosed) {
+		return fmt.Errorf("partition: watch leaders of %s: %w", root, recipe.ErrSessionClosed)
+	}
+	return nil
+}
+
+// follow applies the watcher's updates to a view and hands the leaders to
+// n after each burst, until ctx is done or the session is closed (then it
+// cancels ctx with recipe.ErrSessionClosed).
+func follow(ctx context.Context, sessDone <-chan struct{}, updates <-chan update, n *notifier, stop context.CancelCauseFunc) {
+	v := newView(false)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sessDone:
+			stop(recipe.ErrSessionClosed)
+			return
+		case u := <-updates:
+			v.apply(u)
+		}
+		for more := true; more; {
+			select {
+			case u := <-updates:
+				v.apply(u)
+			default:
+				more = false
+			}
+		}
+		n.set(v.leaders())
+	}
+}
+
+// noteLeaders hands the leaders of the loop's view to OnLeaderChanged's
+// notifier, if there is one.
+func (l *loop) noteLeaders() {
+	if l.leaders != nil {
+		l.leaders.set(l.view.leaders())
+	}
+}
