@@ -64,16 +64,18 @@ type Config struct {
 	// OnLeaderChanged, for routing requests to the shards' leaders, is
 	// called whenever the leader of a shard under the root changes as the
 	// members' records publish it: with the shard, the leading member and
-	// its fencing token, or "" and 0 when the shard lost its leader. The
-	// records lag the elections by up to the publish interval (50ms) plus a
-	// write, and a leadership ends before its record says so: this is
-	// advice for routing, not a safety signal (the fencing token, checked
-	// by a zxidfence guard, is). Calls are made in order, one at a time, on
-	// a goroutine of the Manager's that never holds up the elections: when
-	// the callback is slower than the changes, intermediate states are
-	// skipped and the latest is delivered. It is never called after Run
-	// returns (Run waits for a call in progress). WatchLeaders gives the
-	// same to processes that are not members. Optional.
+	// its fencing token, or "" and 0 when the shard lost its leader (shards
+	// start without one, so the first calls report the leaders already
+	// published). The records lag the elections by up to the publish
+	// interval (50ms) plus a write, and a leadership ends before its record
+	// says so: this is advice for routing, not a safety signal (the fencing
+	// token, checked by a zxidfence guard, is). Calls are made in order,
+	// one at a time, on a goroutine of the Manager's that never holds up
+	// the elections: when the callback is slower than the changes,
+	// intermediate states are skipped and the latest is delivered. It is
+	// never called after Run returns (Run waits for a call in progress).
+	// WatchLeaders gives the same to processes that are not members.
+	// Optional.
 	OnLeaderChanged func(shard, member string, token zxidfence.Token)
 
 	// HandoffTimeout bounds, per shard, how long a handoff or a stop waits

@@ -115,7 +115,8 @@ func changedShards(old, next map[string]published) []string {
 // WatchLeaders calls fn with the leader of every shard under root, as the
 // members' records publish it, each time it changes: with the shard, the
 // leading member and its fencing token, or "" and 0 when the shard lost its
-// leader. It reads the same znodes as the members (<root>/members and
+// leader. Shards start without a leader, so the first calls report the
+// leaders the records already publish. It reads the same znodes as the members (<root>/members and
 // <root>/owners) without registering, so any process with a session can
 // follow the leaders, for example to route requests. fn runs on the calling
 // goroutine, one call at a time, in order; when it is slower than the
