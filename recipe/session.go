@@ -44,6 +44,7 @@ type Session struct {
 	paths     map[string]map[sessionSink]struct{}
 	watched   map[sessionSink]map[string]struct{} // paths per sink, so unsubscribe costs O(own paths)
 	dataWatch map[string]bool                     // paths that may hold a data watch set by readWatched
+	watches   *watchTable                         // one-shot watches of GetW, ChildrenW, ExistsW
 }
 
 // sessionSink receives session and node events. Both methods are called from
@@ -94,6 +95,8 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 		watched:     map[sessionSink]map[string]struct{}{},
 		dataWatch:   map[string]bool{},
 	}
+	s.watches = newWatchTable(s)
+	s.sinks[s.watches] = struct{}{}
 	conn, events, err := zk.Connect(servers, cfg.timeout,
 		zk.WithDialer(s.wire.dialer(cfg.dialer)),
 		zk.WithEventCallback(s.onEvent),

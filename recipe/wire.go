@@ -60,14 +60,15 @@ type wireTracker struct {
 	callSeq      atomic.Uint32
 
 	mu           sync.Mutex
-	current      *wireConn // the connection go-zookeeper uses now
-	refusedSince time.Time // start of a streak of refused handshakes
+	current      *wireConn     // the connection go-zookeeper uses now
+	dialed       chan struct{} // closed when the next connection becomes current
+	refusedSince time.Time     // start of a streak of refused handshakes
 	refusals     int
 	forgetNext   bool
 }
 
 func newWireTracker(servers int, requested time.Duration) *wireTracker {
-	return &wireTracker{servers: servers, requested: requested, epoch: time.Now()}
+	return &wireTracker{servers: servers, requested: requested, epoch: time.Now(), dialed: make(chan struct{})}
 }
 
 // dialer wraps d so every connection is tracked.
@@ -83,6 +84,8 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 		wc.rd.capture = wc.wantsBody
 		w.mu.Lock()
 		w.current = wc
+		close(w.dialed)
+		w.dialed = make(chan struct{})
 		w.mu.Unlock()
 		return wc, nil
 	}
@@ -101,30 +104,55 @@ func (w *wireTracker) closeCurrent() {
 
 // readyConn waits, at most d, until the current connection is established
 // and has replayed the session's credentials (so a request written on it is
-// authorised like go-zookeeper's own), and returns it; nil if none is.
+// authorised like go-zookeeper's own), and returns it; nil if none is, or
+// if there is no current connection.
 func (w *wireTracker) readyConn(d time.Duration) *wireConn {
-	return w.readyConnCtx(context.Background(), d)
+	return w.awaitReady(context.Background(), nil, d, false)
 }
 
-// readyConnCtx is readyConn that also gives up when ctx ends.
-func (w *wireTracker) readyConnCtx(ctx context.Context, d time.Duration) *wireConn {
+// readyConnCtx is readyConn that, when there is no connection, waits for
+// go-zookeeper to dial the next one, and gives up when ctx ends or done is
+// closed.
+func (w *wireTracker) readyConnCtx(ctx context.Context, done <-chan struct{}, d time.Duration) *wireConn {
+	return w.awaitReady(ctx, done, d, true)
+}
+
+func (w *wireTracker) awaitReady(ctx context.Context, done <-chan struct{}, d time.Duration, redial bool) *wireConn {
 	t := time.NewTimer(d)
 	defer t.Stop()
+	waitFor := func(a, b <-chan struct{}) bool { // false: gave up
+		select {
+		case <-a:
+		case <-b:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-done:
+			return false
+		}
+		return true
+	}
 	for {
 		w.mu.Lock()
-		c := w.current
+		c, next := w.current, w.dialed
 		w.mu.Unlock()
-		if c == nil {
+		switch {
+		case c == nil && !redial:
 			return nil
-		}
-		select {
-		case <-c.ready:
-			return c
-		case <-c.closed: // replaced meanwhile: look again
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return nil
+		case c == nil:
+			if !waitFor(next, nil) {
+				return nil
+			}
+		default:
+			if !waitFor(c.ready, c.closed) {
+				return nil
+			}
+			select {
+			case <-c.ready:
+				return c
+			default: // closed: replaced meanwhile, look again
+			}
 		}
 	}
 }

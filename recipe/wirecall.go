@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 )
@@ -73,6 +74,11 @@ func (c *wireConn) call(p *pendingCall, frame []byte) bool {
 // wait returns the reply body, or false if the connection closed (or d
 // passed) before it came: the request's fate is then unknown.
 func (p *pendingCall) wait(d time.Duration) ([]byte, bool) {
+	return p.waitCtx(context.Background(), d)
+}
+
+// waitCtx is wait that also stops waiting when ctx ends.
+func (p *pendingCall) waitCtx(ctx context.Context, d time.Duration) ([]byte, bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -80,6 +86,7 @@ func (p *pendingCall) wait(d time.Duration) ([]byte, bool) {
 		return b, true
 	case <-p.conn.closed:
 	case <-t.C:
+	case <-ctx.Done():
 	}
 	p.forget()
 	select { // a reply read just before the close still counts

@@ -1,0 +1,197 @@
+package recipe
+
+import (
+	"context"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// This file keeps the one-shot watches of GetW, ChildrenW and ExistsW (see
+// watch.go). The table is a sessionSink: it is routed the node events of
+// every path it holds a watch on, and gets every session change. All its
+// state is guarded by the session's mutex.
+
+// watchKind is the server's watch table a watched read sets its watch in.
+type watchKind uint8
+
+const (
+	watchData  watchKind = iota + 1 // getData and exists (of a missing znode too)
+	watchChild                      // getChildren
+)
+
+// firedBy reports whether an event of type t ends a watch of kind k.
+func (k watchKind) firedBy(t zk.EventType) bool {
+	switch t {
+	case zk.EventNodeDeleted:
+		return true
+	case zk.EventNodeCreated, zk.EventNodeDataChanged:
+		return k == watchData
+	case zk.EventNodeChildrenChanged:
+		return k == watchChild
+	}
+	return false
+}
+
+// watchKey names one server-side watch of the session: the server keeps at
+// most one per path and table for a connection, shared by every shot.
+type watchKey struct {
+	path string
+	kind watchKind
+}
+
+// shot is one watched read's interest in its watch, from before its
+// request is written until the watch fires, ctx ends or the read fails.
+type shot struct {
+	key  watchKey
+	call *pendingCall  // the request that sets the watch
+	ch   chan zk.Event // capacity 1: one event, then closed
+	stop func() bool   // releases the ctx hook
+	done bool          // fired or forgotten
+}
+
+// watchTable holds the session's shots.
+type watchTable struct {
+	s     *Session
+	shots map[watchKey]map[*shot]struct{}
+}
+
+func newWatchTable(s *Session) *watchTable {
+	return &watchTable{s: s, shots: map[watchKey]map[*shot]struct{}{}}
+}
+
+// add records a shot for the request call, before the request is written,
+// so that no event after its reply can be missed. When ctx ends first the
+// shot is forgotten (see cancel). It fails with ErrSessionClosed after
+// Close.
+func (t *watchTable) add(ctx context.Context, key watchKey, call *pendingCall) (*shot, error) {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrSessionClosed
+	}
+	sh := &shot{key: key, call: call, ch: make(chan zk.Event, 1)}
+	set := t.shots[key]
+	if set == nil {
+		set = map[*shot]struct{}{}
+		t.shots[key] = set
+	}
+	set[sh] = struct{}{}
+	sinks := s.paths[key.path]
+	if sinks == nil {
+		sinks = map[sessionSink]struct{}{}
+		s.paths[key.path] = sinks
+	}
+	sinks[t] = struct{}{}
+	if key.kind == watchData && s.connected {
+		s.dataWatch[key.path] = true // so a data sink leaving after us removes it
+	}
+	sh.stop = context.AfterFunc(ctx, func() { t.forget(sh, true) })
+	return sh, nil
+}
+
+// forget ends a shot that did not fire. With remove, and when no one else
+// of the session relies on the server's watch any more, it writes
+// removeWatches so nothing stays on the server (a watch that was never set
+// is answered NOWATCHER: harmless).
+func (t *watchTable) forget(sh *shot, remove bool) {
+	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
+	if sh.done {
+		return
+	}
+	last := t.end0(sh)
+	if remove && last {
+		t.removeWatch0(sh.key)
+	}
+}
+
+// end0 takes sh out of the table and reports whether it was the last shot
+// of its key (s.mu held).
+func (t *watchTable) end0(sh *shot) bool {
+	sh.done = true
+	sh.stop()
+	set := t.shots[sh.key]
+	delete(set, sh)
+	if len(set) > 0 {
+		return false
+	}
+	delete(t.shots, sh.key)
+	p := sh.key.path
+	if len(t.shots[watchKey{p, watchData}])+len(t.shots[watchKey{p, watchChild}]) == 0 {
+		t.s.unroute0(p, t)
+	}
+	return true
+}
+
+// removeWatch0 writes removeWatches for key unless the server's watch is
+// still needed, by a data sink of the session (candidates, see
+// datawatch.go) for a data watch (s.mu held).
+func (t *watchTable) removeWatch0(key watchKey) {
+	s := t.s
+	if !s.connected {
+		return // the server dropped the connection's watches
+	}
+	if key.kind == watchChild {
+		s.wire.injectIfReady(removeChildWatchesFrame(key.path))
+		return
+	}
+	for k := range s.paths[key.path] {
+		if k != sessionSink(t) {
+			return
+		}
+	}
+	s.wire.injectIfReady(removeWatchesFrame(key.path))
+	delete(s.dataWatch, key.path)
+}
+
+// fire0 delivers ev to sh and ends it (s.mu held).
+func (t *watchTable) fire0(sh *shot, ev zk.Event) {
+	t.end0(sh)
+	sh.ch <- ev
+	close(sh.ch)
+}
+
+// nodeChanged fires the shots that ev ends. A shot whose reply has not been
+// read yet is left alone: go-zookeeper handles frames in order, so the
+// event came before the reply and is from an older watch than the one its
+// request sets.
+func (t *watchTable) nodeChanged(ev zk.Event) {
+	for _, kind := range []watchKind{watchData, watchChild} {
+		if !kind.firedBy(ev.Type) {
+			continue
+		}
+		for sh := range t.shots[watchKey{ev.Path, kind}] {
+			if sh.call.replied.Load() {
+				t.fire0(sh, ev)
+			}
+		}
+	}
+}
+
+// sessionChanged ends every answered shot with an EventNotWatching when the
+// connection drops, the session expires or closes: the server keeps watches
+// per connection, so they are gone. Shots still awaiting their reply are
+// left to it: their request either went out on the lost connection (then
+// the call fails) or goes out on the next one, which holds its watch.
+func (t *watchTable) sessionChanged(ev sessionEvent) {
+	var state zk.State
+	var cause error
+	switch ev.kind {
+	case sessDisconnected:
+		state, cause = zk.StateDisconnected, zk.ErrConnectionClosed
+	case sessExpired:
+		state, cause = zk.StateExpired, zk.ErrSessionExpired
+	case sessClosed:
+		state, cause = zk.StateDisconnected, zk.ErrClosing
+	default:
+		return
+	}
+	for _, set := range t.shots {
+		for sh := range set {
+			if sh.call.replied.Load() {
+				t.fire0(sh, zk.Event{Type: zk.EventNotWatching, State: state, Path: sh.key.path, Err: cause})
+			}
+		}
+	}
+}
