@@ -110,9 +110,8 @@ func sessionErr(s *Session, err error) error {
 // are reported and retried with backoff.
 //
 // The channel is closed when ctx is done, or after reporting an error that
-// cannot heal (invalid path, nil session, ErrSessionClosed); the data watch
-// is then removed from the server (a child or exists watch, which this
-// client cannot remove, stays until the path's children change). A slow
+// cannot heal (invalid path, nil session, ErrSessionClosed); its watch is
+// then removed from the server. A slow
 // reader delays the next observation but never makes Observe skip the
 // latest state.
 func Observe(ctx context.Context, s *Session, path string) <-chan Observation {
@@ -122,7 +121,7 @@ func Observe(ctx context.Context, s *Session, path string) <-chan Observation {
 		close(ch)
 		return ch
 	}
-	o := &observer{s: s, path: path, out: ch, kick: make(chan struct{}, 1), routed: map[string]bool{}}
+	o := &observer{s: s, path: path, out: ch, kick: make(chan struct{}, 1)}
 	go o.run(ctx)
 	return ch
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -21,23 +19,22 @@ const (
 )
 
 // observer is the state of one Observe call. It is a sessionSink: session
-// changes and watch events on the paths routed to it wake its loop.
+// changes wake its loop; its node watches are the session's one-shot
+// watches (watch.go), one set per read, each read's released once the next
+// one has armed its own.
 type observer struct {
 	s    *Session
 	path string
 	out  chan<- Observation
 	kick chan struct{} // capacity 1: wake-ups coalesce
 	last *Observation
-
-	mu      sync.Mutex      // guards routed and stopped: a read abandoned by ctx may still route
-	routed  map[string]bool // paths whose watch events wake the observer
-	stopped bool
 }
 
-// sessionChanged and nodeChanged run on go-zookeeper's goroutine with the
-// session's lock held: they only wake the loop.
+// sessionChanged runs on go-zookeeper's goroutine with the session's lock
+// held: it only wakes the loop. nodeChanged is never called: the observer
+// routes no path.
 func (o *observer) sessionChanged(sessionEvent) { o.wake() }
-func (o *observer) nodeChanged(zk.Event)        { o.wake() }
+func (o *observer) nodeChanged(zk.Event)        {}
 
 func (o *observer) wake() {
 	select {
@@ -47,14 +44,19 @@ func (o *observer) wake() {
 }
 
 // run is the loop behind Observe: read the leader and arm one watch, report
-// a change, sleep until a watch or session event, again.
+// a change, sleep until the watch fires or a session event, again.
 func (o *observer) run(ctx context.Context) {
 	defer close(o.out)
 	o.s.subscribe(o)
-	defer o.stop()
+	defer o.s.unsubscribe(o)
+	release := func() {} // forgets the previous read's watches
+	defer func() { release() }()
 	retry := observeRetryMin
 	for {
-		obs, readErr := o.read(ctx)
+		readCtx, cancel := context.WithCancel(ctx)
+		obs, fired, readErr := o.read(readCtx)
+		release()
+		release = cancel
 		if ctx.Err() != nil || !o.report(ctx, obs) {
 			return
 		}
@@ -67,32 +69,33 @@ func (o *observer) run(ctx context.Context) {
 		} else if obs.Err == nil {
 			retry = observeRetryMin
 		}
-		if !o.sleep(ctx, wait) {
+		if !o.sleep(ctx, wait, fired) {
 			return
 		}
 	}
 }
 
-// read returns the current observation. readErr is set when a read failed,
-// as opposed to the session being unusable, which only waits for a session
-// event.
-func (o *observer) read(ctx context.Context) (obs Observation, readErr error) {
+// read returns the current observation and the watch that fires when it
+// may change (nil if none was armed); the watch lasts until ctx ends.
+// readErr is set when a read failed, as opposed to the session being
+// unusable, which only waits for a session event.
+func (o *observer) read(ctx context.Context) (obs Observation, fired <-chan zk.Event, readErr error) {
 	select {
 	case <-o.s.Done():
-		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSessionClosed)}, nil
+		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSessionClosed)}, nil, nil
 	default:
 	}
 	switch id, usable := o.s.usable(); {
 	case !usable && id == 0:
-		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSessionExpired)}, nil
+		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSessionExpired)}, nil, nil
 	case !usable:
-		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSuspended)}, nil
+		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSuspended)}, nil, nil
 	}
-	r, err := callCtx(ctx, o.watchLeader)
+	r, err := callCtx(ctx, func() (leaderWatch, error) { return o.watchLeader(ctx) })
 	if err != nil {
-		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, err)}, err
+		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, err)}, nil, err
 	}
-	return Observation{Leader: r.leader, HasLeader: r.ok}, nil
+	return Observation{Leader: r.leader, HasLeader: r.ok}, r.fired, nil
 }
 
 // report sends obs if it tells the reader something new; false if ctx ended
@@ -121,9 +124,9 @@ func sameObservation(a, b Observation) bool {
 	return !a.HasLeader || a.Leader == b.Leader
 }
 
-// sleep waits for a wake-up (or d, when d > 0) or ctx; it reports whether to
-// go on.
-func (o *observer) sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits for a wake-up, the watch fired (if not nil), d (when d > 0)
+// or ctx; it reports whether to go on.
+func (o *observer) sleep(ctx context.Context, d time.Duration, fired <-chan zk.Event) bool {
 	var timeout <-chan time.Time
 	if d > 0 {
 		t := time.NewTimer(d)
@@ -132,6 +135,7 @@ func (o *observer) sleep(ctx context.Context, d time.Duration) bool {
 	}
 	select {
 	case <-o.kick:
+	case <-fired:
 	case <-timeout:
 	case <-ctx.Done():
 		return false
@@ -145,104 +149,54 @@ func transient(err error) bool {
 		!errors.Is(err, ErrInvalidPath) && !errors.Is(err, ErrNilSession)
 }
 
-// stop ends the observer's routing of session and watch events and removes
-// its data watch from the server unless another user of the session shares
-// it.
-func (o *observer) stop() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.stopped = true
-	for p := range o.routed {
-		o.s.dropWatch(p, o)
-	}
-	o.s.unsubscribe(o)
-}
-
-// errObserverStopped ends a read that outlived its Observe call.
-var errObserverStopped = errors.New("recipe: observer stopped")
-
-// route makes watch events of exactly the paths in keep, and no others,
-// wake the observer, and then runs arm (if not nil) under the same lock, so
-// stop cannot slip between them and leave a watch behind. Routing a path
-// before arming its watch means no event is missed; a stale event costs one
-// more read. It returns errObserverStopped after stop.
-func (o *observer) route(arm func(), keep ...string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.stopped {
-		return errObserverStopped
-	}
-	for p := range o.routed {
-		if !slices.Contains(keep, p) {
-			o.s.dropWatch(p, o)
-			delete(o.routed, p)
-		}
-	}
-	for _, p := range keep {
-		if !o.routed[p] {
-			o.s.watchPath(p, o)
-			o.routed[p] = true
-		}
-	}
-	if arm != nil {
-		arm()
-	}
-	return nil
+// leaderWatch is one read of the leader and the watch it armed.
+type leaderWatch struct {
+	readResult
+	fired <-chan zk.Event
 }
 
 // watchLeader reads the leader and arms one watch that fires when it may
 // have changed: on the leader's znode, on path's children when there is no
-// candidate, or on path's existence when path is missing.
-func (o *observer) watchLeader() (readResult, error) {
+// candidate, or on path's existence when path is missing. The watches it
+// arms last until ctx ends; the last one armed is the one returned.
+func (o *observer) watchLeader(ctx context.Context) (leaderWatch, error) {
 	conn, path := o.s.Conn(), o.path
+	var w leaderWatch
 	for {
 		names, _, err := conn.Children(path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
-			if err := o.route(nil, path); err != nil {
-				return readResult{}, err
-			}
-			exists, _, _, err := conn.ExistsW(path)
-			if err != nil {
-				return readResult{}, aclError("watch", path, err)
-			}
-			if !exists {
-				return readResult{}, nil
+			var exists bool
+			exists, _, w.fired, err = o.s.ExistsW(ctx, path)
+			if err != nil || !exists {
+				return w, err
 			}
 			continue // created meanwhile
 		case err != nil:
-			return readResult{}, aclError("list", path, err)
+			return w, aclError("list", path, err)
 		}
 		if len(candidates(names)) == 0 {
-			if err := o.route(nil, path); err != nil {
-				return readResult{}, err
-			}
-			names, _, _, err = conn.ChildrenW(path)
+			names, _, w.fired, err = o.s.ChildrenW(ctx, path)
 			if errors.Is(err, zk.ErrNoNode) {
 				continue
 			}
-			if err != nil {
-				return readResult{}, aclError("watch", path, err)
-			}
-			if len(candidates(names)) == 0 {
-				return readResult{}, nil
+			if err != nil || len(candidates(names)) == 0 {
+				return w, err
 			}
 			// Someone joined meanwhile: read the leader; the child watch
 			// fires once later and costs one more read.
 		}
-		r, found, err := leaderOf(conn, path, names, o.watchData)
+		get := func(_ *zk.Conn, p string) ([]byte, *zk.Stat, error) {
+			data, st, fired, err := o.s.GetW(ctx, p)
+			if err == nil {
+				w.fired = fired
+			}
+			return data, st, err
+		}
+		r, found, err := leaderOf(conn, path, names, get)
 		if err != nil || found {
-			return r, err
+			w.readResult = r
+			return w, err
 		}
 	}
-}
-
-// watchData reads znode p and leaves a data watch on it, routed to the
-// observer; the session sets it on the wire and removes it when its last
-// user leaves (see datawatch.go).
-func (o *observer) watchData(conn *zk.Conn, p string) ([]byte, *zk.Stat, error) {
-	if err := o.route(func() { o.s.armDataWatch(p) }, p); err != nil {
-		return nil, nil, err
-	}
-	return conn.Get(p)
 }
