@@ -148,7 +148,7 @@ func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn fun
 	defer cancel(nil)
 	updates := make(chan update, 64)
 	w := &watcher{
-		conn: sess.Conn(), members: path.Join(root, membersDir), owners: path.Join(root, ownersDir),
+		sess: sess, members: path.Join(root, membersDir), owners: path.Join(root, ownersDir),
 		out: updates, log: log,
 	}
 	n := newNotifier(fn)

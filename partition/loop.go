@@ -96,7 +96,7 @@ func newLoop(m *Manager) *loop {
 		collecting:  map[string]int32{},
 		pub:         newPublisher(m.conn, m.recordPath(), m.log),
 		watch: &watcher{
-			conn: m.conn, members: path.Join(m.root, membersDir), owners: path.Join(m.root, ownersDir),
+			sess: m.sess, members: path.Join(m.root, membersDir), owners: path.Join(m.root, ownersDir),
 			out: updates, log: m.log,
 		},
 		leaders: leaders,
@@ -127,7 +127,7 @@ func (l *loop) run(ctx context.Context) error {
 	bgWG.Add(1)
 	go func() {
 		defer bgWG.Done()
-		keepRegistered(bg, l.m.conn, l.m.memberPath(), l.m.instance, l.m.sess.ID, l.m.log, l.fail)
+		keepRegistered(bg, l.m.sess, l.m.memberPath(), l.m.instance, l.m.log, l.fail)
 	}()
 	err := l.serve(ctx)
 	l.shutdown(stopBackground, &bgWG)

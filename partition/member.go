@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file registers the member (its ephemeral znode under
@@ -80,33 +82,41 @@ func register(conn *zk.Conn, p string, session int64, instance []byte) error {
 // keepRegistered re-creates the member znode whenever it disappears (the
 // session expired, or someone deleted it) until ctx is done. A duplicate
 // found on the way is reported on fail and ends the loop.
-func keepRegistered(ctx context.Context, conn *zk.Conn, p string, instance []byte, sessionID func() int64, log zerolog.Logger, fail func(error)) {
+func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instance []byte, log zerolog.Logger, fail func(error)) {
 	retry := newBackoff()
 	for ctx.Err() == nil {
-		ok, st, ch, err := conn.ExistsW(p)
+		err := registeredOnce(ctx, sess, p, instance, log)
 		switch {
+		case errors.Is(err, ErrDuplicateMember):
+			fail(err)
+			return
 		case err != nil:
-			log.Warn().Err(err).Msg("watch own member znode")
+			log.Warn().Err(err).Msg("keep member registered")
 			retry.wait(ctx)
-			continue
-		case !ok || st.EphemeralOwner != sessionID():
-			if err := register(conn, p, sessionID(), instance); err != nil {
-				if errors.Is(err, ErrDuplicateMember) {
-					fail(err)
-					return
-				}
-				log.Warn().Err(err).Msg("register member again")
-				retry.wait(ctx)
-				continue
-			}
-			log.Info().Int64("session_id", sessionID()).Msg("member registered again")
-		}
-		retry.reset()
-		select {
-		case <-ch:
-		case <-ctx.Done():
+		default:
+			retry.reset()
 		}
 	}
+}
+
+// registeredOnce watches the member znode, registers it again if it is
+// missing or owned by an older session, and waits until it may have
+// changed or ctx ends.
+func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instance []byte, log zerolog.Logger) error {
+	ctx, forget := context.WithCancel(ctx)
+	defer forget() // the watch, if it has not fired
+	ok, st, ch, err := sess.ExistsW(ctx, p)
+	if err != nil {
+		return fmt.Errorf("watch own member znode: %w", err)
+	}
+	if id := sess.ID(); !ok || st.EphemeralOwner != id {
+		if err := register(sess.Conn(), p, id, instance); err != nil {
+			return err
+		}
+		log.Info().Int64("session_id", id).Msg("member registered again")
+	}
+	waitWatch(ctx, ch)
+	return nil
 }
 
 // publisher writes the member's record, the latest version only, at most

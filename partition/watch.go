@@ -3,17 +3,24 @@ package partition
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path"
 	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file watches <root>/members and <root>/owners and sends every change
 // to the manager's loop. Each watched znode has one goroutine that re-arms
-// its own watch after it fires, so no watch is registered twice.
+// its own watch after it fires, so no watch is registered twice. The
+// watches are the session's one-shot ones (recipe.Session.GetW and
+// ChildrenW): each lasts one round of its loop, so a watch that did not
+// fire (the loop stopped, a read failed) is removed at once; one lost with
+// the connection fires, and the loop reads again.
 
 // update is one change of the observed state.
 type update struct {
@@ -24,7 +31,7 @@ type update struct {
 
 // watcher owns the watch goroutines of one Run.
 type watcher struct {
-	conn    *zk.Conn
+	sess    *recipe.Session
 	members string // <root>/members
 	owners  string // <root>/owners
 	out     chan<- update
@@ -47,27 +54,32 @@ func (w *watcher) wait() { w.wg.Wait() }
 func (w *watcher) watchMembers(ctx context.Context) {
 	retry := newBackoff()
 	for ctx.Err() == nil {
-		ids, _, ch, err := w.conn.ChildrenW(w.members)
-		if err != nil {
+		if err := w.membersOnce(ctx); err != nil {
 			w.log.Warn().Err(err).Msg("watch members")
 			retry.wait(ctx)
 			continue
 		}
-		live, err := w.sessions(ids)
-		if err != nil {
-			w.log.Warn().Err(err).Msg("read members")
-			retry.wait(ctx)
-			continue
-		}
 		retry.reset()
-		if !w.send(ctx, update{members: live}) {
-			return
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-		}
 	}
+}
+
+// membersOnce reports the live members and waits until they may have
+// changed or ctx ends.
+func (w *watcher) membersOnce(ctx context.Context) error {
+	ctx, forget := context.WithCancel(ctx)
+	defer forget() // the watch, if it has not fired
+	ids, _, ch, err := w.sess.ChildrenW(ctx, w.members)
+	if err != nil {
+		return err
+	}
+	live, err := w.sessions(ids)
+	if err != nil {
+		return fmt.Errorf("read members: %w", err)
+	}
+	if w.send(ctx, update{members: live}) {
+		waitWatch(ctx, ch)
+	}
+	return nil
 }
 
 // sessions reads the owning session of every member znode; members gone in
@@ -75,7 +87,7 @@ func (w *watcher) watchMembers(ctx context.Context) {
 func (w *watcher) sessions(ids []string) (map[string]int64, error) {
 	live := make(map[string]int64, len(ids))
 	for _, id := range ids {
-		ok, st, err := w.conn.Exists(path.Join(w.members, id))
+		ok, st, err := w.sess.Conn().Exists(path.Join(w.members, id))
 		if err != nil {
 			return nil, err
 		}
@@ -96,8 +108,10 @@ func (w *watcher) watchOwners(ctx context.Context) {
 	gone := make(chan string)
 	retry := newBackoff()
 	for ctx.Err() == nil {
-		ids, _, ch, err := w.conn.ChildrenW(w.owners)
+		ownersCtx, forget := context.WithCancel(ctx)
+		ids, _, ch, err := w.sess.ChildrenW(ownersCtx, w.owners)
 		if err != nil {
+			forget()
 			w.log.Warn().Err(err).Msg("watch member records")
 			retry.wait(ctx)
 			continue
@@ -123,18 +137,17 @@ func (w *watcher) watchOwners(ctx context.Context) {
 			delete(running, id)
 		case <-ctx.Done():
 		}
+		forget() // the watch, if it has not fired
 	}
 }
 
 // watchRecord reports a member's record each time it changes, and its
 // deletion.
 func (w *watcher) watchRecord(ctx context.Context, id string) {
-	p := path.Join(w.owners, id)
 	retry := newBackoff()
 	for ctx.Err() == nil {
-		data, st, ch, err := w.conn.GetW(p)
-		if errors.Is(err, zk.ErrNoNode) {
-			w.send(ctx, update{member: id})
+		deleted, err := w.recordOnce(ctx, id)
+		if deleted {
 			return
 		}
 		if err != nil {
@@ -143,17 +156,37 @@ func (w *watcher) watchRecord(ctx context.Context, id string) {
 			continue
 		}
 		retry.reset()
-		rec, err := decodeRecord(data)
-		if err != nil {
-			w.log.Warn().Err(err).Str("member", id).Msg("ignoring unreadable member record")
-		}
-		if !w.send(ctx, update{member: id, rec: &storedRecord{record: rec, version: st.Version}}) {
-			return
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-		}
+	}
+}
+
+// recordOnce reports member id's record, or its deletion (deleted), and
+// waits until the record may have changed or ctx ends.
+func (w *watcher) recordOnce(ctx context.Context, id string) (deleted bool, err error) {
+	ctx, forget := context.WithCancel(ctx)
+	defer forget() // the watch, if it has not fired
+	data, st, ch, err := w.sess.GetW(ctx, path.Join(w.owners, id))
+	if errors.Is(err, zk.ErrNoNode) {
+		w.send(ctx, update{member: id})
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	rec, err := decodeRecord(data)
+	if err != nil {
+		w.log.Warn().Err(err).Str("member", id).Msg("ignoring unreadable member record")
+	}
+	if w.send(ctx, update{member: id, rec: &storedRecord{record: rec, version: st.Version}}) {
+		waitWatch(ctx, ch)
+	}
+	return false, nil
+}
+
+// waitWatch waits for the watch's event or ctx.
+func waitWatch(ctx context.Context, ch <-chan zk.Event) {
+	select {
+	case <-ch:
+	case <-ctx.Done():
 	}
 }
 
