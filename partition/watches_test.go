@@ -1,0 +1,100 @@
+package partition_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkelect/zkelect/partition"
+)
+
+// watchTable is the server's watch table, read with the four-letter words
+// wchc (data and exists watches per session) and mntr (all watches).
+type watchTable struct {
+	data     map[int64][]string // session → watched paths
+	children int                // child watches, all sessions
+}
+
+// readWatchTable reads the table; the total is read before and after the
+// list until it is the same, so a watch set meanwhile is not taken for a
+// child watch.
+func readWatchTable(t *testing.T) watchTable {
+	t.Helper()
+	for {
+		before := watchCount(t)
+		reply, err := zkc.FourLetterWord(t.Context(), 0, "wchc")
+		if err != nil {
+			t.Fatalf("wchc: %v", err)
+		}
+		w := watchTable{data: map[int64][]string{}}
+		var session int64
+		n := 0
+		for _, line := range strings.Split(reply, "\n") {
+			switch {
+			case strings.HasPrefix(line, "0x"):
+				id, err := strconv.ParseUint(line[2:], 16, 64)
+				if err != nil {
+					t.Fatalf("wchc: bad session line %q", line)
+				}
+				session = int64(id)
+			case strings.HasPrefix(line, "\t"):
+				w.data[session] = append(w.data[session], strings.TrimSpace(line))
+				n++
+			}
+		}
+		if after := watchCount(t); after == before {
+			w.children = after - n
+			return w
+		}
+	}
+}
+
+// watchCount returns mntr's zk_watch_count.
+func watchCount(t *testing.T) int {
+	t.Helper()
+	reply, err := zkc.FourLetterWord(t.Context(), 0, "mntr")
+	if err != nil {
+		t.Fatalf("mntr: %v", err)
+	}
+	for _, line := range strings.Split(reply, "\n") {
+		if k, v, ok := strings.Cut(line, "\t"); ok && k == "zk_watch_count" {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatalf("mntr: zk_watch_count %q", v)
+			}
+			return n
+		}
+	}
+	t.Fatal("mntr has no zk_watch_count")
+	return 0
+}
+
+// TestStoppedMemberLeavesNoWatches: a running member watches its own member
+// znode, the member records and the two directories; once it stops, its
+// session (still open) holds no watch on the server.
+func TestStoppedMemberLeavesNoWatches(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 4)
+	a := startMember(t, root, "a", shards, tr)
+	waitBalanced(t, shards, []*member{a}, 20*time.Second)
+	mine := func() (bool, string) {
+		w := readWatchTable(t)
+		var under []string
+		for _, p := range w.data[a.sess.ID()] {
+			if strings.HasPrefix(p, root+"/") {
+				under = append(under, p)
+			}
+		}
+		return len(under) == 0 && w.children == 0, fmt.Sprintf("session watches %v, %d child watches", under, w.children)
+	}
+	waitFor(t, 20*time.Second, "member's watches", func() (bool, string) {
+		w := readWatchTable(t)
+		got := w.data[a.sess.ID()]
+		ok := slices.Contains(got, root+"/members/a") && slices.Contains(got, root+"/owners/a") && w.children == 2
+		return ok, fmt.Sprintf("session watches %v, %d child watches", got, w.children)
+	})
+	a.stop(t)
+	waitFor(t, 20*time.Second, "no watch left", mine)
+}
