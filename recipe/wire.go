@@ -28,8 +28,8 @@ import (
 //     go-zookeeper's 10 × 2/3 × timeout before it tries the next one.
 //
 // It also writes the session's own requests between go-zookeeper's frames
-// (data watches, see datawatch.go; create2, whose replies it reads back, see
-// create2.go and wirecall.go), and recovers a session the
+// (data watches, see datawatch.go; watched reads, see watch.go; create2,
+// whose replies it reads back, see create2.go and wirecall.go), and recovers a session the
 // ensemble has forgotten (wiped and redeployed): such servers close every
 // connection that presents the old session and its higher zxid, and
 // go-zookeeper retries forever. After every handshake has been refused for

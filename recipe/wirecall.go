@@ -7,7 +7,7 @@ import (
 )
 
 // Requests whose replies the session reads itself (create2, see
-// create2.go) carry an xid of their own, unique among the session's
+// create2.go; getData, see getdata.go; watched reads, see watch.go) carry an xid of their own, unique among the session's
 // requests in flight: ZooKeeper matches a committed write to the session's
 // pending request by xid, and the reply is found by it here. The xids are
 // negative, so go-zookeeper ignores the replies, and stay clear of the
