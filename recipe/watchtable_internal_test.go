@@ -1,0 +1,139 @@
+package recipe
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// tableSession returns a Session with only what the watch table uses (no
+// connection: removals are not written).
+func tableSession() *Session {
+	s := &Session{
+		wire:      newWireTracker(1, time.Second),
+		done:      make(chan struct{}),
+		sinks:     map[sessionSink]struct{}{},
+		paths:     map[string]map[sessionSink]struct{}{},
+		watched:   map[sessionSink]map[string]struct{}{},
+		dataWatch: map[string]bool{},
+	}
+	s.watches = newWatchTable(s)
+	s.sinks[s.watches] = struct{}{}
+	return s
+}
+
+func pending(ch <-chan zk.Event) (zk.Event, bool) {
+	select {
+	case ev := <-ch:
+		return ev, true
+	default:
+		return zk.Event{}, false
+	}
+}
+
+// TestWatchTableFiresOnlyAfterTheReply: an event handled before a shot's
+// reply was read comes from an older watch and is ignored; after it, the
+// event of the shot's kind fires it once, and the table forgets the path.
+func TestWatchTableFiresOnlyAfterTheReply(t *testing.T) {
+	s := tableSession()
+	call := newPendingCall(s.wire.nextCallXid())
+	sh, err := s.watches.add(t.Context(), watchKey{"/a", watchData}, call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.nodeEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"})
+	if ev, ok := pending(sh.ch); ok {
+		t.Fatalf("fired by %+v before its reply", ev)
+	}
+	call.replied.Store(true)
+	s.nodeEvent(zk.Event{Type: zk.EventNodeChildrenChanged, Path: "/a"})
+	s.nodeEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/b"})
+	if ev, ok := pending(sh.ch); ok {
+		t.Fatalf("a data watch fired by %+v", ev)
+	}
+	s.nodeEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"})
+	if ev, ok := pending(sh.ch); !ok || ev.Type != zk.EventNodeDataChanged {
+		t.Fatalf("got %+v, %v; want the data change", ev, ok)
+	}
+	if _, open := <-sh.ch; open {
+		t.Fatal("channel open after its event")
+	}
+	if len(s.watches.shots) != 0 || len(s.paths) != 0 {
+		t.Fatalf("table %v, routes %v left after the event", s.watches.shots, s.paths)
+	}
+}
+
+// TestWatchTableEndsAnsweredShotsWithTheConnection: a lost connection ends
+// every answered shot with EventNotWatching; a shot still awaiting its
+// reply stays (its request decides).
+func TestWatchTableEndsAnsweredShotsWithTheConnection(t *testing.T) {
+	s := tableSession()
+	answered, waiting := newPendingCall(1), newPendingCall(2)
+	answered.replied.Store(true)
+	a, err := s.watches.add(t.Context(), watchKey{"/a", watchChild}, answered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.watches.add(t.Context(), watchKey{"/b", watchData}, waiting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.watches.sessionChanged(sessionEvent{kind: sessExpired, id: 7})
+	s.mu.Unlock()
+	ev, ok := pending(a.ch)
+	if !ok || ev.Type != zk.EventNotWatching || ev.State != zk.StateExpired || ev.Path != "/a" || ev.Err != zk.ErrSessionExpired {
+		t.Fatalf("answered shot: %+v, %v; want EventNotWatching, StateExpired", ev, ok)
+	}
+	if ev, ok := pending(b.ch); ok {
+		t.Fatalf("shot awaiting its reply ended with %+v", ev)
+	}
+	s.watches.forget(b, true)
+	if len(s.watches.shots) != 0 || len(s.paths) != 0 {
+		t.Fatalf("table %v, routes %v left", s.watches.shots, s.paths)
+	}
+}
+
+func TestWatchKindFiredBy(t *testing.T) {
+	for _, c := range []struct {
+		typ         zk.EventType
+		data, child bool
+	}{
+		{zk.EventNodeCreated, true, false},
+		{zk.EventNodeDataChanged, true, false},
+		{zk.EventNodeDeleted, true, true},
+		{zk.EventNodeChildrenChanged, false, true},
+		{zk.EventNotWatching, false, false},
+		{zk.EventSession, false, false},
+	} {
+		if watchData.firedBy(c.typ) != c.data || watchChild.firedBy(c.typ) != c.child {
+			t.Errorf("%v: data %v child %v, want %v %v", c.typ, watchData.firedBy(c.typ), watchChild.firedBy(c.typ), c.data, c.child)
+		}
+	}
+}
+
+// TestChildrenReplyDecoding decodes a getChildren2 body and refuses
+// truncated, padded and absurd ones as an unknown outcome.
+func TestChildrenReplyDecoding(t *testing.T) {
+	stat := make([]byte, statLen)
+	binary.BigEndian.PutUint32(stat[56:], 2) // numChildren
+	body := binary.BigEndian.AppendUint32(nil, 2)
+	body = appendString(appendString(body, "a"), "bc")
+	body = append(body, stat...)
+	names, st, err := decodeChildrenReply(body)
+	if err != nil || !slices.Equal(names, []string{"a", "bc"}) || st.NumChildren != 2 {
+		t.Fatalf("decode: %v, %+v, %v", names, st, err)
+	}
+	huge := append(binary.BigEndian.AppendUint32(nil, 1<<30), stat...)
+	for name, b := range map[string][]byte{
+		"truncated": body[:len(body)-1], "padded": append(slices.Clone(body), 0), "huge count": huge, "empty": nil,
+	} {
+		if _, _, err := decodeChildrenReply(b); !errors.Is(err, zk.ErrConnectionClosed) {
+			t.Errorf("%s: %v, want an unknown outcome", name, err)
+		}
+	}
+}
