@@ -49,7 +49,9 @@ var (
 // when the watch is lost with the connection (Event.State is
 // zk.StateDisconnected or zk.StateExpired, Event.Err says why); the channel
 // is then closed. ctx bounds the call and the watch: once it ends before an
-// event, the watch is forgotten and the channel receives nothing.
+// event, the watch is forgotten and the channel receives nothing. While
+// the session is disconnected the call waits for the next connection, at
+// most the session timeout.
 //
 // Errors are go-zookeeper's (errors.Is zk.ErrNoNode: no watch is left
 // then; zk.ErrConnectionClosed: the connection dropped or no connection

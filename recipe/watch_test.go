@@ -376,44 +376,50 @@ func TestWatchesAcrossRepeatedReconnects(t *testing.T) {
 	})
 	defer stopLoops()
 
-	await := func(what string, match func(watchReport) bool) {
+	// Each loop's state, from its reports: armed now, watches lost, the
+	// type of a real event seen.
+	type loopState struct {
+		armed bool
+		lost  int
+		fired zk.EventType
+	}
+	states := make([]loopState, len(reads))
+	until := func(what string, done func(loopState) bool) {
 		t.Helper()
-		seen := map[int]bool{}
 		deadline := time.After(obsWait)
-		for len(seen) < len(reads) {
+		for slices.ContainsFunc(states, func(st loopState) bool { return !done(st) }) {
 			select {
 			case r := <-reports:
-				if match(r) {
-					seen[r.loop] = true
+				st := &states[r.loop]
+				st.armed = r.ev.Type == 0
+				switch r.ev.Type {
+				case 0:
+				case zk.EventNotWatching:
+					st.lost++
+				default:
+					st.fired = r.ev.Type
 				}
 			case <-deadline:
-				t.Fatalf("%s: only loops %v within %v", what, seen, obsWait)
+				t.Fatalf("%s: loops %+v within %v", what, states, obsWait)
 			}
 		}
 	}
-	armed := func(r watchReport) bool { return r.ev.Type == 0 }
+	armed := func(st loopState) bool { return st.armed }
 	for round := range 5 {
-		await(fmt.Sprintf("round %d: armed", round), armed)
+		until(fmt.Sprintf("round %d: armed", round), armed)
 		proxy.Cut()
-		await(fmt.Sprintf("round %d: watch lost", round), func(r watchReport) bool { return r.ev.Type == zk.EventNotWatching })
+		until(fmt.Sprintf("round %d: watch lost", round), func(st loopState) bool { return st.lost > round })
 	}
-	await("armed after the last cut", armed)
+	until("armed after the last cut", armed)
 	if _, err := raw.Set(node, []byte("x"), -1); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, raw, dir+"/new", nil)
-	fired := map[int]zk.EventType{}
-	await("real changes seen", func(r watchReport) bool {
-		if r.ev.Type != 0 && r.ev.Type != zk.EventNotWatching {
-			fired[r.loop] = r.ev.Type
-			return true
-		}
-		return false
-	})
-	want := map[int]zk.EventType{0: zk.EventNodeDataChanged, 1: zk.EventNodeChildrenChanged, 2: zk.EventNodeCreated}
+	until("real changes seen", func(st loopState) bool { return st.fired != 0 })
+	want := []zk.EventType{zk.EventNodeDataChanged, zk.EventNodeChildrenChanged, zk.EventNodeCreated}
 	for i, typ := range want {
-		if fired[i] != typ {
-			t.Errorf("loop %d saw %v, want %v", i, fired[i], typ)
+		if states[i].fired != typ {
+			t.Errorf("loop %d saw %v, want %v", i, states[i].fired, typ)
 		}
 	}
 	stopLoops()
