@@ -2,11 +2,16 @@ package partition_test
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unsafe"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/partition"
 )
@@ -72,9 +77,27 @@ func watchCount(t *testing.T) int {
 	return 0
 }
 
+// clientWatchers returns how many watch channels go-zookeeper holds on
+// conn: when it holds any, its reconnect re-sets them (sendSetWatches, which
+// races with its receive loop in v1.0.4). The library does not expose the
+// count: read its watchers map under its lock (v1.0.4 field names).
+func clientWatchers(t *testing.T, conn *zk.Conn) int {
+	t.Helper()
+	v := reflect.ValueOf(conn).Elem()
+	lockField, mapField := v.FieldByName("watchersLock"), v.FieldByName("watchers")
+	if !lockField.IsValid() || !mapField.IsValid() || lockField.Type() != reflect.TypeFor[sync.Mutex]() {
+		t.Fatal("go-zookeeper's Conn has no watchers/watchersLock fields: update clientWatchers")
+	}
+	mu := (*sync.Mutex)(unsafe.Pointer(lockField.UnsafeAddr()))
+	mu.Lock()
+	defer mu.Unlock()
+	return mapField.Len()
+}
+
 // TestStoppedMemberLeavesNoWatches: a running member watches its own member
-// znode, the member records and the two directories; once it stops, its
-// session (still open) holds no watch on the server.
+// znode, the member records and the two directories, none of them through
+// go-zookeeper; once it stops, its session (still open) holds no watch on
+// the server.
 func TestStoppedMemberLeavesNoWatches(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 4)
 	a := startMember(t, root, "a", shards, tr)
@@ -95,6 +118,9 @@ func TestStoppedMemberLeavesNoWatches(t *testing.T) {
 		ok := slices.Contains(got, root+"/members/a") && slices.Contains(got, root+"/owners/a") && w.children == 2
 		return ok, fmt.Sprintf("session watches %v, %d child watches", got, w.children)
 	})
+	if n := clientWatchers(t, a.sess.Conn()); n != 0 {
+		t.Fatalf("go-zookeeper holds watchers on %d paths, want none", n)
+	}
 	a.stop(t)
 	waitFor(t, 20*time.Second, "no watch left", mine)
 }
