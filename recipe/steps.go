@@ -142,8 +142,9 @@ func (c *Candidate) position(order []node) {
 		// proves ownership and gives the token: lead now, then arm the watch
 		// on our znode and check it again (a deletion in between ends the
 		// term). A cold start costs one round trip, not two.
-		c.becomeLeader(own)
-		c.getMine()
+		if c.becomeLeader(own) {
+			c.getMine()
+		}
 	case i == 0:
 		c.getMine()
 	default:
@@ -295,9 +296,20 @@ func (c *Candidate) stepFailed(what string, err error) {
 	c.fatal(aclError(what, c.path, err))
 }
 
-// becomeLeader starts a leadership on our znode, whose stat was just read.
-func (c *Candidate) becomeLeader(stat *zk.Stat) {
+// becomeLeader starts a leadership on our znode, whose stat was just read,
+// and reports whether it did. While the local lease is out (ZooKeeper has
+// not answered a request sent recently enough, as on an overloaded
+// connection) it does not: a leadership would end at once. It tries again
+// after a backoff instead, until an answer proves the lease again; nothing
+// else would, since the connection never dropped.
+func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 	st := &c.st
+	if !c.leaseHolds() {
+		c.log.Debug().Str("znode", c.full(st.mine)).Msg("first in line, but the lease is out: checking again")
+		c.scheduleRetry()
+		return false
+	}
+	st.backoff = 0
 	znode := c.full(st.mine)
 	l := newLeadership(c, zxidfence.Token(stat.Czxid), znode, stat.Version, st.sessID)
 	st.lead = l
@@ -310,6 +322,13 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) {
 		w.reply <- campaignResult{lead: l}
 	}
 	st.waiters = nil
+	return true
+}
+
+// leaseHolds reports whether the local lease would be valid now.
+func (c *Candidate) leaseHolds() bool {
+	d, ok := c.sess.leaseDeadline(c.cfg.policy.leaseMargin(c.sess.Timeout()))
+	return ok && time.Now().Before(d)
 }
 
 // endLead ends the current leadership for reason: the context is cancelled
@@ -343,7 +362,7 @@ func (c *Candidate) armLease(l *Leadership) {
 	deadline, ok := c.sess.leaseDeadline(margin)
 	wait := time.Until(deadline)
 	if !ok || wait <= 0 {
-		c.endLead(ErrSuspended)
+		c.leaseLost()
 		return
 	}
 	st.lease = time.AfterFunc(wait, func() {
@@ -362,10 +381,21 @@ func (c *Candidate) onLease(l *Leadership) {
 		return
 	}
 	if !l.Leading() {
-		c.endLead(ErrSuspended)
+		c.leaseLost()
 		return
 	}
 	c.armLease(l)
+}
+
+// leaseLost ends the leadership whose lease ran out. Our znode may well
+// still be first: if the session is still connected (no event will come to
+// restart the election), check again after a backoff, to lead again once
+// ZooKeeper answers in time (with the same znode and token).
+func (c *Candidate) leaseLost() {
+	c.endLead(ErrSuspended)
+	if c.st.usable && c.st.inElection {
+		c.scheduleRetry()
+	}
 }
 
 // remove deletes path in the background, retried until done.
