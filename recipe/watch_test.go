@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,10 +22,13 @@ import (
 // server: events, the server's watch table (wchc, mntr) after a cancel,
 // connection loss, replies larger than the session keeps off the wire.
 
-// watchPath creates /watchapi/<test name> and returns it.
+// watchPathSeq tells apart the runs of one test (go test -count).
+var watchPathSeq atomic.Int64
+
+// watchPath creates /watchapi/<test name>-<n> and returns it.
 func watchPath(t *testing.T, raw *zk.Conn) string {
 	t.Helper()
-	p := "/watchapi/" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	p := fmt.Sprintf("/watchapi/%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()), watchPathSeq.Add(1))
 	for _, q := range []string{"/watchapi", p} {
 		if _, err := raw.Create(q, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			t.Fatalf("create %s: %v", q, err)
