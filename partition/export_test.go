@@ -17,3 +17,7 @@ func CampaignUnassigned(m *Manager, shard, assignedTo string) (done <-chan struc
 	}()
 	return ch, l.cancel
 }
+
+// EnsureShardParents creates root's shard znodes for ids the way Run does
+// before its first election; start rotates the batch order.
+var EnsureShardParents = ensureShardParents

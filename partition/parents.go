@@ -25,26 +25,15 @@ const (
 )
 
 // ensureShardParents creates the election znodes of ids that do not exist
-// yet. Members starting together race for the same znodes: a multi that
-// fails because another member created one of its znodes first is retried
-// as single creates that ignore ErrNodeExists. start rotates the batch
-// order (members pass different values) so that racing members mostly
-// work on different batches.
+// yet. Members starting together race for the same znodes: start rotates
+// the batch order (members pass different values) so that racing members
+// mostly work on different batches, and a batch that loses the race is
+// retried with the znodes still missing (see createBatch).
 func ensureShardParents(conn *zk.Conn, root string, ids []string, start int) error {
 	dir := path.Join(root, shardsDir)
-	existing, _, err := conn.Children(dir)
+	missing, err := missingShards(conn, dir, ids)
 	if err != nil {
-		return fmt.Errorf("list %s: %w", dir, err)
-	}
-	have := make(map[string]bool, len(existing))
-	for _, id := range existing {
-		have[id] = true
-	}
-	var missing []string
-	for _, id := range ids {
-		if !have[id] {
-			missing = append(missing, id)
-		}
+		return err
 	}
 	batches := slices.Collect(slices.Chunk(missing, parentBatch))
 	if len(batches) == 0 {
@@ -74,17 +63,57 @@ func ensureShardParents(conn *zk.Conn, root string, ids []string, start int) err
 	return first
 }
 
-// createBatch creates dir/<id> for every id in one multi, or one by one
-// (pipelined) if the multi fails.
+// missingShards returns the ids that have no znode under dir, in order.
+func missingShards(conn *zk.Conn, dir string, ids []string) ([]string, error) {
+	existing, _, err := conn.Children(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	have := make(map[string]bool, len(existing))
+	for _, id := range existing {
+		have[id] = true
+	}
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return have[id] }), nil
+}
+
+// parentRounds bounds how often createBatch retries a multi that another
+// member's creates made fail.
+const parentRounds = 4
+
+// createBatch creates dir/<id> for every id in one multi. A multi fails as
+// a whole when another member created one of its znodes first: then the
+// batch is narrowed to the znodes still missing (one listing) and tried
+// again, a few rounds at most, and finally one by one (pipelined, ignoring
+// ErrNodeExists), which also reports a real failure (an ACL refusal) per
+// znode. Creating one by one from the start would cost a failed write per
+// znode another member made.
 func createBatch(conn *zk.Conn, dir string, ids []string) error {
+	for range parentRounds {
+		_, err := conn.Multi(createOps(dir, ids)...)
+		if err == nil || errors.Is(err, zk.ErrConnectionClosed) {
+			return err
+		}
+		if ids, err = missingShards(conn, dir, ids); err != nil || len(ids) == 0 {
+			return err
+		}
+	}
+	return createEach(conn, dir, ids)
+}
+
+// createOps returns a create request per id under dir.
+func createOps(dir string, ids []string) []any {
 	acl := zk.WorldACL(zk.PermAll)
 	ops := make([]any, len(ids))
 	for i, id := range ids {
 		ops[i] = &zk.CreateRequest{Path: path.Join(dir, id), Acl: acl}
 	}
-	if _, err := conn.Multi(ops...); err == nil {
-		return nil
-	}
+	return ops
+}
+
+// createEach creates dir/<id> for every id, pipelined; ErrNodeExists is
+// success.
+func createEach(conn *zk.Conn, dir string, ids []string) error {
+	acl := zk.WorldACL(zk.PermAll)
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
