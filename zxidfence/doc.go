@@ -26,7 +26,8 @@
 // zero token never passes (ErrNoToken). Keys are independent: shard A's
 // token carries no authority over shard B.
 //
-//   - Memory: in-process, one lock per key; for resources in the same process.
+//   - Memory: in-process, one lock per key; for resources in the same process
+//     and a bounded set of keys (each key it sees is kept; see WithMaxKeys).
 //   - SQL: database/sql, PostgreSQL or SQLite. The write is one conditional
 //     upsert (zero rows means stale), or a transaction in which the caller's
 //     own statements run after the fenced row update, holding its lock.

@@ -45,6 +45,11 @@ var (
 	// with this package's header: it was written by something else, and the
 	// guard refuses to overwrite it.
 	ErrNotFenced = errors.New("zxidfence: target znode is not fenced by zxidfence")
+
+	// ErrTooManyKeys reports a write to a new key refused because a Memory
+	// guard already holds the number of keys set with WithMaxKeys. Behind
+	// Middleware it is answered with 503 and reason "too_many_keys".
+	ErrTooManyKeys = errors.New("zxidfence: too many keys")
 )
 
 // StaleTokenError is the rejection of a write whose fence is lower than the

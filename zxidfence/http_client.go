@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // HTTP header names that carry a fence.
@@ -129,11 +130,31 @@ func (r Rejection) err() error {
 	case reasonGeneration:
 		return &GenerationError{Key: r.Key, Presented: r.Presented.fence(), Current: r.Highest.fence()}
 	case reasonNoToken:
-		return fmt.Errorf("%w: %s", ErrNoToken, r.Message)
+		return remote(ErrNoToken, r.Message)
 	case reasonMalformed:
-		return fmt.Errorf("%w: %s", ErrInvalidToken, r.Message)
+		return remote(ErrInvalidToken, r.Message)
 	case reasonInvalidKey:
-		return fmt.Errorf("%w: %s", ErrInvalidKey, r.Message)
+		return remote(ErrInvalidKey, r.Message)
 	}
 	return errors.New("zxidfence: request refused: " + r.Message)
+}
+
+// remoteError is a refusal read back from a Rejection: it reads as the
+// server's message and matches sentinel with errors.Is.
+type remoteError struct {
+	sentinel error
+	msg      string
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.sentinel }
+
+// remote returns the error for a rejection with message msg, which the
+// server built by wrapping sentinel: msg already names it, so it is not
+// prefixed again. A message that does not is prefixed with it.
+func remote(sentinel error, msg string) error {
+	if strings.Contains(msg, sentinel.Error()) {
+		return &remoteError{sentinel: sentinel, msg: msg}
+	}
+	return fmt.Errorf("%w: %s", sentinel, msg)
 }

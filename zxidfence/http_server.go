@@ -9,14 +9,18 @@ import (
 	"net/http"
 )
 
-// reasonInvalidKey is the Rejection.Error of a request whose resource key
-// cannot be determined.
-const reasonInvalidKey = "invalid_key"
+// Rejection.Error values of Middleware's own: a request whose resource key
+// cannot be determined, and a new key refused by a bounded guard.
+const (
+	reasonInvalidKey  = "invalid_key"
+	reasonTooManyKeys = "too_many_keys"
+)
 
 // Rejection is the JSON body Middleware answers a refused request with.
 type Rejection struct {
 	// Error is the reason: "stale" or "unknown_generation" (409), "no_token",
-	// "malformed" or "invalid_key" (400), "unavailable" (503).
+	// "malformed" or "invalid_key" (400), "too_many_keys" or "unavailable"
+	// (503).
 	Error string `json:"error"`
 	// Message is a human-readable sentence.
 	Message string `json:"message"`
@@ -60,9 +64,14 @@ func (j *FenceJSON) fence() Fence {
 // Refusals, with a Rejection JSON body: 400 for a missing, zero or
 // malformed header or a key func error or empty key; 409 Conflict for a
 // stale fence or an unaccepted generation (naming both fences); 503 when
-// the guard fails otherwise (such as a database error). No refused request
-// reaches the handler. It accepts WithMetrics and WithLogger (which count
-// and log the 400s; g counts its own decisions).
+// the guard fails otherwise (such as a database error, or ErrTooManyKeys).
+// No refused request reaches the handler. It accepts WithMetrics and
+// WithLogger (which count and log the 400s; g counts its own decisions).
+//
+// Every key that key returns and g admits stays in a Memory guard for the
+// guard's life (see Memory): a key func that passes client input through
+// (such as the URL path) lets any client grow it. Return only keys from a
+// bounded set, or give the Memory guard WithMaxKeys.
 func Middleware(g Guard, key func(r *http.Request) (string, error), opts ...Option) func(http.Handler) http.Handler {
 	cfg := newConfig(opts)
 	return func(next http.Handler) http.Handler {
@@ -118,6 +127,8 @@ func refuse(w http.ResponseWriter, key string, f Fence, err error) {
 		rej.Error, rej.Highest = reasonStale, fenceJSON(stale.Highest)
 	case errors.As(err, &gen):
 		rej.Error, rej.Highest = reasonGeneration, fenceJSON(gen.Current)
+	case errors.Is(err, ErrTooManyKeys):
+		rej.Error, status = reasonTooManyKeys, http.StatusServiceUnavailable
 	default:
 		rej.Error, status = "unavailable", http.StatusServiceUnavailable
 	}

@@ -122,8 +122,12 @@ func TestHTTPMiddlewareRefusesMissingOrMalformedHeaders(t *testing.T) {
 			if resp.StatusCode != http.StatusBadRequest {
 				t.Fatalf("status %s; want 400", resp.Status)
 			}
-			if err := zxidfence.ResponseError(resp); !errors.Is(err, tt.want) {
+			err = zxidfence.ResponseError(resp)
+			if !errors.Is(err, tt.want) {
 				t.Fatalf("ResponseError = %v; want %v", err, tt.want)
+			}
+			if n := strings.Count(err.Error(), tt.want.Error()); n != 1 {
+				t.Fatalf("ResponseError reads %q: names %q %d times; want once", err, tt.want, n)
 			}
 		})
 	}

@@ -17,6 +17,7 @@ type config struct {
 	logger  zerolog.Logger
 	table   string
 	acl     []zk.ACL
+	maxKeys int
 }
 
 func newConfig(opts []Option) config {
@@ -48,3 +49,9 @@ func WithTable(name string) Option { return func(c *config) { c.table = name } }
 // WithACL sets the ACL of target znodes the ZooKeeper guard creates (default
 // world:anyone with all permissions). ZooKeeper guards only.
 func WithACL(acl []zk.ACL) Option { return func(c *config) { c.acl = acl } }
+
+// WithMaxKeys bounds the number of keys a Memory guard holds to n: a write
+// (or AcceptGeneration) for a new key beyond n fails with an error wrapping
+// ErrTooManyKeys, while keys already held keep working. n <= 0, the
+// default, means no bound. Memory guards only.
+func WithMaxKeys(n int) Option { return func(c *config) { c.maxKeys = n } }

@@ -83,9 +83,11 @@ func (s *SQL) Write(ctx context.Context, key string, f Fence, value []byte) erro
 // (a fenced upsert, as in Write but without a value). The key's row stays
 // locked until the transaction ends, so fn's statements on tx cannot
 // interleave with another fenced write of the key. The transaction commits
-// if fn returns nil and rolls back otherwise, fence included. Errors are
-// those of Guard.Do, ErrOutOfRange, or the database's (wrapped).
-func (s *SQL) WriteTx(ctx context.Context, key string, f Fence, fn func(ctx context.Context, tx *sql.Tx) error) (err error) {
+// if fn returns nil and rolls back otherwise, fence included; if fn panics,
+// the transaction rolls back (freeing its connection and locks) and the panic
+// goes on. Errors are those of Guard.Do, ErrOutOfRange, or the database's
+// (wrapped).
+func (s *SQL) WriteTx(ctx context.Context, key string, f Fence, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	gen, tok, err := s.validate(key, f)
 	if err != nil {
 		return s.observe(key, f, err)
@@ -94,11 +96,7 @@ func (s *SQL) WriteTx(ctx context.Context, key string, f Fence, fn func(ctx cont
 	if err != nil {
 		return fmt.Errorf("zxidfence: begin fenced transaction for %q: %w", key, err)
 	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
+	defer rollback(tx)
 	res, err := tx.ExecContext(ctx, s.stmt.record, key, gen, tok)
 	if err != nil {
 		return fmt.Errorf("zxidfence: record fence of %q: %w", key, err)
@@ -119,7 +117,8 @@ func (s *SQL) WriteTx(ctx context.Context, key string, f Fence, fn func(ctx cont
 
 // Do implements Guard with WriteTx: fn finds the transaction with
 // TxFromContext(ctx) and must use it for its statements. If fn fails, the
-// transaction rolls back and the fence is not recorded.
+// transaction rolls back and the fence is not recorded; if fn panics, the
+// transaction rolls back before the panic goes on to the caller.
 func (s *SQL) Do(ctx context.Context, key string, f Fence, fn func(ctx context.Context) error) error {
 	return s.WriteTx(ctx, key, f, func(ctx context.Context, tx *sql.Tx) error {
 		if fn == nil {
@@ -163,11 +162,7 @@ func (s *SQL) AcceptGeneration(ctx context.Context, key string, gen uint64, reas
 	if err != nil {
 		return Fence{}, fmt.Errorf("zxidfence: begin generation change for %q: %w", key, err)
 	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
+	defer rollback(tx)
 	if _, err := tx.ExecContext(ctx, s.stmt.lock, key); err != nil {
 		return Fence{}, fmt.Errorf("zxidfence: lock %q: %w", key, err)
 	}
@@ -188,6 +183,13 @@ func (s *SQL) AcceptGeneration(ctx context.Context, key string, gen uint64, reas
 	s.cfg.metrics.generationChanged(KindSQL, key, next)
 	return prev, nil
 }
+
+// rollback ends tx unless it has committed (then Rollback is a no-op
+// returning sql.ErrTxDone). Deferred, it also runs while a panic in the
+// caller's fn unwinds, so the transaction never outlives the call: a leaked
+// one would hold its connection and the key's row lock (for SQLite, the
+// database's write lock) forever.
+func rollback(tx *sql.Tx) { _ = tx.Rollback() }
 
 // querier is what *sql.DB and *sql.Tx have in common here.
 type querier interface {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -119,5 +120,39 @@ func TestNewSQLValidatesConfig(t *testing.T) {
 	}
 	if _, err := zxidfence.NewSQL(nil, zxidfence.SQLite); err == nil {
 		t.Error("NewSQL(nil) succeeded")
+	}
+}
+
+// A panic in fn, recovered by the caller (as net/http does for handlers
+// behind Middleware), must not leak the fenced transaction: before the fix
+// it kept its connection and row lock (SQLite: the database's write lock),
+// and every later Do on the key ran into its deadline.
+func TestSQLPanickingFnRollsBackAndRepanics(t *testing.T) {
+	for _, d := range []zxidfence.Dialect{zxidfence.SQLite, zxidfence.Postgres} {
+		t.Run(d.String(), func(t *testing.T) {
+			ctx := testContext(t)
+			db := openDialect(t, d)
+			g := newSQLGuard(t, db, d)
+			if err := g.Do(ctx, "p", zxidfence.At(5), nil); err != nil {
+				t.Fatal(err)
+			}
+			got := func() (r any) {
+				defer func() { r = recover() }()
+				_ = g.Do(ctx, "p", zxidfence.At(6), func(context.Context) error { panic("bug in fn") })
+				return nil
+			}()
+			if got != "bug in fn" {
+				t.Fatalf("recovered %v; want fn's panic to reach the caller", got)
+			}
+			if n := db.Stats().InUse; n != 0 {
+				t.Fatalf("%d connections still in use after the panic; want the transaction rolled back", n)
+			}
+			expectHighest(ctx, t, g, "p", zxidfence.At(5)) // the panicking write recorded nothing
+			short, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := g.Do(short, "p", zxidfence.At(7), nil); err != nil {
+				t.Fatalf("Do on the key after a recovered panic: %v", err)
+			}
+		})
 	}
 }
