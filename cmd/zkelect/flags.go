@@ -139,7 +139,7 @@ func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prome
 	case err == nil:
 		return sess, nil
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("connect to ZooKeeper at %s: interrupted", f.zk)
+		return nil, interrupted(ctx, "connect to ZooKeeper at "+f.zk)
 	case errors.Is(err, recipe.ErrUnreachable):
 		return nil, fmt.Errorf("cannot reach ZooKeeper at %s within %s: check --zk and that the ensemble is running (%v)",
 			f.zk, f.connectTimeout, err)

@@ -51,7 +51,10 @@ the session timeout, while a new leader is elected only after the full session
 timeout: keep --grace below a third of --session-timeout so the two children
 never overlap. When the child exits on its own, run resigns and exits with the
 child's status (128+N for signal N), or campaigns again with --restart.
-SIGINT and SIGTERM are forwarded to the child; run then resigns.`,
+SIGINT and SIGTERM are forwarded to the child; run then resigns and exits
+with the child's status. Interrupted while no child runs (before leading, or
+between children with --restart), run withdraws and exits 130 for SIGINT,
+143 for SIGTERM.`,
 		Example: `  # one nightly report across three hosts
   zkelect run --zk zk1:2181,zk2:2181,zk3:2181 --election /apps/report/leader -- ./report.sh
 
@@ -166,7 +169,7 @@ func (r *runner) loop(ctx context.Context, cand *recipe.Candidate) error {
 		if err != nil {
 			if ctx.Err() != nil {
 				r.log.Info().Msg("interrupted before leading; exiting")
-				return nil
+				return interrupted(ctx, "campaign in "+r.flags.election)
 			}
 			return fmt.Errorf("campaign in %s: %w", r.flags.election, err)
 		}
@@ -174,7 +177,7 @@ func (r *runner) loop(ctx context.Context, cand *recipe.Candidate) error {
 			return childExit(code)
 		}
 		if err := waitCtx(ctx, restartBackoff); err != nil {
-			return nil
+			return interrupted(ctx, "waiting to campaign again in "+r.flags.election)
 		}
 	}
 }

@@ -193,6 +193,44 @@ func TestRunExitsPromptlyAtSIGTERMWhenCutOff(t *testing.T) {
 	}
 }
 
+// TestRunInterruptedBeforeLeadingExitsWithSignalStatus: a follower that
+// never led, stopped by SIGINT or SIGTERM, exits 130 or 143 as it does
+// after leading. It once exited 0, as if its job had run and succeeded.
+func TestRunInterruptedBeforeLeadingExitsWithSignalStatus(t *testing.T) {
+	s := testSession(t)
+	election := testPath(t)
+	leader, err := recipe.NewCandidate(s, election, recipe.WithParticipantID("leader"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { leader.Close() })
+	if _, err := leader.Campaign(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(signalName(sig), func(t *testing.T) {
+			id := "follower-" + signalName(sig)
+			p := startProc(t, id, runArgs(t, zkc.ConnectString(), election, id),
+				envTestChild+"="+filepath.Join(t.TempDir(), "events"))
+			eventually(t, 20*time.Second, id+" to take part", func() bool {
+				for _, pt := range participants(t, s, election) {
+					if pt.ID == id {
+						return true
+					}
+				}
+				return false
+			})
+			p.signal(sig)
+			if code, want := p.wait(20*time.Second), 128+int(sig); code != want {
+				t.Fatalf("follower exited %d after %s; want %d", code, signalName(sig), want)
+			}
+			if msg := p.err.String(); !strings.Contains(msg, "interrupted by "+signalName(sig)) {
+				t.Fatalf("stderr does not say the run was interrupted:\n%s", msg)
+			}
+		})
+	}
+}
+
 func TestRunExitsWithChildStatus(t *testing.T) {
 	events := filepath.Join(t.TempDir(), "events")
 	p := startProc(t, "run", runArgs(t, zkc.ConnectString(), testPath(t), "solo"),
@@ -210,9 +248,9 @@ func TestRunRestartCampaignsAgainWithHigherToken(t *testing.T) {
 		return countKind(readEvents(t, events), "start") >= 3
 	})
 	p.signal(syscall.SIGTERM)
-	// 0 when the signal came between children, else the child's status.
-	if code := p.wait(10 * time.Second); code != 0 && code != 3 {
-		t.Errorf("run exited %d after SIGTERM, want 0 or the child's 3", code)
+	// 143 when the signal came between children, else the child's status.
+	if code := p.wait(10 * time.Second); code != 143 && code != 3 {
+		t.Errorf("run exited %d after SIGTERM, want 143 or the child's 3", code)
 	}
 	var prev uint64
 	for _, e := range readEvents(t, events) {

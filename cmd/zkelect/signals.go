@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -44,4 +45,29 @@ func signalOf(ctx context.Context) syscall.Signal {
 		return sc.sig
 	}
 	return syscall.SIGTERM
+}
+
+// interrupted is the error of a command that a signal stopped before it
+// finished what (a phrase such as "campaign in /a/b"): it exits with status
+// 128+N for signal N (130 for SIGINT, 143 for SIGTERM), as a shell reports a
+// process the signal killed.
+// When ctx ended otherwise (a deadline), the error wraps its cause instead.
+func interrupted(ctx context.Context, what string) error {
+	var sc signalCause
+	if !errors.As(context.Cause(ctx), &sc) {
+		return fmt.Errorf("%s: %w", what, context.Cause(ctx))
+	}
+	return &exitError{code: 128 + int(sc.sig), err: fmt.Errorf("%s: interrupted by %s", what, signalName(sc.sig))}
+}
+
+// signalName is SIGINT or SIGTERM, the signals signalContext listens to, or
+// the signal's description for any other.
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
 }
