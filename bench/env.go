@@ -82,12 +82,14 @@ func (e *env) rawConn(ctx context.Context) (*zk.Conn, error) {
 	}
 }
 
-// session opens a recipe session on servers (the cluster's when nil).
-func (e *env) session(ctx context.Context, servers []string) (*recipe.Session, error) {
+// session opens a recipe session on servers (the cluster's when nil),
+// with opts after the env's session timeout.
+func (e *env) session(ctx context.Context, servers []string, opts ...recipe.SessionOption) (*recipe.Session, error) {
 	if servers == nil {
 		servers = e.cluster.Addrs()
 	}
-	s, err := recipe.Connect(ctx, servers, recipe.WithSessionTimeout(e.sessionTimeout))
+	opts = append([]recipe.SessionOption{recipe.WithSessionTimeout(e.sessionTimeout)}, opts...)
+	s, err := recipe.Connect(ctx, servers, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("bench: recipe session: %w", err)
 	}

@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -16,6 +19,7 @@ import (
 // moved to another member.
 type fleet struct {
 	e       *env
+	reg     *prometheus.Registry // the members' sessions' metrics
 	root    string
 	shards  []string
 	changed chan struct{} // capacity 1: a leadership started or stopped
@@ -35,14 +39,14 @@ type fleetMember struct {
 }
 
 func (e *env) newFleet(root string, shards int) *fleet {
-	return &fleet{e: e, root: root, shards: partition.Range(0, shards), changed: make(chan struct{}, 1),
+	return &fleet{e: e, reg: prometheus.NewRegistry(), root: root, shards: partition.Range(0, shards), changed: make(chan struct{}, 1),
 		members: map[string]*fleetMember{}, leading: map[string]string{}, last: map[string]string{},
 		moved: map[string]int{}}
 }
 
 // add starts member id (its own session and Manager).
 func (f *fleet) add(ctx context.Context, id string) error {
-	sess, err := f.e.session(ctx, nil)
+	sess, err := f.e.session(ctx, nil, recipe.WithMetrics(f.reg))
 	if err != nil {
 		return err
 	}
@@ -211,4 +215,42 @@ func countMoves(moved map[string]int, own map[string]bool) (total, others int) {
 		}
 	}
 	return total, others
+}
+
+// creates returns how many candidate znodes the members' sessions have
+// created so far (successful creates, from their request metrics).
+func (f *fleet) creates() (int, error) {
+	mfs, err := f.reg.Gather()
+	if err != nil {
+		return 0, fmt.Errorf("bench: gather fleet metrics: %w", err)
+	}
+	n := 0
+	for _, mf := range mfs {
+		if mf.GetName() != "zkelect_zookeeper_request_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if hasLabels(m.GetLabel(), "op", "create", "result", "ok") {
+				n += int(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return n, nil
+}
+
+// hasLabels reports whether labels hold every name/value pair in kv.
+func hasLabels(labels []*dto.LabelPair, kv ...string) bool {
+	for i := 0; i+1 < len(kv); i += 2 {
+		found := false
+		for _, l := range labels {
+			if l.GetName() == kv[i] && l.GetValue() == kv[i+1] {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
