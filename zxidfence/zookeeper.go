@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -217,6 +218,9 @@ func (z *ZooKeeper) multi(target string, check *zk.CheckVersionRequest, version 
 		if raced(op, res[1].Error) {
 			return 0, errConflict
 		}
+		if _, create := op.(*zk.CreateRequest); create && errors.Is(res[1].Error, zk.ErrNoNode) {
+			return 0, fmt.Errorf("zxidfence: fenced write of %s: %w", target, missingParent(target, res[1].Error))
+		}
 	}
 	return 0, fmt.Errorf("zxidfence: fenced write of %s: %w", target, err)
 }
@@ -292,8 +296,11 @@ func (z *ZooKeeper) moveGeneration(target string, gen uint64) (Fence, error) {
 	b, st, err := z.conn.Get(target)
 	if errors.Is(err, zk.ErrNoNode) {
 		_, err = z.conn.Create(target, AppendZnodeData(nil, Fence{Generation: gen}, nil), 0, z.cfg.acl)
-		if errors.Is(err, zk.ErrNodeExists) {
+		switch {
+		case errors.Is(err, zk.ErrNodeExists):
 			return Fence{}, errConflict
+		case errors.Is(err, zk.ErrNoNode):
+			err = missingParent(target, err)
 		}
 		return Fence{}, wrapZK("create "+target, err)
 	}
@@ -313,6 +320,12 @@ func (z *ZooKeeper) moveGeneration(target string, gen uint64) (Fence, error) {
 		return prev, errConflict
 	}
 	return prev, wrapZK("set "+target, err)
+}
+
+// missingParent explains a create of target that failed with ErrNoNode
+// (err): it is target's parent that is missing, not target.
+func missingParent(target string, err error) error {
+	return fmt.Errorf("parent znode %s does not exist (create it first): %w", path.Dir(target), err)
 }
 
 func wrapZK(what string, err error) error {

@@ -2,6 +2,7 @@ package zxidfence_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -202,5 +203,24 @@ func TestZooKeeperDeposedLeaderRejectionNamesTheNewLeader(t *testing.T) {
 	var stale *zxidfence.StaleTokenError
 	if !errors.Is(err, zxidfence.ErrNotLeader) || !errors.As(err, &stale) || stale.Highest != b.Fence || stale.Presented != a.Fence {
 		t.Fatalf("deposed A's write = %v; want ErrNotLeader and a *StaleTokenError naming %s and %s", err, a.Fence, b.Fence)
+	}
+}
+
+// A target whose parent is missing is reported as such: the error once read
+// "create /a/b: zk: node does not exist", as if the target were missing.
+func TestZooKeeperMissingParentIsNamed(t *testing.T) {
+	ctx := testContext(t)
+	conn := connectZK(t)
+	dir := freshZnode(t, conn)
+	target := dir + "/missing/resource"
+	z := newZooKeeper(t, conn)
+	want := "parent znode " + dir + "/missing does not exist"
+	_, err := z.AcceptGeneration(ctx, target, 2, "test")
+	if !errors.Is(err, zk.ErrNoNode) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("AcceptGeneration under a missing parent = %v; want ErrNoNode naming %q", err, want)
+	}
+	err = z.Write(ctx, target, campaign(t, conn, dir), []byte("x"))
+	if !errors.Is(err, zk.ErrNoNode) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Write under a missing parent = %v; want ErrNoNode naming %q", err, want)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for --sql postgres
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -61,6 +63,10 @@ func (f *fenceFlags) do(cmd *cobra.Command, op func(ctx context.Context, res fen
 	switch {
 	case err == nil:
 		return nil
+	case isMissingTable(err):
+		return fmt.Errorf("%w: table %s does not exist in this database: the application creates it "+
+			"(zxidfence's CreateTable, or its Schema in your migrations) before its first fenced write; "+
+			"check --dsn and --table", err, f.table)
 	case sctx.Err() != nil:
 		return fmt.Errorf("interrupted (%v)", err)
 	case ctx.Err() != nil:
@@ -68,6 +74,16 @@ func (f *fenceFlags) do(cmd *cobra.Command, op func(ctx context.Context, res fen
 			f.timeout, err)
 	}
 	return err
+}
+
+// isMissingTable reports whether err is a database's "no such table"
+// (SQLite) or undefined_table (PostgreSQL, SQLSTATE 42P01).
+func isMissingTable(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "42P01"
+	}
+	return strings.Contains(err.Error(), "no such table")
 }
 
 // fencedResource is what both guards offer an operator.
@@ -83,6 +99,9 @@ func (f *fenceFlags) open(ctx context.Context, stderr io.Writer) (fencedResource
 		return nil, "", nil, err
 	}
 	if f.dsn != "" || f.dialect != "" {
+		if f.target != "" {
+			return nil, "", nil, errors.New("--target names a ZooKeeper znode, --sql/--dsn a SQL row: pass one resource, not both")
+		}
 		return f.openSQL(log)
 	}
 	if f.target == "" {
@@ -182,8 +201,8 @@ func newFenceAcceptCmd() *cobra.Command {
 			"      --generation 2 --reason 'ensemble rebuilt after disk loss, INC-42'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if gen == 0 {
-				return errors.New("missing --generation: the new ensemble's generation (higher than the current one)")
+			if err := checkGeneration(cmd, gen); err != nil {
+				return err
 			}
 			if reason == "" {
 				return errors.New("missing --reason: say why the generation changes (it is logged for the audit)")
@@ -203,6 +222,20 @@ func newFenceAcceptCmd() *cobra.Command {
 	cmd.Flags().Uint64Var(&gen, "generation", 0, "the generation to admit")
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required; logged)")
 	return cmd
+}
+
+// checkGeneration refuses a missing --generation, and generation 0: every
+// resource starts in generation 0 and generations only go up, so 0 can never
+// be admitted.
+func checkGeneration(cmd *cobra.Command, gen uint64) error {
+	switch {
+	case !cmd.Flags().Changed("generation"):
+		return errors.New("missing --generation: the new ensemble's generation (higher than the current one)")
+	case gen == 0:
+		return errors.New("invalid --generation 0: every resource starts in generation 0 and generations only go up; " +
+			"pass the rebuilt ensemble's generation, 1 or higher")
+	}
+	return nil
 }
 
 func describeFence(f zxidfence.Fence) string {

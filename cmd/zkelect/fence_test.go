@@ -182,3 +182,37 @@ func silentListener(t *testing.T) (string, func() int64) {
 	})
 	return ln.Addr().String(), n.Load
 }
+
+// TestFenceMessagesNameTheRealProblem: each of these once printed a
+// misleading or raw message (the target reported missing instead of its
+// parent; "missing --generation" for 0; a bare "no such table"; --target
+// silently ignored next to --sql).
+func TestFenceMessagesNameTheRealProblem(t *testing.T) {
+	dir := testPath(t) // never created: the target's parent is missing
+	fresh := "file:" + filepath.Join(t.TempDir(), "fresh.db")
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"missing parent": {[]string{"accept-generation", "--zk", zkc.ConnectString(), "--target", dir + "/t",
+			"--generation", "1", "--reason", "r"}, "parent znode " + dir + " does not exist"},
+		"generation 0": {[]string{"accept-generation", "--target", "/x", "--generation", "0", "--reason", "r"},
+			"invalid --generation 0: every resource starts in generation 0"},
+		"fresh database": {[]string{"show", "--sql", "sqlite", "--dsn", fresh, "--key", "k"},
+			"table zxidfence does not exist in this database: the application creates it"},
+		"fresh database accept": {[]string{"accept-generation", "--sql", "sqlite", "--dsn", fresh, "--key", "k",
+			"--generation", "1", "--reason", "r"}, "table zxidfence does not exist"},
+		"target and sql": {[]string{"show", "--zk", zkc.ConnectString(), "--target", "/x", "--sql", "sqlite",
+			"--dsn", fresh, "--key", "k"}, "pass one resource, not both"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := startProc(t, name, append([]string{"fence"}, tc.args...))
+			code := p.wait(30 * time.Second)
+			stderr := p.err.String()
+			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+			if last := lines[len(lines)-1]; code != 1 || !strings.HasPrefix(last, "zkelect: ") || !strings.Contains(last, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit 1 and a last line containing %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
