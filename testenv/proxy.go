@@ -36,7 +36,8 @@ type Proxy struct {
 	mu       sync.Mutex
 	links    map[*link]struct{}
 	latency  time.Duration
-	cut      *pendingCut // armed by CutAfterRequest, taken by the next matching request
+	cut      *pendingCut     // armed by CutAfterRequest, taken by the next matching request
+	zombies  map[string]bool // targets set by ForwardOnlyPings
 	sessions []SessionCredentials
 	closed   bool
 }
@@ -160,12 +161,14 @@ func (p *Proxy) SetLatency(d time.Duration) {
 	p.latency = max(d, 0)
 }
 
-// Heal undoes Blackhole and SetLatency and disarms a pending
-// CutAfterRequest: held frames are delivered and forwarding resumes.
+// Heal undoes Blackhole, SetLatency and ForwardOnlyPings and disarms a
+// pending CutAfterRequest: held frames are delivered and forwarding
+// resumes (requests ForwardOnlyPings dropped stay unanswered).
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	p.latency = 0
 	p.cut = nil
+	p.zombies = nil
 	p.mu.Unlock()
 	p.gate.reopen()
 }

@@ -83,7 +83,7 @@ func (l *link) run(target string) {
 	replies := make(chan reply, replyQueue)
 	l.p.wg.Go(func() { l.readReplies(server, replies) })
 	l.p.wg.Go(func() { l.writeReplies(replies) })
-	l.forwardRequests(server)
+	l.forwardRequests(server, target)
 }
 
 // attach records the server connection unless the link was closed.
@@ -98,9 +98,10 @@ func (l *link) attach(server net.Conn) bool {
 	return true
 }
 
-// forwardRequests copies frames from the client to the server, arming a
-// pending CutAfterRequest on the first request whose op matches.
-func (l *link) forwardRequests(server net.Conn) {
+// forwardRequests copies frames from the client to target, arming a
+// pending CutAfterRequest on the first request whose op matches, and
+// dropping requests while target plays dead (ForwardOnlyPings).
+func (l *link) forwardRequests(server net.Conn, target string) {
 	handshake := true
 	for {
 		frame, err := readFrame(l.client)
@@ -108,6 +109,9 @@ func (l *link) forwardRequests(server net.Conn) {
 			break
 		}
 		if !handshake {
+			if l.p.dropsRequest(target, frame) {
+				continue
+			}
 			l.armCut(frame)
 		}
 		handshake = false

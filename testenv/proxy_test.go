@@ -193,3 +193,32 @@ func TestDialerRoutesThroughTheProxy(t *testing.T) {
 	cl.waitState(t, zk.StateDisconnected)
 	cl.waitState(t, zk.StateHasSession)
 }
+
+func TestForwardOnlyPingsKeepsTheConnectionButAnswersNothing(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	p := c.NewProxyT(t)
+	cl := connect(t, p.ConnectString(), time.Second)
+	cl.mustCreate(t, "/zombie", 0)
+	if err := p.ForwardOnlyPings(1); !errors.Is(err, testenv.ErrBadOptions) {
+		t.Fatalf("ForwardOnlyPings(1) on one server: %v, want ErrBadOptions", err)
+	}
+	if err := p.ForwardOnlyPings(0); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan error, 1)
+	go func() { _, _, err := cl.Exists("/zombie"); answered <- err }()
+	// Two session timeouts: pings keep the connection (and the session)
+	// while the request goes unanswered.
+	select {
+	case err := <-answered:
+		t.Fatalf("a request was answered (%v) while the server forwards only pings", err)
+	case <-time.After(2 * time.Second):
+	}
+	if st := cl.State(); st != zk.StateHasSession {
+		t.Fatalf("state %v after two session timeouts of pings, want the session kept", st)
+	}
+	p.Heal()
+	if ok, _, err := cl.Exists("/zombie"); err != nil || !ok {
+		t.Fatalf("exists after Heal: %v, %v", ok, err)
+	}
+}
