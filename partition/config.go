@@ -27,6 +27,13 @@ const (
 	// DefaultRestartGraceFactor times the session's negotiated timeout is
 	// the default restart grace.
 	DefaultRestartGraceFactor = 2
+	// DefaultStartupSettle is how long a starting member waits, by
+	// default, for the membership to stop changing before its first
+	// elections.
+	DefaultStartupSettle = 300 * time.Millisecond
+	// startupSettleCap bounds the whole startup wait, in multiples of
+	// StartupSettle, however often the membership changes meanwhile.
+	startupSettleCap = 4
 	// MaxMaxInFlight caps Config.MaxInFlight.
 	MaxMaxInFlight = 4096
 )
@@ -105,6 +112,17 @@ type Config struct {
 	// a negative value disables the grace.
 	RestartGrace time.Duration
 
+	// StartupSettle is how long Run waits, before its first elections, for
+	// the set of live members to stay unchanged (at most 4 x StartupSettle
+	// in all). Members started together then divide the shards at once,
+	// instead of the first one up campaigning for every shard and handing
+	// most of them off (the same idea as Kafka's
+	// group.initial.rebalance.delay.ms, default 3 s there). Shards led by
+	// others meanwhile stay led; only a cold start waits. Zero selects
+	// DefaultStartupSettle (300ms); a negative value disables the wait.
+	// Raise it to a few seconds when members start further apart.
+	StartupSettle time.Duration
+
 	// Logger receives the manager's logs, with the fields "member",
 	// "shard", "token" and "reason". The zero Logger selects the session's.
 	Logger zerolog.Logger
@@ -151,6 +169,9 @@ func (c Config) validate(sessionTimeout time.Duration) (settings, error) {
 	}
 	if s.MaxInFlight == 0 {
 		s.MaxInFlight = DefaultMaxInFlight
+	}
+	if s.StartupSettle == 0 {
+		s.StartupSettle = DefaultStartupSettle
 	}
 	if s.RestartGrace == 0 {
 		s.RestartGrace = DefaultRestartGraceFactor * sessionTimeout

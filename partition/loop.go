@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"sync"
 	"time"
@@ -40,6 +41,9 @@ type loop struct {
 	dirty    bool // the view or the shard list changed: recompute
 	stale    bool // runners changed: reconcile
 
+	started       time.Time       // when the loop started
+	membersAt     time.Time       // when the set of live members last changed
+	startupDone   bool            // the startup wait is over (see StartupSettle)
 	reserved      map[string]bool // shards an earlier session of ours led
 	reservedUntil time.Time
 	absentSince   map[string]time.Time // records of members not live
@@ -101,6 +105,7 @@ func newLoop(m *Manager) *loop {
 		},
 		leaders: leaders,
 		wake:    stoppedTimer(),
+		started: time.Now(),
 		base:    base,
 		cancel:  cancel,
 	}
@@ -207,10 +212,31 @@ func (l *loop) step() {
 		l.noteLeaders()
 		l.recompute()
 	}
-	if l.stale {
+	if l.stale && l.startupSettled() {
 		l.reconcile()
 	}
 	l.stepGap = max(minStep, stepCostFactor*time.Since(l.lastStep))
+}
+
+// startupSettled reports whether the startup wait is over: the live
+// members have not changed for StartupSettle, or 4 x StartupSettle passed
+// since the start. Until then, reconcile (which starts elections) waits and
+// the loop wakes when the wait may end.
+func (l *loop) startupSettled() bool {
+	if l.startupDone || l.m.cfg.StartupSettle < 0 {
+		return true
+	}
+	settle := l.m.cfg.StartupSettle
+	until := l.membersAt.Add(settle)
+	if limit := l.started.Add(startupSettleCap * settle); limit.Before(until) {
+		until = limit
+	}
+	if wait := time.Until(until); wait > 0 {
+		l.wakeIn(wait)
+		return false
+	}
+	l.startupDone = true
+	return true
 }
 
 // fail reports an error that ends Run.
@@ -224,6 +250,9 @@ func (l *loop) fail(err error) {
 // apply merges a watcher's update into the view.
 func (l *loop) apply(u update) {
 	l.dirty = true
+	if u.members != nil && !maps.Equal(u.members, l.view.members) {
+		l.membersAt = time.Now()
+	}
 	l.view.apply(u)
 	switch {
 	case u.members != nil:

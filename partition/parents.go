@@ -52,6 +52,9 @@ func ensureShardParents(conn *zk.Conn, root string, ids []string, start int) err
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			if batchMade(conn, dir, batch) {
+				return
+			}
 			if err := createBatch(conn, dir, batch); err != nil {
 				mu.Lock()
 				first = cmp.Or(first, err)
@@ -61,6 +64,21 @@ func ensureShardParents(conn *zk.Conn, root string, ids []string, start int) err
 	}
 	wg.Wait()
 	return first
+}
+
+// batchMade reports whether another member has made batch already: its
+// first and last znodes exist. Members starting together list the same
+// missing ids and cut the same batches, and a multi makes a batch whole or
+// not at all, so two reads spare a multi that would fail. A batch made in
+// part fails its multi and is narrowed (createBatch).
+func batchMade(conn *zk.Conn, dir string, batch []string) bool {
+	for _, id := range []string{batch[0], batch[len(batch)-1]} {
+		ok, _, err := conn.Exists(path.Join(dir, id))
+		if err != nil || !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // missingShards returns the ids that have no znode under dir, in order.

@@ -1,0 +1,31 @@
+package partition_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zkelect/zkelect/partition"
+)
+
+// TestMembersStartingTogetherDivideTheShardsAtOnce starts three members
+// 100ms apart, well inside their startup settle: they must divide the
+// shards without a single handoff, so every shard's leadership starts
+// exactly once. Without the wait (StartupSettle < 0) the first member up
+// campaigns for every shard and hands most of them on.
+func TestMembersStartingTogetherDivideTheShardsAtOnce(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 90)
+	settle := func(c *partition.Config) { c.StartupSettle = 1500 * time.Millisecond }
+	var ms []*member
+	for i, id := range []string{"a", "b", "c"} {
+		if i > 0 {
+			time.Sleep(100 * time.Millisecond) // the start order under test, not synchronisation
+		}
+		ms = append(ms, startMember(t, root, id, shards, tr, settle))
+	}
+	waitBalanced(t, shards, ms, 30*time.Second)
+	starts := tr.startsOf("a") + tr.startsOf("b") + tr.startsOf("c")
+	if starts != len(shards) {
+		t.Errorf("%d leaderships started for %d shards: members starting together handed shards on", starts, len(shards))
+	}
+	tr.check(t, true)
+}
