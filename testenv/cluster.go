@@ -39,8 +39,15 @@ type Options struct {
 	// MinSessionTimeout and MaxSessionTimeout bound the session timeouts
 	// the servers negotiate. Zero keeps ZooKeeper's defaults of 2 and 20
 	// ticks. Whole milliseconds.
+	// MaxSessionTimeout must be at least the minimum (MinSessionTimeout, or
+	// its default of 2 ticks), else ZooKeeper refuses to start.
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration
+
+	// Heap is each server's maximum Java heap (-Xmx) in Java's notation: a
+	// number of bytes with an optional k, m or g suffix, such as "512m".
+	// Default DefaultHeap; at least 32m.
+	Heap string
 
 	// Dir is where the cluster's temporary directory (data, configuration,
 	// logs) is created; default os.TempDir(). Close removes the directory.
@@ -51,6 +58,13 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
+// Validate returns the error Start would return for o's fields (wrapping
+// ErrBadOptions, naming the field), or nil. It starts nothing.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
 // withDefaults validates o and fills in defaults; errors wrap ErrBadOptions.
 func (o Options) withDefaults() (Options, error) {
 	if o.Servers == 0 {
@@ -59,6 +73,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.TickTime == 0 {
 		o.TickTime = DefaultTickTime
 	}
+	if o.Heap == "" {
+		o.Heap = DefaultHeap
+	}
+	if err := checkHeap(o.Heap); err != nil {
+		return o, err
+	}
 	switch {
 	case o.Servers < 1 || o.Servers > 9:
 		return o, fmt.Errorf("%w: Servers = %d, want 1..9", ErrBadOptions, o.Servers)
@@ -66,14 +86,25 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: TickTime = %v, want whole milliseconds >= 10ms", ErrBadOptions, o.TickTime)
 	case o.MinSessionTimeout < 0 || o.MaxSessionTimeout < 0:
 		return o, fmt.Errorf("%w: negative session timeout bound", ErrBadOptions)
-	case o.MaxSessionTimeout > 0 && o.MinSessionTimeout > o.MaxSessionTimeout:
-		return o, fmt.Errorf("%w: MinSessionTimeout %v > MaxSessionTimeout %v",
-			ErrBadOptions, o.MinSessionTimeout, o.MaxSessionTimeout)
+	case o.MaxSessionTimeout > 0 && o.minSessionTimeout() > o.MaxSessionTimeout:
+		return o, fmt.Errorf("%w: MaxSessionTimeout %v is below the minimum session timeout %v (MinSessionTimeout, default 2 ticks)",
+			ErrBadOptions, o.MaxSessionTimeout, o.minSessionTimeout())
+	case o.MinSessionTimeout%time.Millisecond != 0 || o.MaxSessionTimeout%time.Millisecond != 0:
+		return o, fmt.Errorf("%w: session timeout bounds must be whole milliseconds", ErrBadOptions)
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
 	return o, nil
+}
+
+// minSessionTimeout is the lowest session timeout the servers negotiate:
+// MinSessionTimeout, or ZooKeeper's default of 2 ticks.
+func (o Options) minSessionTimeout() time.Duration {
+	if o.MinSessionTimeout > 0 {
+		return o.MinSessionTimeout
+	}
+	return 2 * o.TickTime
 }
 
 // Cluster is a running standalone ZooKeeper server or ensemble on loopback.
@@ -167,6 +198,7 @@ func (c *Cluster) configure() error {
 			clientPort:   ports[3*i],
 			quorumPort:   ports[3*i+1],
 			electionPort: ports[3*i+2],
+			heap:         c.opts.Heap,
 		})
 	}
 	for _, s := range c.servers {

@@ -3,9 +3,11 @@ package testenv_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,10 +85,28 @@ func TestBadOptionsAreRejected(t *testing.T) {
 		{TickTime: time.Millisecond},
 		{TickTime: 100*time.Millisecond + time.Microsecond},
 		{MinSessionTimeout: 2 * time.Second, MaxSessionTimeout: time.Second},
+		{MaxSessionTimeout: time.Millisecond}, // below the default minimum of 2 ticks: ZooKeeper crashed
+		{MaxSessionTimeout: 300*time.Millisecond + time.Microsecond},
+		{Heap: "lots"},
+		{Heap: "16m"},
+		{Heap: "0"},
+		{Heap: "512mb"},
 	} {
 		if _, err := testenv.Start(t.Context(), opts); !errors.Is(err, testenv.ErrBadOptions) {
 			t.Errorf("Start(%+v) = %v, want ErrBadOptions", opts, err)
 		}
+	}
+}
+
+func TestHeapSetsEachServersMaxHeap(t *testing.T) {
+	c := testenv.New(t, testenv.Options{Heap: "48m"})
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.PID(0)))
+	if err != nil {
+		t.Skipf("no /proc to read the server's command line: %v", err)
+	}
+	args := strings.Split(string(b), "\x00")
+	if !slices.Contains(args, "-Xmx48m") || slices.Contains(args, "-Xmx"+testenv.DefaultHeap) {
+		t.Fatalf("server command line %q; want -Xmx48m only", args)
 	}
 }
 

@@ -15,11 +15,34 @@ const (
 	syncLimitTicks = 10
 )
 
-// jvmFlags keep a test server small and quick to start: a small serial-GC
-// heap, the client compiler only, one visible CPU for thread-pool sizing,
-// and no fsync (test data need not survive a machine crash).
+// DefaultHeap is a server's maximum Java heap unless Options.Heap says
+// otherwise: enough for tests' few thousand znodes.
+const DefaultHeap = "128m"
+
+// minHeapBytes is the smallest Options.Heap: the JVM starts with 16 MiB.
+const minHeapBytes = 32 << 20
+
+// checkHeap validates Options.Heap, in Java's -Xmx notation.
+func checkHeap(heap string) error {
+	digits := strings.TrimRight(heap, "kKmMgG")
+	n, err := strconv.ParseInt(digits, 10, 64)
+	shift := map[string]uint{"": 0, "k": 10, "K": 10, "m": 20, "M": 20, "g": 30, "G": 30}
+	s, ok := shift[heap[len(digits):]]
+	if err != nil || !ok || n <= 0 || n > 1<<40>>s { // at most 1 TiB
+		return fmt.Errorf("%w: Heap = %q, want a size such as 512m or 2g", ErrBadOptions, heap)
+	}
+	if n<<s < minHeapBytes {
+		return fmt.Errorf("%w: Heap = %q, want at least 32m", ErrBadOptions, heap)
+	}
+	return nil
+}
+
+// jvmFlags keep a test server small and quick to start (with its -Xmx from
+// Options.Heap): a small serial-GC initial heap, the client compiler only,
+// one visible CPU for thread-pool sizing, and no fsync (test data need not
+// survive a machine crash).
 var jvmFlags = []string{
-	"-Xms16m", "-Xmx128m", "-Xss512k",
+	"-Xms16m", "-Xss512k",
 	"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:ActiveProcessorCount=1",
 	"-XX:-UsePerfData", "-Xshare:auto",
 	"-Djava.net.preferIPv4Stack=true",
@@ -108,7 +131,7 @@ func writeLogConfigs(dir string) error {
 // server s.
 func javaArgs(s *server, inst installation) []string {
 	args := append([]string{}, jvmFlags...)
-	args = append(args,
+	args = append(args, "-Xmx"+s.heap,
 		"-Dlog4j.configuration=file:"+filepath.Join(s.dir, "log4j.properties"),
 		"-Dlogback.configurationFile="+filepath.Join(s.dir, "logback.xml"),
 		"-cp", strings.Join(inst.classpath, string(os.PathListSeparator)),

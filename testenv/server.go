@@ -25,6 +25,7 @@ type server struct {
 	clientPort   int
 	quorumPort   int
 	electionPort int
+	heap         string // the JVM's -Xmx value, such as "128m"
 
 	mu      sync.Mutex
 	proc    *javaProc // nil before the first start and after a kill or stop

@@ -16,6 +16,10 @@ import (
 // devTick is dev's default tickTime: sessions of 400 ms to 4 s.
 const devTick = 200 * time.Millisecond
 
+// devHeap is dev's default maximum Java heap per server: room for tens of
+// thousands of shards' znodes (testenv's own default suits tests).
+const devHeap = "512m"
+
 func newDevCmd() *cobra.Command {
 	opts := testenv.Options{}
 	cmd := &cobra.Command{
@@ -25,11 +29,16 @@ func newDevCmd() *cobra.Command {
 each server a Java process with its data in a temporary directory, and prints
 its connect string as a ZKELECT_ZK=... line. On Ctrl-C (SIGINT) or SIGTERM it
 kills every server and removes the directory. Session timeouts are bounded to
-2..20 ticks. Needs Java and ZooKeeper (make deps installs them).`,
+2..20 ticks unless --max-session-timeout raises the upper bound. Needs Java
+and ZooKeeper (make deps installs them).`,
 		Example: `  make dev
-  zkelect dev --servers 5 --tick-time 100ms`,
+  zkelect dev --servers 5 --tick-time 100ms
+  zkelect dev --servers 1 --heap 2g --max-session-timeout 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkDevOptions(opts); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return runDev(ctx, cmd.OutOrStdout(), opts)
@@ -37,10 +46,31 @@ kills every server and removes the directory. Session timeouts are bounded to
 	}
 	cmd.Flags().IntVar(&opts.Servers, "servers", 3, "number of servers: 1 (standalone), 3 or 5")
 	cmd.Flags().DurationVar(&opts.TickTime, "tick-time", devTick,
-		"ZooKeeper tickTime; session timeouts may range over 2..20 ticks")
+		"ZooKeeper tickTime, whole milliseconds, at least 10ms; session timeouts may range over 2..20 ticks")
 	cmd.Flags().DurationVar(&opts.MaxSessionTimeout, "max-session-timeout", 0,
-		"upper bound on negotiated session timeouts (default 20 ticks)")
+		"upper bound on negotiated session timeouts, at least 2 ticks (default 20 ticks)")
+	cmd.Flags().StringVar(&opts.Heap, "heap", devHeap, "maximum Java heap of each server (java -Xmx), e.g. 512m or 2g")
 	return cmd
+}
+
+// checkDevOptions refuses flag values ZooKeeper would refuse (or dev would
+// silently replace) with a one-line error naming the flag.
+func checkDevOptions(o testenv.Options) error {
+	switch {
+	case o.Servers != 1 && o.Servers != 3 && o.Servers != 5:
+		return fmt.Errorf("invalid --servers %d: use 1 (standalone), 3 or 5", o.Servers)
+	case o.TickTime < 10*time.Millisecond || o.TickTime%time.Millisecond != 0:
+		return fmt.Errorf("invalid --tick-time %s: want whole milliseconds, at least 10ms (default %s)", o.TickTime, devTick)
+	case o.MaxSessionTimeout < 0 || o.MaxSessionTimeout%time.Millisecond != 0:
+		return fmt.Errorf("invalid --max-session-timeout %s: want whole milliseconds, or 0 for 20 ticks", o.MaxSessionTimeout)
+	case o.MaxSessionTimeout > 0 && o.MaxSessionTimeout < 2*o.TickTime:
+		return fmt.Errorf("invalid --max-session-timeout %s: ZooKeeper wants at least its minimum session timeout, 2 x --tick-time = %s",
+			o.MaxSessionTimeout, 2*o.TickTime)
+	}
+	if err := o.Validate(); err != nil { // every other field is valid: --heap is not
+		return fmt.Errorf("invalid --heap %q: want a size such as 512m or 2g, at least 32m", o.Heap)
+	}
+	return nil
 }
 
 // runDev starts the ensemble, reports it on out and keeps it until ctx is

@@ -21,7 +21,7 @@ import (
 func TestDevServesUntilSIGTERM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	dev := testenv.StartProcess(t, zkelectBin, []string{"dev", "--servers", "3", "--tick-time", "100ms"}, nil)
+	dev := testenv.StartProcess(t, zkelectBin, []string{"dev", "--servers", "3", "--tick-time", "100ms", "--heap", "64m"}, nil)
 	line, err := dev.WaitLine(ctx, func(l string) bool { return strings.HasPrefix(l, "ZKELECT_ZK=") })
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +32,11 @@ func TestDevServesUntilSIGTERM(t *testing.T) {
 	}
 	dir := devDataDir(t, dev.Output())
 	pids := devServerPIDs(t, dev.Output())
+	for _, pid := range pids {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && !strings.Contains(string(b), "-Xmx64m\x00") {
+			t.Errorf("server pid %d runs without --heap's -Xmx64m: %q", pid, b)
+		}
+	}
 
 	conn, _, err := zk.Connect(servers, 2*time.Second, zk.WithLogger(quietZK{}))
 	if err != nil {
@@ -115,4 +120,49 @@ func processesMentioning(t *testing.T, s string) []int {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// TestDevRefusesBadFlags: each of these once started an ensemble anyway
+// (--servers 0 ran 1, 2 and 7 ran, --tick-time 0 ran 100ms) or dumped
+// ZooKeeper's crash log (--max-session-timeout below 2 ticks).
+func TestDevRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--servers", "0"}, "invalid --servers 0: use 1 (standalone), 3 or 5"},
+		{[]string{"--servers", "2"}, "invalid --servers 2"},
+		{[]string{"--servers", "7"}, "invalid --servers 7"},
+		{[]string{"--tick-time", "0"}, "invalid --tick-time 0s: want whole milliseconds, at least 10ms (default 200ms)"},
+		{[]string{"--tick-time", "1500us"}, "invalid --tick-time 1.5ms"},
+		{[]string{"--max-session-timeout", "1ms"}, "invalid --max-session-timeout 1ms: ZooKeeper wants at least its minimum session timeout, 2 x --tick-time = 400ms"},
+		{[]string{"--tick-time", "1s", "--max-session-timeout", "1999ms"}, "2 x --tick-time = 2s"},
+		{[]string{"--heap", "lots"}, `invalid --heap "lots"`},
+		{[]string{"--heap", "16m"}, `invalid --heap "16m"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			p := startProc(t, "dev", append([]string{"dev"}, tc.args...))
+			code := p.wait(10 * time.Second)
+			stderr := p.err.String()
+			if lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n"); code != 1 || len(lines) != 1 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit 1 and one line containing %q", code, stderr, tc.want)
+			}
+			if out := p.out.String(); out != "" {
+				t.Errorf("dev started something: %q", out)
+			}
+		})
+	}
+}
+
+func TestDevHelpStatesTheRealDefaults(t *testing.T) {
+	p := startProc(t, "dev --help", []string{"dev", "--help"})
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Fatalf("dev --help: exit %d", code)
+	}
+	help := p.out.String()
+	for _, want := range []string{"(default 200ms)", `--heap string`, `(default "512m")`, "at least 2 ticks (default 20 ticks)"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("dev --help lacks %q:\n%s", want, help)
+		}
+	}
 }
