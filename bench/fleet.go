@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/testenv"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -32,10 +33,12 @@ type fleet struct {
 }
 
 type fleetMember struct {
-	id     string
-	sess   *recipe.Session
-	cancel context.CancelFunc
-	done   chan error
+	id      string
+	sess    *recipe.Session
+	proxy   *testenv.Proxy // nil: a direct session
+	crashed bool           // silenced by crash
+	cancel  context.CancelFunc
+	done    chan error
 }
 
 func (e *env) newFleet(root string, shards int) *fleet {
@@ -46,7 +49,17 @@ func (e *env) newFleet(root string, shards int) *fleet {
 
 // add starts member id (its own session and Manager).
 func (f *fleet) add(ctx context.Context, id string) error {
-	sess, err := f.e.session(ctx, nil, recipe.WithMetrics(f.reg))
+	return f.addVia(ctx, id, nil)
+}
+
+// addVia starts member id with its session through proxy (direct when nil),
+// so that crash can silence it.
+func (f *fleet) addVia(ctx context.Context, id string, proxy *testenv.Proxy) error {
+	var servers []string
+	if proxy != nil {
+		servers = proxy.Addrs()
+	}
+	sess, err := f.e.session(ctx, servers, recipe.WithMetrics(f.reg))
 	if err != nil {
 		return err
 	}
@@ -60,7 +73,7 @@ func (f *fleet) add(ctx context.Context, id string) error {
 		return fmt.Errorf("bench: manager %s: %w", id, err)
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	fm := &fleetMember{id: id, sess: sess, cancel: cancel, done: make(chan error, 1)}
+	fm := &fleetMember{id: id, sess: sess, proxy: proxy, cancel: cancel, done: make(chan error, 1)}
 	f.mu.Lock()
 	f.members[id] = fm
 	f.mu.Unlock()
@@ -77,6 +90,10 @@ func (f *fleet) remove(ctx context.Context, id string) error {
 	if fm == nil {
 		return nil
 	}
+	if fm.proxy != nil {
+		fm.proxy.Heal()
+		defer fm.proxy.Close()
+	}
 	fm.cancel()
 	defer fm.sess.Close()
 	select {
@@ -88,6 +105,20 @@ func (f *fleet) remove(ctx context.Context, id string) error {
 	case <-ctx.Done():
 		return fmt.Errorf("bench: stopping member %s: %w", id, ctx.Err())
 	}
+}
+
+// crash silences member id as a crashed process would look to ZooKeeper:
+// its connection blackholed, so its session expires and its leaderships
+// end (its lease first). It no longer counts as live; remove heals the
+// proxy and ends its Run. Only a member added through a proxy can crash.
+func (f *fleet) crash(id string) {
+	f.mu.Lock()
+	fm := f.members[id]
+	if fm != nil && fm.proxy != nil {
+		fm.crashed = true
+		fm.proxy.Blackhole()
+	}
+	f.mu.Unlock()
 }
 
 // close stops every member.
@@ -144,13 +175,19 @@ func (f *fleet) signal() {
 func (f *fleet) converged() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.leading) != len(f.shards) || len(f.members) == 0 {
+	live := 0
+	for _, fm := range f.members {
+		if !fm.crashed {
+			live++
+		}
+	}
+	if len(f.leading) != len(f.shards) || live == 0 {
 		return false
 	}
-	share := (len(f.shards) + len(f.members) - 1) / len(f.members)
+	share := (len(f.shards) + live - 1) / live
 	per := map[string]int{}
 	for _, id := range f.leading {
-		if f.members[id] == nil {
+		if fm := f.members[id]; fm == nil || fm.crashed {
 			return false
 		}
 		per[id]++

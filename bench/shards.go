@@ -105,6 +105,10 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 	}
 	leave, extra := countMoves(fleet.takeMoves(), own)
 	leaveTime := done.Sub(start)
+	crash, err := e.crashRecovery(ctx, fleet, n)
+	if err != nil {
+		return nil, err
+	}
 	ideal := n / (members + 1)
 	return []Result{
 		{Scenario: fmt.Sprintf("shards/moves on join (%d shards)", n), Value: float64(join), Unit: "shards",
@@ -114,7 +118,37 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 			Floor: fmt.Sprintf("%d (the leaver's shards)", len(own)),
 			Note: fmt.Sprintf("it leaves gracefully; %d moves of other members' shards; balanced again in %s",
 				extra, leaveTime.Round(time.Millisecond))},
+		{Scenario: fmt.Sprintf("shards/led again after a graceful stop (%d shards)", n), Value: msf(leaveTime), Unit: "ms",
+			Note: fmt.Sprintf("the leaver's %d shards led and balanced again", len(own))},
+		crash,
 	}, nil
+}
+
+// crashRecovery adds a member through a proxy, waits for balance, silences
+// it (a crash as ZooKeeper sees it) and times until every shard is led and
+// balanced among the others again.
+func (e *env) crashRecovery(ctx context.Context, fleet *fleet, n int) (Result, error) {
+	p, err := e.cluster.NewProxy()
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: proxy: %w", err)
+	}
+	if err := fleet.addVia(ctx, "crasher", p); err != nil {
+		_ = p.Close()
+		return Result{}, err
+	}
+	if _, err := fleet.awaitConverged(ctx, convergeLimit); err != nil {
+		return Result{}, err
+	}
+	own := len(fleet.ledBy("crasher"))
+	start := time.Now()
+	fleet.crash("crasher")
+	done, err := fleet.awaitConverged(ctx, convergeLimit)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Scenario: fmt.Sprintf("shards/led again after a crash (%d shards)", n), Value: msf(done.Sub(start)), Unit: "ms",
+		Floor: fmt.Sprintf("session timeout %s", e.sessionTimeout),
+		Note:  fmt.Sprintf("the crashed member's %d shards led and balanced again (its connection silenced until its session expired)", own)}, nil
 }
 
 // heapNow returns the live heap after a full collection and the number of
