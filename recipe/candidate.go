@@ -55,14 +55,18 @@ type (
 		lead  *Leadership
 		reply chan error // buffered 1
 	}
-	closeReq struct{ reply chan error }
+	closeReq struct {
+		reply    chan error // buffered 1
+		deadline time.Time  // Close's one deadline, for the deletion and the calls in flight
+	}
 )
 
 // NewCandidate prepares a candidate for the election at path (an absolute
 // ZooKeeper path; parents are created as needed at the first Campaign). It
-// does not touch ZooKeeper yet. Errors: ErrNilSession, *PathError
-// (ErrInvalidPath), *OptionError (ErrInvalidOption), ErrSessionClosed.
-// The caller must Close the candidate.
+// does not touch ZooKeeper yet; nil options are ignored. Errors:
+// ErrNilSession, *PathError (ErrInvalidPath), *OptionError
+// (ErrInvalidOption), ErrSessionClosed. The caller must Close the
+// candidate.
 func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate, error) {
 	if s == nil {
 		return nil, ErrNilSession
@@ -72,6 +76,9 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 	}
 	cfg := defaultCandidateConfig()
 	for _, o := range opts {
+		if o == nil {
+			continue
+		}
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
@@ -153,22 +160,22 @@ func (c *Candidate) Campaign(ctx context.Context) (*Leadership, error) {
 // is idempotent and returns the same result every time.
 func (c *Candidate) Close() error {
 	c.closeOnce.Do(func() {
-		req := closeReq{reply: make(chan error, 1)}
+		req := closeReq{reply: make(chan error, 1), deadline: time.Now().Add(c.cfg.closeTimeout)}
 		if c.mb.post(req) {
 			c.closeErr = <-req.reply
 		}
 		c.loopWG.Wait()
-		c.waitOps()
+		c.waitOps(req.deadline)
 	})
 	return c.closeErr
 }
 
 // waitOps waits for in-flight ZooKeeper calls, which end when their reply
-// arrives or the connection drops, at most the close timeout.
-func (c *Candidate) waitOps() {
+// arrives or the connection drops, until deadline at most.
+func (c *Candidate) waitOps(deadline time.Time) {
 	done := make(chan struct{})
 	go func() { c.opsWG.Wait(); close(done) }()
-	t := time.NewTimer(c.cfg.closeTimeout)
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case <-done:

@@ -7,17 +7,20 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Data watches are set by the session itself, not by go-zookeeper's GetW.
+// Data watches are set by the session itself, never by go-zookeeper's
+// GetW.
 //
 // go-zookeeper keeps one channel per successful GetW until the watch fires
 // and cannot remove a watch. A candidate that leaves while waiting would
 // leave its watch on the predecessor, and every later watcher of the same
-// znode would add a channel, without bound. Instead, to read a znode with a
-// watch the session writes its own getData(watch=true) request on the wire
-// and reads the reply itself: if it finds the znode, the watch is set. The server sends the watch's event like any other; go-zookeeper
-// passes it to the session's callback (holding no channel for it), which
-// routes it to the sinks of the path. When the last sink of a path leaves,
-// the session writes removeWatches, so nothing stays on the server.
+// znode would add a channel, without bound. Instead the session writes its
+// own watched reads on the wire and reads their replies itself:
+// readWatched below (a candidate's watch on its predecessor) and the
+// session's GetW, ChildrenW and ExistsW (watch.go, used by Observe). The
+// server sends a watch's event like any other; go-zookeeper passes it to
+// the session's callback (holding no channel for it), which routes it to
+// the sinks of the path. When the last sink of a path leaves, the session
+// writes removeWatches, so nothing stays on the server.
 //
 // The server keeps watches per connection: after a reconnect they are gone
 // (go-zookeeper re-sets only its own). Every user re-reads after a
@@ -58,23 +61,6 @@ func (s *Session) markDataWatch(path string) {
 	if s.connected {
 		s.dataWatch[path] = true
 	}
-}
-
-// armDataWatch writes getData(path, watch=true) on the current connection
-// once it is ready, without waiting for the reply, and remembers that the
-// path may hold a watch.
-func (s *Session) armDataWatch(path string) bool {
-	c := s.wire.readyConn(s.wire.timeout())
-	if c == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !c.inject(getDataWatchFrame(path)) {
-		return false
-	}
-	s.dataWatch[path] = true
-	return true
 }
 
 // dataWatchFired forgets the watch of the event's path (s.mu held).

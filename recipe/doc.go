@@ -73,12 +73,29 @@
 // lease; the handshake's deadlines are clamped (a silent server no longer
 // holds the client for 6.7 session timeouts); and after every server has
 // refused the session for two session timeouts (an ensemble wiped and
-// redeployed) the next connect request asks for a new session. Data
-// watches are written on the wire by the Session itself (getData with a
-// watch, then go-zookeeper's plain getData in order behind it), so
-// go-zookeeper keeps no channel per watch, and a candidate that leaves
-// while waiting removes its watch from the server (removeWatches, ZooKeeper
-// 3.5+). A candidate's znode is created with create2 (ZooKeeper 3.5+),
+// redeployed) the next connect request asks for a new session. A frame
+// length no ZooKeeper server sends (over 1 KiB for the connect response,
+// 16 MiB after it) fails the connection before go-zookeeper allocates a
+// buffer for it: a server list pointing only at other services (an HTTP
+// port, say) makes Connect fail at once with ErrNotZooKeeper. Watched
+// reads are written on the wire by the Session itself, which reads their
+// replies, so go-zookeeper keeps no channel per watch, and a candidate that
+// leaves while waiting removes its watch from the server (removeWatches,
+// ZooKeeper 3.5+).
+//
+// # Request deadline
+//
+// go-zookeeper waits for the answer to a request without limit, and a
+// server that keeps answering pings while it answers no request (a stuck
+// request pipeline) keeps the connection, so Connected stays true while
+// every campaign and read waits. The Session therefore closes the
+// connection in use when the oldest request in flight on it, go-zookeeper's
+// or its own, has gone unanswered for longer than the negotiated session
+// timeout, logging a warning that names the server and the request's age;
+// go-zookeeper reconnects to the next server, the session lives on, and
+// candidates and observers re-read as after any connection loss. ZooKeeper's
+// Java client offers the like since 3.6 as the client property
+// zookeeper.request.timeout (ZOOKEEPER-2251), off by default. A candidate's znode is created with create2 (ZooKeeper 3.5+),
 // written and read by the Session the same way, whose reply carries the
 // new znode's Stat: owner and czxid come with the create (a candidate that
 // waits never reads its znode back), and the listing of the election

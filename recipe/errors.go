@@ -41,6 +41,11 @@ var (
 	// ErrUnreachable: no ZooKeeper server granted a session within the
 	// connect timeout.
 	ErrUnreachable = errors.New("recipe: ZooKeeper unreachable")
+	// ErrNotZooKeeper: a server answered the connect request with bytes
+	// that are not ZooKeeper's protocol (another service on that port).
+	// Connect fails with it (and ErrUnreachable) once every server has
+	// answered that way.
+	ErrNotZooKeeper = errors.New("recipe: not a ZooKeeper server")
 	// ErrSessionTimeout: a session timeout that is not positive, or (with
 	// WithExactSessionTimeout) one the server would not grant.
 	ErrSessionTimeout = errors.New("recipe: session timeout not honoured")

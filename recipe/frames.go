@@ -9,11 +9,11 @@ import "encoding/binary"
 // protocol version, last zxid, timeout, session id, password (4+16 bytes).
 const connectRequestLen = 4 + 8 + 4 + 8 + 4 + 16
 
-// Requests the session writes on the wire itself (see datawatch.go):
-// getData with a watch, which go-zookeeper must not track, removeWatches,
-// which it cannot send, and create2 (see create2.go), whose reply it does
-// not expose. Their replies carry a negative xid that go-zookeeper ignores
-// (neither a ping nor a notification).
+// Requests the session writes on the wire itself: getData with a watch
+// (datawatch.go, watch.go), which go-zookeeper must not track,
+// removeWatches, which it cannot send, and create2 (create2.go), whose
+// reply it does not expose. Their replies carry a negative xid that
+// go-zookeeper ignores (neither a ping nor a notification).
 const (
 	opGetData          = 4
 	opCreate2          = 15
@@ -42,19 +42,16 @@ type frameReader struct {
 	// capture, if set, is asked once per frame longer than its head
 	// whether to keep the whole body (at most maxCaptured bytes).
 	capture func(head []byte) bool
+
+	// limit, if positive, is the longest frame accepted: feed fails on a
+	// longer one (see frameLimitError) and must not be called again.
+	limit int
 }
 
 // removeWatchesFrame encodes removeWatches(path, data watches).
 func removeWatchesFrame(path string) []byte {
 	f := requestFrame(opRemoveWatches, path, 4)
 	binary.BigEndian.PutUint32(f[len(f)-4:], watcherTypeData)
-	return f
-}
-
-// getDataWatchFrame encodes getData(path, watch=true).
-func getDataWatchFrame(path string) []byte {
-	f := requestFrame(opGetData, path, 1)
-	f[len(f)-1] = 1
 	return f
 }
 
@@ -81,7 +78,9 @@ func forgetSession(b []byte) []byte {
 	return out
 }
 
-func (r *frameReader) feed(b []byte, onFrame func(head []byte)) {
+// feed parses b, calling onFrame for every frame it completes. It fails,
+// parsing nothing further, on a frame longer than r.limit.
+func (r *frameReader) feed(b []byte, onFrame func(head []byte)) error {
 	for len(b) > 0 {
 		if r.lenN < 4 {
 			k := copy(r.lenBuf[r.lenN:], b)
@@ -89,6 +88,9 @@ func (r *frameReader) feed(b []byte, onFrame func(head []byte)) {
 			b = b[k:]
 			if r.lenN == 4 {
 				total := int(binary.BigEndian.Uint32(r.lenBuf[:]))
+				if r.limit > 0 && total > r.limit {
+					return &frameLimitError{length: total, limit: r.limit}
+				}
 				r.headLen = min(total, len(r.head))
 				r.headN = 0
 				r.rest = total - r.headLen
@@ -117,6 +119,7 @@ func (r *frameReader) feed(b []byte, onFrame func(head []byte)) {
 			r.emit(onFrame)
 		}
 	}
+	return nil
 }
 
 // startCapture decides, once the head is complete, whether to keep the body.
@@ -137,6 +140,15 @@ func (r *frameReader) emit(onFrame func([]byte)) {
 	body := r.body
 	r.body = nil
 	onFrame(body)
+}
+
+// frameOp returns the op code of a request frame (length prefix
+// included), 0 if too short.
+func frameOp(frame []byte) int32 {
+	if len(frame) < 12 {
+		return 0
+	}
+	return int32(binary.BigEndian.Uint32(frame[8:]))
 }
 
 // headXid returns the xid of a reply header (0 if too short).

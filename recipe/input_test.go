@@ -180,3 +180,32 @@ func TestPathsZooKeeperAcceptsAreAccepted(t *testing.T) {
 		}
 	}
 }
+
+func TestMalformedServerAddressFailsAtOnce(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1:x", "127.0.0.1", ":2181", ""} {
+		start := time.Now()
+		_, err := recipe.Connect(context.Background(), []string{addr})
+		var oe *recipe.OptionError
+		if !errors.Is(err, recipe.ErrInvalidOption) || !errors.As(err, &oe) || oe.Option != "servers" {
+			t.Errorf("server %q: %v, want a *OptionError on servers", addr, err)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("server %q refused after %v, want at once", addr, took)
+		}
+	}
+}
+
+func TestNilOptionsAreIgnored(t *testing.T) {
+	s := session(t, zkc.ConnectString(), nil)
+	c := candidate(t, s, electionPath(t), nil, recipe.WithParticipantID("p"), nil)
+	if c.ID() != "p" {
+		t.Fatalf("ID() = %q, want the option after a nil one applied", c.ID())
+	}
+}
+
+func TestEmptyParticipantIDIsRefused(t *testing.T) {
+	s := session(t, zkc.ConnectString())
+	if _, err := recipe.NewCandidate(s, electionPath(t), recipe.WithParticipantID("")); !errors.Is(err, recipe.ErrInvalidOption) {
+		t.Fatalf("empty participant id: %v, want ErrInvalidOption", err)
+	}
+}

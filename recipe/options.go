@@ -28,7 +28,7 @@ const (
 	defaultLeaseFraction = 4
 )
 
-// SessionOption configures Connect.
+// SessionOption configures Connect. A nil SessionOption is ignored.
 type SessionOption func(*sessionConfig) error
 
 type sessionConfig struct {
@@ -126,7 +126,8 @@ func WithDigestAuth(user, password string) SessionOption {
 	}
 }
 
-// CandidateOption configures NewCandidate.
+// CandidateOption configures NewCandidate. A nil CandidateOption is
+// ignored.
 type CandidateOption func(*candidateConfig) error
 
 type candidateConfig struct {
@@ -149,9 +150,14 @@ func defaultCandidateConfig() candidateConfig {
 
 // WithParticipantID sets the participant id stored as the znode's data
 // (as Curator's LeaderLatch does), so observers can name the leader.
-// Default: "<hostname>:<pid>". At most 1024 bytes.
+// Default: "<hostname>:<pid>". Not empty (an observer could not name the
+// leader), at most 1024 bytes; otherwise NewCandidate fails with a
+// *OptionError.
 func WithParticipantID(id string) CandidateOption {
 	return func(c *candidateConfig) error {
+		if id == "" {
+			return &OptionError{Option: "WithParticipantID", Reason: "empty id"}
+		}
 		if len(id) > 1024 {
 			return &OptionError{Option: "WithParticipantID", Reason: "longer than 1024 bytes"}
 		}

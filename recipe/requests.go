@@ -66,14 +66,14 @@ func (c *Candidate) onResign(req *resignReq) {
 	st.resigns = append(st.resigns, req.reply)
 }
 
-// onClose ends everything and withdraws, bounded by the close timeout.
+// onClose ends everything and withdraws, bounded by Close's deadline.
 func (c *Candidate) onClose(req closeReq) {
 	st := &c.st
 	st.closing, st.closeRep = true, req.reply
 	c.endLead(ErrClosed)
 	c.failWaiters(ErrClosed)
 	c.withdraw()
-	st.closeTmr = time.AfterFunc(c.cfg.closeTimeout, func() { c.mb.post(closeLate{}) })
+	st.closeTmr = time.AfterFunc(time.Until(req.deadline), func() { c.mb.post(closeLate{}) })
 }
 
 // withdraw leaves the election: delete our znode and sweep any other

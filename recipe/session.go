@@ -21,6 +21,9 @@ import (
 //
 // go-zookeeper re-establishes a new session by itself after expiry; the
 // Session reports that to candidates as an expiry followed by a new session.
+// A connection whose server leaves a request unanswered for longer than the
+// negotiated session timeout is closed, so the session moves to another
+// server (see the package documentation, "Request deadline").
 // All methods are safe for concurrent use.
 type Session struct {
 	conn    *zk.Conn
@@ -35,6 +38,7 @@ type Session struct {
 	estOnce     sync.Once
 	done        chan struct{} // closed by Close
 	closeOnce   sync.Once
+	watchdog    chan struct{} // closed when watchRequests returns (deadline.go)
 
 	mu        sync.Mutex
 	id        int64 // current session id, 0 when none
@@ -69,22 +73,29 @@ const (
 	sessClosed                                   // Session.Close was called
 )
 
-// Connect opens a ZooKeeper session on servers ("host:port" each) and waits
-// until the first session is established, the connect timeout passes
-// (ErrUnreachable) or ctx ends (ctx's error, with ErrUnreachable). The
-// session then reconnects by itself until Close; the caller must Close it.
+// Connect opens a ZooKeeper session on servers ("host:port" each, port in
+// 1..65535; otherwise a *OptionError naming "servers") and waits until the
+// first session is established, the connect timeout passes
+// (ErrUnreachable), every server answers in another protocol
+// (ErrNotZooKeeper, with ErrUnreachable) or ctx ends (ctx's error, with
+// ErrUnreachable). Nil options are ignored. The session then reconnects by
+// itself until Close; the caller must Close it.
 func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Session, error) {
-	if len(servers) == 0 {
-		return nil, &OptionError{Option: "servers", Reason: "empty server list"}
+	if err := validateServers(servers); err != nil {
+		return nil, err
 	}
 	cfg := defaultSessionConfig()
 	for _, o := range opts {
+		if o == nil {
+			continue
+		}
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
 	}
 	s := &Session{
-		wire:        newWireTracker(len(servers), cfg.timeout),
+		wire:        newWireTracker(len(servers), cfg.timeout, cfg.log),
+		watchdog:    make(chan struct{}),
 		cfg:         cfg,
 		log:         cfg.log,
 		metrics:     newMetrics(cfg.reg),
@@ -125,6 +136,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 		s.log.Warn().Dur("requested", cfg.timeout).Dur("negotiated", got).
 			Msg("server granted another session timeout; deadlines use the negotiated one")
 	}
+	go s.watchRequests()
 	return s, nil
 }
 
@@ -136,6 +148,8 @@ func (s *Session) awaitFirst(ctx context.Context, servers []string) error {
 		return nil
 	case <-t.C:
 		return fmt.Errorf("no session from %v within %v: %w", servers, s.cfg.connectTimeout, ErrUnreachable)
+	case <-s.wire.foreign.all:
+		return fmt.Errorf("connect to %v: %w: %w", servers, ErrUnreachable, s.wire.foreign.cause())
 	case <-ctx.Done():
 		return fmt.Errorf("connect to %v: %w: %w", servers, ErrUnreachable, ctx.Err())
 	}
@@ -153,6 +167,7 @@ func (s *Session) Close() error {
 		s.broadcast(sessionEvent{kind: sessClosed, id: s.id})
 		s.mu.Unlock()
 		close(s.done)
+		<-s.watchdog
 		s.shutdown()
 		s.metrics.setSessionState("closed")
 		s.log.Info().Int64("session_id", s.ID()).Msg("session closed")

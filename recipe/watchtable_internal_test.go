@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
 )
 
 // tableSession returns a Session with only what the watch table uses (no
 // connection: removals are not written).
 func tableSession() *Session {
 	s := &Session{
-		wire:      newWireTracker(1, time.Second),
+		wire:      newWireTracker(1, time.Second, zerolog.Nop()),
 		done:      make(chan struct{}),
 		sinks:     map[sessionSink]struct{}{},
 		paths:     map[string]map[sessionSink]struct{}{},

@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
 )
 
 // This file watches the ZooKeeper wire under go-zookeeper through its
-// Dialer hook, for three things the library does not expose:
+// Dialer hook, for what the library does not expose or bound:
 //
 //   - the negotiated session timeout and session id, read from the connect
 //     response frame;
@@ -25,10 +26,13 @@ import (
 //   - a bound on the handshake: until the connect response arrives every
 //     read or write deadline is clamped to handshakeBound, so a server that
 //     accepts connections but never answers does not hold the client for
-//     go-zookeeper's 10 × 2/3 × timeout before it tries the next one.
+//     go-zookeeper's 10 × 2/3 × timeout before it tries the next one;
+//   - the requests in flight on each connection, for the request deadline
+//     (deadline.go), and the length of every frame, refused when no
+//     ZooKeeper server would send it (foreign.go).
 //
 // It also writes the session's own requests between go-zookeeper's frames
-// (data watches, see datawatch.go; watched reads, see watch.go; create2,
+// (watched reads, see datawatch.go and watch.go; create2,
 // whose replies it reads back, see create2.go and wirecall.go), and recovers a session the
 // ensemble has forgotten (wiped and redeployed): such servers close every
 // connection that presents the old session and its higher zxid, and
@@ -58,6 +62,8 @@ type wireTracker struct {
 	sessionID    atomic.Int64
 	authExpected atomic.Int32 // credentials go-zookeeper replays on each connection
 	callSeq      atomic.Uint32
+	log          zerolog.Logger
+	foreign      *foreignStreak // handshakes answered by another protocol (foreign.go)
 
 	mu           sync.Mutex
 	current      *wireConn     // the connection go-zookeeper uses now
@@ -67,8 +73,9 @@ type wireTracker struct {
 	forgetNext   bool
 }
 
-func newWireTracker(servers int, requested time.Duration) *wireTracker {
-	return &wireTracker{servers: servers, requested: requested, epoch: time.Now(), dialed: make(chan struct{})}
+func newWireTracker(servers int, requested time.Duration, log zerolog.Logger) *wireTracker {
+	return &wireTracker{servers: servers, requested: requested, epoch: time.Now(), dialed: make(chan struct{}),
+		log: log, foreign: newForeignStreak()}
 }
 
 // dialer wraps d so every connection is tracked.
@@ -77,11 +84,13 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 		b := w.handshakeBound()
 		c, err := d(network, addr, min(timeout, b))
 		if err != nil {
+			w.notForeign()
 			return nil, err
 		}
-		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]time.Time{}, authXids: map[int32]bool{},
+		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]sentRequest{}, authXids: map[int32]bool{},
 			calls: map[int32]*pendingCall{}, ready: make(chan struct{}), closed: make(chan struct{})}
 		wc.rd.capture = wc.wantsBody
+		wc.rd.limit = maxConnectResponse
 		w.mu.Lock()
 		w.current = wc
 		close(w.dialed)
@@ -234,6 +243,7 @@ func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, sent tim
 	}
 	w.negotiated.Store(int64(timeout))
 	w.answered(sent)
+	w.notForeign()
 	w.mu.Lock()
 	w.refusedSince, w.refusals = time.Time{}, 0
 	w.mu.Unlock()
@@ -244,6 +254,7 @@ func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, sent tim
 func (w *wireTracker) refused() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.notForeign()
 	now := time.Now()
 	if w.refusedSince.IsZero() {
 		w.refusedSince = now
@@ -283,7 +294,7 @@ type wireConn struct {
 	connectSent time.Time
 
 	mu       sync.Mutex
-	pending  map[int32]time.Time
+	pending  map[int32]sentRequest // requests in flight, by xid (pings apart)
 	pings    []time.Time
 	authXids map[int32]bool // setAuth requests awaiting their reply
 	authSent int
@@ -337,7 +348,7 @@ func (c *wireConn) Write(b []byte) (int, error) {
 			c.authSent++
 			fallthrough
 		default:
-			c.pending[xid] = now
+			c.pending[xid] = sentRequest{at: now, op: op}
 		}
 		c.mu.Unlock()
 	}
@@ -355,16 +366,25 @@ func (c *wireConn) Close() error {
 	return c.Conn.Close()
 }
 
-// Read passes bytes through and parses the frames they carry.
+// Read passes bytes through and parses the frames they carry. A frame
+// longer than a ZooKeeper server sends fails the read (see frameLimitError)
+// before go-zookeeper sees its length and allocates a buffer for it.
 func (c *wireConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.mu.Lock()
-		c.rd.feed(b[:n], c.frame)
+		ferr := c.rd.feed(b[:n], c.frame)
 		c.mu.Unlock()
+		if ferr != nil {
+			return 0, c.oversized(ferr)
+		}
 	}
-	if err != nil && !c.established.Load() && !isTimeout(err) {
-		c.w.refused()
+	if err != nil && !c.established.Load() {
+		if isTimeout(err) {
+			c.w.notForeign()
+		} else {
+			c.w.refused()
+		}
 	}
 	return n, err
 }
@@ -386,6 +406,7 @@ func (c *wireConn) frame(head []byte) {
 		sid := int64(binary.BigEndian.Uint64(head[8:]))
 		if sid != 0 {
 			c.w.handshake(sid, timeout, c.connectSent)
+			c.rd.limit = maxReplyFrame
 			c.established.Store(true)
 			c.checkReady()
 		}
@@ -402,9 +423,9 @@ func (c *wireConn) frame(head []byte) {
 			c.pings = c.pings[1:]
 		}
 	default:
-		if t, ok := c.pending[xid]; ok {
+		if r, ok := c.pending[xid]; ok {
 			delete(c.pending, xid)
-			c.w.answered(t)
+			c.w.answered(r.at)
 		}
 		if c.authXids[xid] {
 			delete(c.authXids, xid)

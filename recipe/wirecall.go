@@ -62,10 +62,13 @@ func (c *wireConn) call(p *pendingCall, frame []byte) bool {
 	p.conn = c
 	c.mu.Lock()
 	c.calls[p.xid] = p
-	c.pending[p.xid] = time.Now()
+	c.pending[p.xid] = sentRequest{at: time.Now(), op: frameOp(frame)}
 	c.mu.Unlock()
 	if !c.inject(frame) {
 		p.forget()
+		c.mu.Lock()
+		delete(c.pending, p.xid)
+		c.mu.Unlock()
 		return false
 	}
 	return true
@@ -97,11 +100,13 @@ func (p *pendingCall) waitCtx(ctx context.Context, d time.Duration) ([]byte, boo
 	}
 }
 
-// forget stops waiting for the reply.
+// forget stops waiting for the reply. The request stays in flight on its
+// connection (c.pending) until the server answers it: a request given up
+// on is still one the server owes an answer, for the request deadline (see
+// deadline.go) and, once answered, for the lease.
 func (p *pendingCall) forget() {
 	p.conn.mu.Lock()
 	delete(p.conn.calls, p.xid)
-	delete(p.conn.pending, p.xid)
 	p.conn.mu.Unlock()
 }
 

@@ -1,0 +1,26 @@
+package recipe
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+)
+
+// validateServers checks Connect's server list: at least one entry, each
+// "host:port" with a non-empty host and a port in 1..65535, so a typo fails
+// at once instead of after the connect timeout.
+func validateServers(servers []string) error {
+	if len(servers) == 0 {
+		return &OptionError{Option: "servers", Reason: "empty server list"}
+	}
+	for _, s := range servers {
+		host, port, err := net.SplitHostPort(s)
+		if err != nil || host == "" {
+			return &OptionError{Option: "servers", Reason: fmt.Sprintf("%q is not host:port", s)}
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return &OptionError{Option: "servers", Reason: fmt.Sprintf("%q: port must be a number in 1..65535", s)}
+		}
+	}
+	return nil
+}
