@@ -171,3 +171,24 @@ func TestGetDataReplyDecoding(t *testing.T) {
 		}
 	}
 }
+
+func TestFrameReaderRefusesALengthOverItsLimit(t *testing.T) {
+	r := frameReader{limit: maxReplyFrame}
+	var n int
+	ok := frames(make([]byte, 40))
+	if err := r.feed(ok, func([]byte) { n++ }); err != nil || n != 1 {
+		t.Fatalf("a 40-byte frame: %v, %d frames", err, n)
+	}
+	// The length prefix of a frame one byte too long, then "HTTP" (a
+	// length of 1,213,486,160 bytes), each cut after its second byte.
+	for _, prefix := range [][]byte{binary.BigEndian.AppendUint32(nil, maxReplyFrame+1), []byte("HTTP")} {
+		r := frameReader{limit: maxReplyFrame}
+		if err := r.feed(prefix[:2], func([]byte) {}); err != nil {
+			t.Fatalf("half a length: %v", err)
+		}
+		var fe *frameLimitError
+		if err := r.feed(prefix[2:], func([]byte) {}); !errors.As(err, &fe) || fe.limit != maxReplyFrame {
+			t.Fatalf("length %x: %v, want a *frameLimitError", prefix, err)
+		}
+	}
+}
