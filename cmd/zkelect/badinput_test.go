@@ -43,6 +43,11 @@ func TestBadInputExitsWithOneLine(t *testing.T) {
 		{"no shards", []string{"shards", zk, "--root", "/r", "--member", "m"}, 1, "missing --shards"},
 		{"bad shard id", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "a,..,b"}, 1, `invalid --shards entry ".."`},
 		{"zero shards", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "0"}, 1, "want a count in 1..100000"},
+		{"count in e notation", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "1e3"}, 1, `invalid --shards "1e3": a count is a plain decimal integer`},
+		{"count in hex", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "0x10"}, 1, `invalid --shards "0x10"`},
+		{"id too long", []string{"run", zk, "--election", "/e", "--id", strings.Repeat("i", 1025), "--", "true"}, 1, "invalid --id: 1025 bytes, at most 1024"},
+		{"root of ZooKeeper", []string{"status", zk, "--root", "/"}, 1, `invalid --root "/": ZooKeeper's root znode cannot be used; pick a path below it (e.g. /apps/billing)`},
+		{"no root", []string{"shards", zk, "--member", "m", "--shards", "2"}, 1, "missing --root: pass a ZooKeeper path such as /apps/billing"},
 		{"bad log level", []string{"status", zk, "--election", "/a", "--log-level", "loud"}, 1, `invalid --log-level "loud"`},
 		{"unknown flag", []string{"run", "--frobnicate"}, 1, "unknown flag: --frobnicate"},
 		{"unknown command", []string{"frobnicate"}, 1, `unknown command "frobnicate"`},
@@ -86,6 +91,23 @@ func TestHelpHasExamples(t *testing.T) {
 		}
 		if !strings.Contains(p.out.String(), "Examples:") {
 			t.Errorf("%s --help has no example:\n%s", c[0], p.out.String())
+		}
+	}
+}
+
+// TestHelpShowsNoMachineDefaults: a flag whose default comes from the
+// environment, the host name or the pid says so once; --help once added
+// (default "vm") after "(default $ZKELECT_MEMBER or the host name)".
+func TestHelpShowsNoMachineDefaults(t *testing.T) {
+	for _, c := range []struct{ cmd, flag string }{{"shards", "--member"}, {"shards", "--zk"}, {"run", "--id"}, {"status", "--zk"}} {
+		p := startProc(t, c.cmd+" --help", []string{c.cmd, "--help"}, envZK+"=127.0.0.1:2181")
+		if code := p.wait(10 * time.Second); code != 0 {
+			t.Fatalf("%s --help: exit %d", c.cmd, code)
+		}
+		for line := range strings.Lines(p.out.String()) {
+			if strings.Contains(line, c.flag+" string ") && strings.Count(line, "(default") != 1 {
+				t.Errorf("%s --help: %q; want one default, stated as its source", c.cmd, strings.TrimSpace(line))
+			}
 		}
 	}
 }

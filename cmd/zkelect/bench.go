@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -36,6 +38,9 @@ about a minute on 2 cores. Needs Java and ZooKeeper (make deps).`,
   zkelect bench --scenarios raw,failover --resign-trials 500`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkBenchFlags(cfg, out); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			cfg.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
@@ -57,6 +62,51 @@ about a minute on 2 cores. Needs Java and ZooKeeper (make deps).`,
 	f.IntSliceVar(&cfg.Shards, "shards", cfg.Shards, "shard counts for the cold start")
 	f.IntVar(&cfg.Members, "members", cfg.Members, "members starting together")
 	return cmd
+}
+
+// checkBenchFlags refuses a non-positive count or duration (the library
+// would silently replace it with its default) and a --out file that cannot
+// be written, before the run rather than after it.
+func checkBenchFlags(cfg bench.Config, out string) error {
+	for _, c := range []struct {
+		flag string
+		n    int
+	}{
+		{"raw-trials", cfg.RawTrials}, {"raw-creates", cfg.RawCreates}, {"in-flight", cfg.InFlight},
+		{"resign-trials", cfg.ResignTrials}, {"crash-trials", cfg.CrashTrials},
+		{"herd-candidates", cfg.HerdCandidates}, {"herd-trials", cfg.HerdTrials}, {"members", cfg.Members},
+	} {
+		if c.n < 1 {
+			return fmt.Errorf("invalid --%s %d: must be at least 1", c.flag, c.n)
+		}
+	}
+	switch {
+	case cfg.SessionTimeout <= 0:
+		return fmt.Errorf("invalid --session-timeout %s: must be positive (e.g. 1s)", cfg.SessionTimeout)
+	case cfg.TickTime <= 0:
+		return fmt.Errorf("invalid --tick-time %s: must be positive (e.g. 100ms)", cfg.TickTime)
+	case len(cfg.Shards) == 0:
+		return errors.New("invalid --shards: give at least one shard count (e.g. 1000,10000)")
+	}
+	if out != "" {
+		return checkWritable(out)
+	}
+	return nil
+}
+
+// checkWritable reports whether a file can be created at path: path is not
+// a directory and its directory takes a new file (tried, then removed).
+func checkWritable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("invalid --out %s: is a directory; name a file in it", path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".zkelect-bench-*")
+	if err != nil {
+		return fmt.Errorf("invalid --out %s: cannot write there: %w", path, err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
 }
 
 // runBench runs the benchmark, prints its table on w and writes JSON to

@@ -15,6 +15,12 @@ func TestBenchBadInput(t *testing.T) {
 	}{
 		"unknown scenario": {[]string{"bench", "--scenarios", "raw,nope"}, `unknown scenario "nope"`},
 		"zero shards":      {[]string{"bench", "--shards", "0"}, "shard count 0, want 1..100000"},
+		"zero members":     {[]string{"bench", "--members", "0"}, "invalid --members 0: must be at least 1"},
+		"negative trials":  {[]string{"bench", "--crash-trials", "-1"}, "invalid --crash-trials -1"},
+		"zero timeout":     {[]string{"bench", "--session-timeout", "0s"}, "invalid --session-timeout 0s"},
+		"out in a missing directory": {[]string{"bench", "--out", "/nonexistent/x.json"},
+			"invalid --out /nonexistent/x.json: cannot write there"},
+		"out is a directory": {[]string{"bench", "--out", t.TempDir()}, "is a directory"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -48,6 +48,7 @@ func (f *commonFlags) register(fs *pflag.FlagSet) { f.registerWithLevel(fs, "inf
 func (f *commonFlags) registerWithLevel(fs *pflag.FlagSet, level string) {
 	fs.StringVar(&f.zk, "zk", os.Getenv(envZK),
 		"ZooKeeper ensemble, comma-separated host:port list (default $"+envZK+")")
+	hideDefault(fs, "zk")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", defaultSessionTimeout,
 		"requested ZooKeeper session timeout; the server may negotiate another")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout,
@@ -182,19 +183,36 @@ func (c *client) close() {
 	c.stop()
 }
 
+// pathExamples are the example paths checkZNodePath's errors suggest, by
+// flag name.
+var pathExamples = map[string]string{
+	"election": "/apps/cron/leader",
+	"root":     "/apps/billing",
+	"target":   "/apps/billing/ledger",
+}
+
+// hideDefault keeps --help from printing the value flag name's default
+// resolved to on this machine (its host name, pid or environment): the
+// flag's usage text says where the default comes from instead.
+func hideDefault(fs *pflag.FlagSet, name string) { fs.Lookup(name).DefValue = "" }
+
 // checkZNodePath validates a ZooKeeper path given in flag name, returning a
 // one-line error with an example of a valid path.
 func checkZNodePath(flag, p string) error {
+	example := pathExamples[flag]
+	if example == "" {
+		example = pathExamples["election"]
+	}
 	bad := func(why string) error {
-		return fmt.Errorf("invalid --%s %q: %s (e.g. /apps/cron/leader)", flag, p, why)
+		return fmt.Errorf("invalid --%s %q: %s (e.g. %s)", flag, p, why, example)
 	}
 	switch {
 	case p == "":
-		return fmt.Errorf("missing --%s: pass a ZooKeeper path such as /apps/cron/leader", flag)
+		return fmt.Errorf("missing --%s: pass a ZooKeeper path such as %s", flag, example)
 	case p[0] != '/':
 		return bad("a ZooKeeper path starts with /")
 	case p == "/":
-		return bad("the root cannot hold an election")
+		return bad("ZooKeeper's root znode cannot be used; pick a path below it")
 	case strings.HasSuffix(p, "/"):
 		return bad("a ZooKeeper path does not end with /")
 	}

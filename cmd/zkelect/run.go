@@ -23,6 +23,10 @@ const (
 	envParticipantID = "ZKELECT_PARTICIPANT_ID" // this candidate's id
 )
 
+// maxParticipantID is the longest participant id recipe.WithParticipantID
+// accepts, in bytes; run checks --id against it before connecting.
+const maxParticipantID = 1024
+
 // restartBackoff is the pause between a child's exit and the next campaign
 // with --restart, so a child that fails at once does not churn leadership.
 const restartBackoff = time.Second
@@ -74,7 +78,8 @@ between children with --restart), run withdraws and exits 130 for SIGINT,
 	f.common.register(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&f.election, "election", "", "election path, e.g. /apps/cron/leader (required)")
-	fs.StringVar(&f.id, "id", defaultParticipantID(), "participant id stored in this candidate's znode")
+	fs.StringVar(&f.id, "id", defaultParticipantID(), "participant id stored in this candidate's znode (default host:pid)")
+	hideDefault(fs, "id")
 	fs.DurationVar(&f.grace, "grace", 3*time.Second,
 		"time between SIGTERM and SIGKILL when stopping the child; keep it under a third of the session timeout")
 	fs.BoolVar(&f.restart, "restart", false, "campaign again when the child exits instead of exiting with its status")
@@ -90,6 +95,9 @@ func (f *runFlags) validate() error {
 	}
 	if f.id == "" {
 		return errors.New("empty --id: pass a participant id such as the host name")
+	}
+	if len(f.id) > maxParticipantID {
+		return fmt.Errorf("invalid --id: %d bytes, at most %d (it is stored in the candidate's znode)", len(f.id), maxParticipantID)
 	}
 	if f.grace < 0 {
 		return fmt.Errorf("invalid --grace %s: must not be negative", f.grace)

@@ -64,6 +64,7 @@ the first balance) and /v1/leaderships (JSON) on --listen.`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.root, "root", "", "partition root, e.g. /apps/billing (required)")
 	fs.StringVar(&f.member, "member", defaultMemberID(), "member id, unique among live members (default $ZKELECT_MEMBER or the host name)")
+	hideDefault(fs, "member")
 	fs.StringVar(&f.shards, "shards", "", `shard count N (shards "0".."N-1") or a comma-separated list of ids (required)`)
 	fs.StringVar(&f.exec, "exec", "", "command template run per led shard; {shard} and {token} are substituted")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:9464", "HTTP address for /metrics, /healthz, /readyz and /v1/leaderships")
@@ -133,6 +134,10 @@ func parseShards(s string) ([]string, error) {
 			return nil, fmt.Errorf("invalid --shards %d: want a count in 1..%d", n, maxShardCount)
 		}
 		return partition.Range(0, n), nil
+	}
+	if looksLikeNumber(s) {
+		return nil, fmt.Errorf("invalid --shards %q: a count is a plain decimal integer such as 1000 "+
+			"(a list of ids has commas, e.g. eu,us,ap)", s)
 	}
 	ids := strings.Split(s, ",")
 	seen := make(map[string]bool, len(ids))
@@ -221,4 +226,16 @@ func (f *shardsFlags) warnTimings(log zerolog.Logger, sessionTimeout time.Durati
 		log.Warn().Dur("grace", f.grace).Dur("handoff_timeout", f.handoffTimeout).
 			Msg("--handoff-timeout is not above --grace: a handoff may resign before a slow child has stopped")
 	}
+}
+
+// looksLikeNumber reports whether s, not a plain integer, is a number in
+// another notation (1e3, 0x10, 1_000, 2.5, +1.0): a mistyped count, not a
+// shard id.
+func looksLikeNumber(s string) bool {
+	if s == "" || !strings.ContainsRune("0123456789+-.", rune(s[0])) {
+		return false
+	}
+	_, ferr := strconv.ParseFloat(s, 64)
+	_, ierr := strconv.ParseInt(s, 0, 64)
+	return ferr == nil || ierr == nil
 }
