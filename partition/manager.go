@@ -88,7 +88,9 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 // (ErrAlreadyRunning otherwise). It fails with ErrDuplicateMember if
 // another live session, or another Manager on the same session, holds the
 // member id, and with an error wrapping
-// recipe.ErrSessionClosed if the session is closed while it runs. While
+// recipe.ErrSessionClosed if the session is closed while it runs, or
+// recipe.ErrACLDenied if ZooKeeper's ACLs forbid creating the root's znodes
+// or registering the member. While
 // ZooKeeper is out of reach at the start, Run keeps trying to register
 // until ctx is done (then it returns ctx's cause with the last error).
 func (m *Manager) Run(ctx context.Context) error {
@@ -205,9 +207,19 @@ func (m *Manager) prepare(ctx context.Context) error {
 // prepareOnce is one attempt of prepare.
 func (m *Manager) prepareOnce() error {
 	if err := ensurePaths(m.conn, m.root); err != nil {
-		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
+		return fmt.Errorf("partition: prepare %s: %w", m.root, aclDenied(err))
 	}
-	return register(m.conn, m.memberPath(), m.sess.ID(), m.instance)
+	return aclDenied(register(m.conn, m.memberPath(), m.sess.ID(), m.instance))
+}
+
+// aclDenied marks err with recipe.ErrACLDenied, as recipe marks its own,
+// when ZooKeeper refused the request for lack of permission; err stays in
+// the chain.
+func aclDenied(err error) error {
+	if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL) {
+		return fmt.Errorf("%w: %w", recipe.ErrACLDenied, err)
+	}
+	return err
 }
 
 // unreachable reports whether err means ZooKeeper could not be asked, as
