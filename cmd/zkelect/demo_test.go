@@ -23,7 +23,7 @@ func TestDemo(t *testing.T) {
 		"balanced: every shard has a leader",
 		"REJECTED by the store: b's late write to shard",
 		"(409 Conflict)",
-		"a and b rebalanced",
+		"even split between a and b",
 		"rejoined with new tokens; balanced again:",
 		"stale writes rejected",
 	} {

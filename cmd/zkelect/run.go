@@ -50,7 +50,8 @@ ZKELECT_ELECTION, ZKELECT_ZNODE and ZKELECT_PARTICIPANT_ID in its environment.
 
 When leadership ends (session expired, connection lost, znode deleted) the
 child's process group gets SIGTERM, then SIGKILL after --grace, and run
-campaigns again. Leadership ends on connection loss after at most about 2/3 of
+campaigns again (a descendant that leaves the group, as setsid does, is not
+stopped: keep workers in the group). Leadership ends on connection loss after at most about 2/3 of
 the session timeout, while a new leader is elected only after the full session
 timeout: keep --grace below a third of --session-timeout so the two children
 never overlap. When the child exits on its own, run resigns and exits with the
