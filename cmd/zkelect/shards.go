@@ -29,6 +29,7 @@ type shardsFlags struct {
 	grace          time.Duration
 	handoffTimeout time.Duration
 	restartGrace   time.Duration
+	startupSettle  time.Duration
 	maxHandoffs    int
 }
 
@@ -74,6 +75,8 @@ the first balance) and /v1/leaderships (JSON) on --listen.`,
 	fs.IntVar(&f.maxHandoffs, "max-handoffs", 8, "balancing handoffs in flight at once")
 	fs.DurationVar(&f.restartGrace, "restart-grace", 0,
 		"how long a departed member's shards stay reserved for it (0: twice the session timeout; negative: none)")
+	fs.DurationVar(&f.startupSettle, "startup-settle", partition.DefaultStartupSettle,
+		"how long a starting member waits for the membership to stop changing before its first elections (negative: none)")
 	return cmd
 }
 
@@ -183,6 +186,7 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 		HandoffTimeout:        f.handoffTimeout,
 		MaxConcurrentHandoffs: f.maxHandoffs,
 		RestartGrace:          f.restartGrace,
+		StartupSettle:         f.startupSettle,
 		Logger:                log,
 		Metrics:               reg,
 	})
