@@ -10,21 +10,31 @@ import "time"
 // stays true. The session therefore watches the requests in flight on the
 // connection in use, go-zookeeper's and its own (wireConn.pending, which
 // keeps a request the caller stopped waiting for until it is answered):
-// when the oldest has gone unanswered for longer than the negotiated
-// session timeout, it logs a warning naming the server and closes that
-// connection. go-zookeeper then reconnects to the next server, the session
-// lives on, and candidates and observers re-read as after any connection
-// loss. (A server that stops answering pings too is left by go-zookeeper
-// itself, after two thirds of the session timeout.)
+// when a whole negotiated session timeout has passed since the oldest was
+// sent and since any request was last answered on that connection, it
+// logs a warning naming the server and closes that connection.
+// go-zookeeper then reconnects to the next server, the session lives on,
+// and candidates and observers re-read as after any connection loss. A
+// server working through a long backlog answers as it goes and is left
+// alone; one that stops answering pings too is left by go-zookeeper
+// itself, after two thirds of the session timeout.
 //
 // ZooKeeper's Java client has the like since 3.6 (ZOOKEEPER-2251): the
-// client property zookeeper.request.timeout, off by default (0), fails
-// requests unanswered within it with a connection loss.
+// client property zookeeper.request.timeout, off by default (0), fails a
+// request unanswered within it with a connection loss.
 
 // sentRequest is a request written on a connection and not yet answered.
 type sentRequest struct {
 	at time.Time // when it was written
 	op int32     // ZooKeeper op code
+}
+
+// stall is a connection whose requests wait: its oldest request in flight
+// and since when no request has been answered.
+type stall struct {
+	conn   *wireConn
+	oldest sentRequest
+	since  time.Time // the later of oldest.at and the latest answer
 }
 
 // watchRequests checks the request deadline four times per session
@@ -43,37 +53,39 @@ func (s *Session) watchRequests() {
 	}
 }
 
-// checkRequests closes the connection in use if its oldest request in
-// flight is older than the session timeout.
+// checkRequests closes the connection in use if its requests have waited
+// for longer than the session timeout with none answered.
 func (s *Session) checkRequests(now time.Time) {
-	c, r, ok := s.wire.oldestRequest()
-	if !ok {
+	st, ok := s.wire.stalled()
+	limit := s.wire.timeout()
+	if !ok || now.Sub(st.since) <= limit {
 		return
 	}
-	limit := s.wire.timeout()
-	if age := now.Sub(r.at); age > limit {
-		s.log.Warn().Str("server", c.RemoteAddr().String()).Int32("op", r.op).
-			Dur("age", age).Dur("limit", limit).Str("reason", "request_timeout").
-			Msg("zookeeper server left a request unanswered past the session timeout; reconnecting to another server")
-		_ = c.Close()
-	}
+	s.log.Warn().Str("server", st.conn.RemoteAddr().String()).Int32("op", st.oldest.op).
+		Dur("age", now.Sub(st.oldest.at)).Dur("limit", limit).Str("reason", "request_timeout").
+		Msg("zookeeper server answered no request for a session timeout; reconnecting to another server")
+	_ = st.conn.Close()
 }
 
-// oldestRequest returns the established connection in use and its oldest
+// stalled returns the established connection in use with its oldest
 // request in flight; ok is false if there is none.
-func (w *wireTracker) oldestRequest() (c *wireConn, oldest sentRequest, ok bool) {
+func (w *wireTracker) stalled() (st stall, ok bool) {
 	w.mu.Lock()
-	c = w.current
+	c := w.current
 	w.mu.Unlock()
 	if c == nil || !c.established.Load() {
-		return nil, sentRequest{}, false
+		return stall{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range c.pending {
-		if !ok || r.at.Before(oldest.at) {
-			oldest, ok = r, true
+		if !ok || r.at.Before(st.oldest.at) {
+			st.oldest, ok = r, true
 		}
 	}
-	return c, oldest, ok
+	st.conn, st.since = c, st.oldest.at
+	if c.answered.After(st.since) {
+		st.since = c.answered
+	}
+	return st, ok
 }

@@ -89,9 +89,10 @@
 // server that keeps answering pings while it answers no request (a stuck
 // request pipeline) keeps the connection, so Connected stays true while
 // every campaign and read waits. The Session therefore closes the
-// connection in use when the oldest request in flight on it, go-zookeeper's
-// or its own, has gone unanswered for longer than the negotiated session
-// timeout, logging a warning that names the server and the request's age;
+// connection in use when a request has been in flight on it (go-zookeeper's
+// or its own) and no request has been answered for longer than the
+// negotiated session timeout, logging a warning that names the server and
+// the age of the oldest request;
 // go-zookeeper reconnects to the next server, the session lives on, and
 // candidates and observers re-read as after any connection loss. ZooKeeper's
 // Java client offers the like since 3.6 as the client property

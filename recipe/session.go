@@ -21,9 +21,10 @@ import (
 //
 // go-zookeeper re-establishes a new session by itself after expiry; the
 // Session reports that to candidates as an expiry followed by a new session.
-// A connection whose server leaves a request unanswered for longer than the
-// negotiated session timeout is closed, so the session moves to another
-// server (see the package documentation, "Request deadline").
+// A connection whose server answers no request for longer than the
+// negotiated session timeout while one is in flight is closed, so the
+// session moves to another server (see the package documentation,
+// "Request deadline").
 // All methods are safe for concurrent use.
 type Session struct {
 	conn    *zk.Conn

@@ -295,6 +295,7 @@ type wireConn struct {
 
 	mu       sync.Mutex
 	pending  map[int32]sentRequest // requests in flight, by xid (pings apart)
+	answered time.Time             // when the latest answer to a request (not a ping) arrived
 	pings    []time.Time
 	authXids map[int32]bool // setAuth requests awaiting their reply
 	authSent int
@@ -426,6 +427,7 @@ func (c *wireConn) frame(head []byte) {
 		if r, ok := c.pending[xid]; ok {
 			delete(c.pending, xid)
 			c.w.answered(r.at)
+			c.answered = time.Now()
 		}
 		if c.authXids[xid] {
 			delete(c.authXids, xid)
