@@ -4,16 +4,25 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 )
 
+// defaultClientPort is ZooKeeper's client port, which a server given
+// without one gets (as in go-zookeeper and ZooKeeper's Java client).
+const defaultClientPort = "2181"
+
 // validateServers checks Connect's server list: at least one entry, each
-// "host:port" with a non-empty host and a port in 1..65535, so a typo fails
-// at once instead of after the connect timeout.
+// "host:port" with a non-empty host and a port in 1..65535, or a bare host
+// (no colon) meaning port 2181, so a typo fails at once instead of after
+// the connect timeout.
 func validateServers(servers []string) error {
 	if len(servers) == 0 {
 		return &OptionError{Option: "servers", Reason: "empty server list"}
 	}
 	for _, s := range servers {
+		if s != "" && !strings.Contains(s, ":") {
+			s = net.JoinHostPort(s, defaultClientPort)
+		}
 		host, port, err := net.SplitHostPort(s)
 		if err != nil || host == "" {
 			return &OptionError{Option: "servers", Reason: fmt.Sprintf("%q is not host:port", s)}
