@@ -2,18 +2,16 @@ package partition_test
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/testenv"
 )
 
 // watchTable is the server's watch table, read with the four-letter words
@@ -60,38 +58,23 @@ func readWatchTable(t *testing.T) watchTable {
 // watchCount returns mntr's zk_watch_count.
 func watchCount(t *testing.T) int {
 	t.Helper()
-	reply, err := zkc.FourLetterWord(t.Context(), 0, "mntr")
+	n, err := zkc.Mntr(t.Context(), 0, "zk_watch_count")
 	if err != nil {
-		t.Fatalf("mntr: %v", err)
+		t.Fatal(err)
 	}
-	for _, line := range strings.Split(reply, "\n") {
-		if k, v, ok := strings.Cut(line, "\t"); ok && k == "zk_watch_count" {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				t.Fatalf("mntr: zk_watch_count %q", v)
-			}
-			return n
-		}
-	}
-	t.Fatal("mntr has no zk_watch_count")
-	return 0
+	return int(n)
 }
 
 // clientWatchers returns how many watch channels go-zookeeper holds on
 // conn: when it holds any, its reconnect re-sets them (sendSetWatches, which
-// races with its receive loop in v1.0.4). The library does not expose the
-// count: read its watchers map under its lock (v1.0.4 field names).
+// races with its receive loop in v1.0.4).
 func clientWatchers(t *testing.T, conn *zk.Conn) int {
 	t.Helper()
-	v := reflect.ValueOf(conn).Elem()
-	lockField, mapField := v.FieldByName("watchersLock"), v.FieldByName("watchers")
-	if !lockField.IsValid() || !mapField.IsValid() || lockField.Type() != reflect.TypeFor[sync.Mutex]() {
-		t.Fatal("go-zookeeper's Conn has no watchers/watchersLock fields: update clientWatchers")
+	n, err := testenv.ClientWatchers(conn)
+	if err != nil {
+		t.Fatal(err)
 	}
-	mu := (*sync.Mutex)(unsafe.Pointer(lockField.UnsafeAddr()))
-	mu.Lock()
-	defer mu.Unlock()
-	return mapField.Len()
+	return n
 }
 
 // TestStoppedMemberLeavesNoWatches: a running member watches its own member

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/go-zookeeper/zk"
 
@@ -81,39 +80,20 @@ func childWatchCount(ctx context.Context, t *testing.T, c *testenv.Cluster) int 
 // mntrValue returns one numeric line of the server's "mntr" reply.
 func mntrValue(ctx context.Context, t *testing.T, c *testenv.Cluster, key string) int64 {
 	t.Helper()
-	reply, err := c.FourLetterWord(ctx, 0, "mntr")
+	n, err := c.Mntr(ctx, 0, key)
 	if err != nil {
-		t.Fatalf("mntr: %v", err)
+		t.Fatal(err)
 	}
-	for _, line := range strings.Split(reply, "\n") {
-		if k, v, ok := strings.Cut(line, "\t"); ok && k == key {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				t.Fatalf("mntr %s: %q is not a number", key, v)
-			}
-			return n
-		}
-	}
-	t.Fatalf("mntr has no %s", key)
-	return 0
+	return n
 }
 
 // clientWatchCount returns how many watch channels go-zookeeper holds on
-// conn. The library does not expose it: read its watchers map under its
-// lock (go-zookeeper v1.0.4 field names).
+// conn.
 func clientWatchCount(t *testing.T, conn *zk.Conn) int {
 	t.Helper()
-	v := reflect.ValueOf(conn).Elem()
-	lockField, mapField := v.FieldByName("watchersLock"), v.FieldByName("watchers")
-	if !lockField.IsValid() || !mapField.IsValid() || lockField.Type() != reflect.TypeFor[sync.Mutex]() {
-		t.Fatal("go-zookeeper's Conn has no watchers/watchersLock fields: update clientWatchCount")
-	}
-	mu := (*sync.Mutex)(unsafe.Pointer(lockField.UnsafeAddr()))
-	mu.Lock()
-	defer mu.Unlock()
-	n := 0
-	for it := mapField.MapRange(); it.Next(); {
-		n += it.Value().Len()
+	n, err := testenv.ClientWatchers(conn)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return n
 }
