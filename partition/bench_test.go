@@ -176,21 +176,7 @@ func diagnose(b *testing.B, root string, shards []string, ms []*member) {
 var benchRegistry *prometheus.Registry
 
 // counterSum sums a counter family of benchRegistry.
-func counterSum(b *testing.B, name string) float64 {
-	mfs, err := benchRegistry.Gather()
-	if err != nil {
-		b.Fatalf("gather metrics: %v", err)
-	}
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
-}
+func counterSum(b *testing.B, name string) float64 { return counterValue(b, benchRegistry, name) }
 
 // benchSession opens a session for the benchmark, closed at cleanup.
 func benchSession(b *testing.B, addrs []string) *recipe.Session {

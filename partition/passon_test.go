@@ -97,7 +97,7 @@ func waitQueue(t *testing.T, sess *recipe.Session, election string, ids ...strin
 }
 
 // counterValue sums the counter family name of reg.
-func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+func counterValue(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
