@@ -181,6 +181,10 @@ func (m *Manager) recordPath() string { return path.Join(m.root, ownersDir, m.cf
 
 func (m *Manager) shardPath(id string) string { return path.Join(m.root, shardsDir, id) }
 
+// shardsLabel is the election label of every shard's recipe metrics,
+// "<root>/shards/*": one series for all shards, however many there are.
+func (m *Manager) shardsLabel() string { return path.Join(m.root, shardsDir) + "/*" }
+
 // prepare creates the root's znodes and registers the member. While
 // ZooKeeper is out of reach (connection loss, no server, a session being
 // replaced) it tries again, backing off from 50 ms to 1 s, until ctx ends;

@@ -83,6 +83,9 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 			return nil, err
 		}
 	}
+	if cfg.metricsLabel == "" {
+		cfg.metricsLabel = path
+	}
 	if t := s.Timeout(); cfg.policy.tolerate && cfg.policy.margin >= t {
 		return nil, &OptionError{Option: "TolerateSuspend",
 			Reason: fmt.Sprintf("margin %v is not below the negotiated session timeout %v", cfg.policy.margin, t)}

@@ -30,7 +30,7 @@ func newMetrics(r prometheus.Registerer) *metrics {
 	m := &metrics{
 		isLeader: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "zkelect_is_leader",
-			Help: "1 while a candidate of this process leads the election, else 0.",
+			Help: "Leaderships this process holds in the election: 1 or 0 per candidate; candidates sharing a label (a partition manager's shards) add up.",
 		}, []string{"election"}),
 		acquired: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zkelect_leadership_acquired_total",
@@ -103,7 +103,7 @@ func (m *metrics) leading(election string, since time.Time) {
 	if m == nil {
 		return
 	}
-	m.isLeader.WithLabelValues(election).Set(1)
+	m.isLeader.WithLabelValues(election).Inc()
 	m.acquired.WithLabelValues(election).Inc()
 	if !since.IsZero() {
 		m.timeToLead.WithLabelValues(election).Observe(time.Since(since).Seconds())
@@ -114,7 +114,7 @@ func (m *metrics) notLeading(election string, reason error) {
 	if m == nil {
 		return
 	}
-	m.isLeader.WithLabelValues(election).Set(0)
+	m.isLeader.WithLabelValues(election).Dec()
 	m.lost.WithLabelValues(election, reasonLabel(reason)).Inc()
 }
 

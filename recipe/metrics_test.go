@@ -2,6 +2,7 @@ package recipe_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,4 +78,51 @@ func TestMetricsFollowLeadership(t *testing.T) {
 	}
 	// A registry shared by two sessions is fine.
 	session(t, zkc.ConnectString(), recipe.WithMetrics(reg))
+}
+
+// TestMetricsLabelAggregatesElections runs leaders of three elections under
+// one metrics label: they share one series per metric, and
+// zkelect_is_leader counts their leaderships.
+func TestMetricsLabelAggregatesElections(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	s := session(t, zkc.ConnectString(), recipe.WithMetrics(reg))
+	base, label := electionPath(t), "shards/*"
+	var leads []*recipe.Leadership
+	for _, shard := range []string{"a", "b", "c"} {
+		leads = append(leads, lead(t, candidate(t, s, base+"/"+shard, recipe.WithMetricsLabel(label))))
+	}
+	byLabel := map[string]string{"election": label}
+	if v := metricValue(t, reg, "zkelect_is_leader", byLabel); v != 3 {
+		t.Fatalf("is_leader with 3 leaderships under one label: %v, want 3", v)
+	}
+	if err := leads[0].Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if v := metricValue(t, reg, "zkelect_is_leader", byLabel); v != 2 {
+		t.Fatalf("is_leader after one resign: %v, want 2", v)
+	}
+	if v := metricValue(t, reg, "zkelect_leadership_acquired_total", byLabel); v != 3 {
+		t.Fatalf("acquired: %v, want 3", v)
+	}
+	if n := seriesOf(t, reg, "zkelect_is_leader"); n != 1 {
+		t.Fatalf("%d zkelect_is_leader series, want 1 (the shared label)", n)
+	}
+	if _, err := recipe.NewCandidate(s, base+"/d", recipe.WithMetricsLabel("")); !errors.Is(err, recipe.ErrInvalidOption) {
+		t.Fatalf("empty label: %v, want ErrInvalidOption", err)
+	}
+}
+
+// seriesOf counts the series of family name.
+func seriesOf(t *testing.T, reg prometheus.Gatherer, name string) int {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return len(mf.GetMetric())
+		}
+	}
+	return 0
 }

@@ -314,7 +314,7 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 	l := newLeadership(c, zxidfence.Token(stat.Czxid), znode, stat.Version, st.sessID)
 	st.lead = l
 	c.current.Store(l)
-	c.sess.metrics.leading(c.path, st.since)
+	c.sess.metrics.leading(c.cfg.metricsLabel, st.since)
 	st.since = time.Time{}
 	c.log.Info().Str("znode", znode).Stringer("token", l.token).Int64("session_id", st.sessID).Msg("leadership acquired")
 	c.armLease(l)
@@ -350,7 +350,7 @@ func (c *Candidate) endLead(reason error) {
 		st.since = time.Now()
 	}
 	reason = l.Err()
-	c.sess.metrics.notLeading(c.path, reason)
+	c.sess.metrics.notLeading(c.cfg.metricsLabel, reason)
 	c.log.Info().Str("znode", l.znode).Stringer("token", l.token).Int64("session_id", l.sessionID).
 		Str("reason", reasonLabel(reason)).Msg("leadership ended")
 }

@@ -1,0 +1,50 @@
+package partition_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// TestShardElectionsShareOneMetricsSeries leads 40 shards on a session
+// that keeps metrics: the recipe's per-election metrics carry one election
+// label for all shards ("<root>/shards/*"), so a daemon with 10,000 shards
+// exports a handful of series, not tens of thousands; zkelect_is_leader
+// counts the shards led.
+func TestShardElectionsShareOneMetricsSeries(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := recipe.Connect(ctx, zkc.Addrs(), recipe.WithSessionTimeout(sessionTimeout), recipe.WithMetrics(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 40)
+	mb := startMemberOn(t, sess, root, "a", shards, tr)
+	waitBalanced(t, shards, []*member{mb}, 30*time.Second)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "zkelect_is_leader" {
+			continue
+		}
+		var got []string
+		for _, m := range mf.GetMetric() {
+			got = append(got, fmt.Sprintf("%s=%v", m.GetLabel()[0].GetValue(), m.GetGauge().GetValue()))
+		}
+		if want := fmt.Sprintf("%s/shards/*=%d", root, len(shards)); len(got) != 1 || got[0] != want {
+			t.Fatalf("zkelect_is_leader series %v, want just %s", got, want)
+		}
+		return
+	}
+	t.Fatal("no zkelect_is_leader series")
+}
