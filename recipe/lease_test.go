@@ -23,6 +23,21 @@ import (
 // flight: nothing restarted the election, and the shard stayed leaderless
 // behind its own first znode.
 func TestLeadsAgainWhenTheLeaseHoldsAgain(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		if leaseOutWhileConnected(t) {
+			return
+		}
+		if attempt == 3 {
+			t.Fatal("the connection dropped in every attempt (machine too slow?): a reconnect restarts the election, so nothing was proved")
+		}
+		t.Logf("attempt %d: the connection dropped after all; again", attempt)
+	}
+}
+
+// leaseOutWhileConnected runs the scenario once and reports whether the
+// connection stayed up throughout (else the reconnect, not the lease wait,
+// may have restarted the election).
+func leaseOutWhileConnected(t *testing.T) bool {
 	p := zkc.NewProxyT(t)
 	var logs syncBuffer
 	s := session(t, p.ConnectString(), recipe.WithLogger(zerolog.New(&logs)))
@@ -42,7 +57,7 @@ func TestLeadsAgainWhenTheLeaseHoldsAgain(t *testing.T) {
 	p.SetLatency(0)
 	again := lead(t, c)
 	if strings.Contains(logs.String(), "session disconnected") {
-		t.Skip("the connection dropped after all (machine too slow): the reconnect restarted the election, so this run proves nothing")
+		return false
 	}
 	if again.Znode() != first.Znode() || again.Token() != first.Token() {
 		t.Fatalf("led again on %s (token %v), want the same znode %s (token %v)", again.Znode(), again.Token(), first.Znode(), first.Token())
@@ -50,6 +65,7 @@ func TestLeadsAgainWhenTheLeaseHoldsAgain(t *testing.T) {
 	if err := again.Resign(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return true
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes (a log sink).

@@ -32,6 +32,8 @@ type loopState struct {
 	retry   *time.Timer
 	backoff time.Duration
 
+	leaseWait *leaseWaiter // waiting for the lease to hold again
+
 	cleanup  map[string]bool // full paths being deleted
 	swept    bool            // a sweep listing completed since withdrawing
 	closing  bool
@@ -62,6 +64,7 @@ const (
 type (
 	nodeEvent  zk.Event
 	leaseFired struct{ lead *Leadership }
+	leaseBack  struct{} // the lease holds again (leasewait.go)
 	retryFired struct{ gen uint64 }
 	closeLate  struct{}
 )
@@ -106,6 +109,8 @@ func (c *Candidate) handle(m any) {
 		c.onDeleted(m)
 	case leaseFired:
 		c.onLease(m.lead)
+	case leaseBack:
+		c.onLeaseBack()
 	case retryFired:
 		if m.gen == c.st.gen && c.st.step == stepNone {
 			c.restart()
@@ -119,6 +124,7 @@ func (c *Candidate) handle(m any) {
 // onSession reacts to the session's state changes.
 func (c *Candidate) onSession(ev sessionEvent) {
 	st := &c.st
+	c.stopAwaitingLease()
 	st.gen++
 	st.step = stepNone
 	switch ev.kind {
@@ -231,6 +237,7 @@ func (c *Candidate) finished() bool { return c.st.closing && c.st.closeRep == ni
 func (c *Candidate) exit() {
 	st := &c.st
 	c.sess.unsubscribe(c)
+	c.stopAwaitingLease()
 	for _, t := range []*time.Timer{st.lease, st.retry, st.closeTmr} {
 		if t != nil {
 			t.Stop()

@@ -40,6 +40,7 @@ type Session struct {
 	done        chan struct{} // closed by Close
 	closeOnce   sync.Once
 	watchdog    chan struct{} // closed when watchRequests returns (deadline.go)
+	leaseWait   leaseWait     // candidates waiting for their lease (leasewait.go)
 
 	mu        sync.Mutex
 	id        int64 // current session id, 0 when none
@@ -168,6 +169,7 @@ func (s *Session) Close() error {
 		s.broadcast(sessionEvent{kind: sessClosed, id: s.id})
 		s.mu.Unlock()
 		close(s.done)
+		s.closeLeaseWait()
 		<-s.watchdog
 		s.shutdown()
 		s.metrics.setSessionState("closed")

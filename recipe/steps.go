@@ -299,17 +299,20 @@ func (c *Candidate) stepFailed(what string, err error) {
 // becomeLeader starts a leadership on our znode, whose stat was just read,
 // and reports whether it did. While the local lease is out (ZooKeeper has
 // not answered a request sent recently enough, as on an overloaded
-// connection) it does not: a leadership would end at once. It tries again
-// after a backoff instead, until an answer proves the lease again; nothing
-// else would, since the connection never dropped.
+// connection) it does not: a leadership would end at once. It waits for the
+// lease instead (see leasewait.go); nothing else would restart the
+// election, since the connection never dropped.
 func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 	st := &c.st
 	if !c.leaseHolds() {
-		c.log.Debug().Str("znode", c.full(st.mine)).Msg("first in line, but the lease is out: checking again")
-		c.scheduleRetry()
+		c.log.Debug().Str("znode", c.full(st.mine)).Msg("first in line, but the lease is out: waiting for it")
+		c.awaitLease()
 		return false
 	}
 	st.backoff = 0
+	if st.retry != nil { // a retry scheduled before would only re-read
+		st.retry.Stop()
+	}
 	znode := c.full(st.mine)
 	l := newLeadership(c, zxidfence.Token(stat.Czxid), znode, stat.Version, st.sessID)
 	st.lead = l
@@ -389,12 +392,45 @@ func (c *Candidate) onLease(l *Leadership) {
 
 // leaseLost ends the leadership whose lease ran out. Our znode may well
 // still be first: if the session is still connected (no event will come to
-// restart the election), check again after a backoff, to lead again once
-// ZooKeeper answers in time (with the same znode and token).
+// restart the election), wait for the lease, to lead again once ZooKeeper
+// answers in time (with the same znode and token).
 func (c *Candidate) leaseLost() {
 	c.endLead(ErrSuspended)
 	if c.st.usable && c.st.inElection {
-		c.scheduleRetry()
+		c.awaitLease()
+	}
+}
+
+// awaitLease asks the session to post leaseBack once our lease holds again
+// (once per wait).
+func (c *Candidate) awaitLease() {
+	st := &c.st
+	if st.leaseWait != nil {
+		return
+	}
+	st.leaseWait = &leaseWaiter{
+		margin: c.cfg.policy.leaseMargin(c.sess.Timeout()),
+		wake:   func() { c.mb.post(leaseBack{}) },
+	}
+	c.sess.awaitLease(st.leaseWait)
+}
+
+// stopAwaitingLease forgets a wait for the lease (a session event restarts
+// the election anyway, or the candidate exits).
+func (c *Candidate) stopAwaitingLease() {
+	if w := c.st.leaseWait; w != nil {
+		c.sess.cancelLease(w)
+		c.st.leaseWait = nil
+	}
+}
+
+// onLeaseBack restarts the election once the lease holds again, unless a
+// step is already on its way (it reaches position and checks the lease).
+func (c *Candidate) onLeaseBack() {
+	st := &c.st
+	st.leaseWait = nil
+	if st.lead == nil && st.inElection && st.usable && st.step == stepNone {
+		c.restart()
 	}
 }
 
