@@ -52,9 +52,6 @@ func ensureShardParents(conn *zk.Conn, root string, ids []string, start int) err
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if batchMade(conn, dir, batch) {
-				return
-			}
 			if err := createBatch(conn, dir, batch); err != nil {
 				mu.Lock()
 				first = cmp.Or(first, err)
@@ -64,21 +61,6 @@ func ensureShardParents(conn *zk.Conn, root string, ids []string, start int) err
 	}
 	wg.Wait()
 	return first
-}
-
-// batchMade reports whether another member has made batch already: its
-// first and last znodes exist. Members starting together list the same
-// missing ids and cut the same batches, and a multi makes a batch whole or
-// not at all, so two reads spare a multi that would fail. A batch made in
-// part fails its multi and is narrowed (createBatch).
-func batchMade(conn *zk.Conn, dir string, batch []string) bool {
-	for _, id := range []string{batch[0], batch[len(batch)-1]} {
-		ok, _, err := conn.Exists(path.Join(dir, id))
-		if err != nil || !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // missingShards returns the ids that have no znode under dir, in order.
@@ -99,17 +81,20 @@ func missingShards(conn *zk.Conn, dir string, ids []string) ([]string, error) {
 const parentRounds = 4
 
 // createBatch creates dir/<id> for every id in one multi. A multi fails as
-// a whole when another member created one of its znodes first: then the
-// batch is narrowed to the znodes still missing (one listing) and tried
-// again, a few rounds at most, and finally one by one (pipelined, ignoring
-// ErrNodeExists), which also reports a real failure (an ACL refusal) per
-// znode. Creating one by one from the start would cost a failed write per
-// znode another member made.
+// a whole when another member created one of its znodes first
+// (ErrNodeExists): then the batch is narrowed to the znodes still missing
+// (one listing) and tried again, a few rounds at most, and finally one by
+// one (pipelined, ignoring ErrNodeExists). Creating one by one from the
+// start would cost a failed write per znode another member made. Any other
+// failure (an ACL refusal, a lost connection) is returned at once.
 func createBatch(conn *zk.Conn, dir string, ids []string) error {
 	for range parentRounds {
 		_, err := conn.Multi(createOps(dir, ids)...)
-		if err == nil || errors.Is(err, zk.ErrConnectionClosed) {
-			return err
+		if !errors.Is(err, zk.ErrNodeExists) {
+			if err != nil {
+				return fmt.Errorf("create %d shard znodes under %s: %w", len(ids), dir, err)
+			}
+			return nil
 		}
 		if ids, err = missingShards(conn, dir, ids); err != nil || len(ids) == 0 {
 			return err
