@@ -117,8 +117,9 @@ type Config struct {
 	// in all). Members started together then divide the shards at once,
 	// instead of the first one up campaigning for every shard and handing
 	// most of them off (the same idea as Kafka's
-	// group.initial.rebalance.delay.ms, default 3 s there). Shards led by
-	// others meanwhile stay led; only a cold start waits. Zero selects
+	// group.initial.rebalance.delay.ms, default 3 s there). Every Run
+	// waits, a restart too; shards that others lead meanwhile (a restarting
+	// member's, within its restart grace) stay led. Zero selects
 	// DefaultStartupSettle (300ms); a negative value disables the wait.
 	// Raise it to a few seconds when members start further apart.
 	StartupSettle time.Duration

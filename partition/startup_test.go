@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // TestMembersStartingTogetherDivideTheShardsAtOnce starts three members
@@ -15,12 +16,17 @@ import (
 func TestMembersStartingTogetherDivideTheShardsAtOnce(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 90)
 	settle := func(c *partition.Config) { c.StartupSettle = 1500 * time.Millisecond }
+	ids := []string{"a", "b", "c"}
+	var sessions []*recipe.Session
+	for range ids { // connect first: the starts, not the connects, are 100ms apart
+		sessions = append(sessions, connect(t, sessionTimeout))
+	}
 	var ms []*member
-	for i, id := range []string{"a", "b", "c"} {
+	for i, id := range ids {
 		if i > 0 {
 			time.Sleep(100 * time.Millisecond) // the start order under test, not synchronisation
 		}
-		ms = append(ms, startMember(t, root, id, shards, tr, settle))
+		ms = append(ms, startMemberOn(t, sessions[i], root, id, shards, tr, settle))
 	}
 	waitBalanced(t, shards, ms, 30*time.Second)
 	starts := tr.startsOf("a") + tr.startsOf("b") + tr.startsOf("c")

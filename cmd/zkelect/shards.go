@@ -76,7 +76,7 @@ the first balance) and /v1/leaderships (JSON) on --listen.`,
 	fs.DurationVar(&f.restartGrace, "restart-grace", 0,
 		"how long a departed member's shards stay reserved for it (0: twice the session timeout; negative: none)")
 	fs.DurationVar(&f.startupSettle, "startup-settle", partition.DefaultStartupSettle,
-		"how long a starting member waits for the membership to stop changing before its first elections (negative: none)")
+		"how long a starting member waits for the membership to stop changing before its first elections (0: the default; negative: no wait)")
 	return cmd
 }
 
