@@ -3,7 +3,6 @@ package partition_test
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,25 +27,14 @@ func readWatchTable(t *testing.T) watchTable {
 	t.Helper()
 	for {
 		before := watchCount(t)
-		reply, err := zkc.FourLetterWord(t.Context(), 0, "wchc")
+		data, err := zkc.Wchc(t.Context(), 0)
 		if err != nil {
 			t.Fatalf("wchc: %v", err)
 		}
-		w := watchTable{data: map[int64][]string{}}
-		var session int64
+		w := watchTable{data: data}
 		n := 0
-		for _, line := range strings.Split(reply, "\n") {
-			switch {
-			case strings.HasPrefix(line, "0x"):
-				id, err := strconv.ParseUint(line[2:], 16, 64)
-				if err != nil {
-					t.Fatalf("wchc: bad session line %q", line)
-				}
-				session = int64(id)
-			case strings.HasPrefix(line, "\t"):
-				w.data[session] = append(w.data[session], strings.TrimSpace(line))
-				n++
-			}
+		for _, ps := range data {
+			n += len(ps)
 		}
 		if after := watchCount(t); after == before {
 			w.children = after - n

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,34 +22,20 @@ import (
 
 // serverWatches returns, per session id, the paths under prefix (all paths
 // for "") on which the session holds a data or exists watch, from the
-// server's "wchc" reply (which leaves child watches out):
-//
-//	0x100000c27970000
-//		/election/_c_…-latch-0000000001
+// server's "wchc" reply (which leaves child watches out), sorted.
 func serverWatches(ctx context.Context, t *testing.T, c *testenv.Cluster, prefix string) map[int64][]string {
 	t.Helper()
-	reply, err := c.FourLetterWord(ctx, 0, "wchc")
+	all, err := c.Wchc(ctx, 0)
 	if err != nil {
 		t.Fatalf("wchc: %v", err)
 	}
 	out := map[int64][]string{}
-	var session int64
-	for _, line := range strings.Split(reply, "\n") {
-		switch {
-		case strings.HasPrefix(line, "0x"):
-			id, err := strconv.ParseUint(line[2:], 16, 64)
-			if err != nil {
-				t.Fatalf("wchc: bad session line %q", line)
-			}
-			session = int64(id)
-		case strings.HasPrefix(line, "\t"):
-			if p := strings.TrimSpace(line); p == prefix || strings.HasPrefix(p, prefix+"/") {
+	for session, ps := range all {
+		for _, p := range ps {
+			if prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/") {
 				out[session] = append(out[session], p)
 			}
 		}
-	}
-	for _, ps := range out {
-		slices.Sort(ps)
 	}
 	return out
 }

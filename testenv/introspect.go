@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,36 @@ func (c *Cluster) Mntr(ctx context.Context, i int, key string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("mntr of server %d has no %s", i, key)
+}
+
+// Wchc returns server i's data and exists watches, per session id: the
+// watched paths of each session in the server's "wchc" reply, sorted.
+// ZooKeeper's wchc leaves child watches out (count them with Mntr's
+// zk_watch_count). It fails when the server does not answer (see
+// FourLetterWord) or sends a session line that is not a hex session id.
+func (c *Cluster) Wchc(ctx context.Context, i int) (map[int64][]string, error) {
+	reply, err := c.FourLetterWord(ctx, i, "wchc")
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]string{}
+	var session int64
+	for _, line := range strings.Split(reply, "\n") {
+		switch {
+		case strings.HasPrefix(line, "0x"):
+			id, err := strconv.ParseUint(strings.TrimSpace(line[2:]), 16, 64)
+			if err != nil {
+				return nil, fmt.Errorf("wchc of server %d: bad session line %q", i, line)
+			}
+			session = int64(id)
+		case strings.HasPrefix(line, "\t"):
+			out[session] = append(out[session], strings.TrimSpace(line))
+		}
+	}
+	for _, ps := range out {
+		slices.Sort(ps)
+	}
+	return out, nil
 }
 
 // errUnknownConn reports a go-zookeeper Conn whose fields ClientWatchers
