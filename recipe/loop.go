@@ -24,8 +24,7 @@ type loopState struct {
 	restartDue bool // restart once the create in flight returns
 
 	mine    string   // child name of our znode, "" when none
-	mineSt  *zk.Stat // its stat, kept while waiting in the current session
-	created *zk.Stat // its stat from the create's reply, if we created it
+	mineSt  *zk.Stat // its stat (from the create's reply or read back), kept in the current session
 	pred    string   // full path of the watched predecessor, "" when none
 	lead    *Leadership
 	lease   *time.Timer
@@ -283,5 +282,5 @@ func (c *Candidate) scheduleRetry() {
 // setMine records our znode's name (or none), forgetting the stat of the
 // previous one.
 func (c *Candidate) setMine(name string) {
-	c.st.mine, c.st.mineSt, c.st.created = name, nil, nil
+	c.st.mine, c.st.mineSt = name, nil
 }

@@ -1,7 +1,6 @@
 package recipe
 
 import (
-	"cmp"
 	"errors"
 	"slices"
 	"time"
@@ -45,7 +44,7 @@ func (c *Candidate) onCreate(r createReply) {
 		}
 	case r.err == nil:
 		c.setMine(r.name)
-		st.created = r.stat // a candidate that waits need not read its znode back
+		st.mineSt = r.stat // a candidate that waits need not read its znode back
 		st.uncertain, st.backoff = false, 0
 		c.log.Debug().Str("znode", c.full(r.name)).Msg("candidate znode created")
 		if r.list != nil && r.list.err == nil && !st.restartDue {
@@ -133,16 +132,15 @@ func (c *Candidate) onList(r listReply) {
 func (c *Candidate) position(order []node) {
 	st := &c.st
 	i := indexOf(order, st.mine)
-	own := cmp.Or(st.mineSt, st.created)
 	switch {
 	case i < 0: // our name does not parse: cannot happen with our namings
 		c.fatal(&PathError{Path: c.full(st.mine), Reason: "candidate znode name has no sequence suffix"})
-	case i == 0 && st.lead == nil && own != nil && own.EphemeralOwner == st.sessID && st.sessID != 0:
+	case i == 0 && st.lead == nil && st.mineSt != nil && st.mineSt.EphemeralOwner == st.sessID && st.sessID != 0:
 		// Our stat, from the create's reply or read in this session, already
 		// proves ownership and gives the token: lead now, then arm the watch
 		// on our znode and check it again (a deletion in between ends the
 		// term). A cold start costs one round trip, not two.
-		if c.becomeLeader(own) {
+		if c.becomeLeader(st.mineSt) {
 			c.getMine()
 		}
 	case i == 0:
@@ -244,7 +242,7 @@ func (c *Candidate) watchPred(path string) {
 	}
 	gen, get := c.begin(stepGetPred), c.getDataOp(path)
 	own := ""
-	if st.mineSt == nil && st.created == nil {
+	if st.mineSt == nil {
 		own = c.full(st.mine)
 	}
 	c.spawn(func(conn *zk.Conn) any {
@@ -278,8 +276,6 @@ func (c *Candidate) onPred(r predReply) {
 		st.backoff = 0 // waiting for the predecessor to go
 		if r.own != nil {
 			st.mineSt = r.own
-		} else if st.mineSt == nil {
-			st.mineSt = st.created
 		}
 	}
 }
@@ -330,8 +326,16 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 
 // leaseHolds reports whether the local lease would be valid now.
 func (c *Candidate) leaseHolds() bool {
+	_, ok := c.leaseLeft()
+	return ok
+}
+
+// leaseLeft returns how long our local lease still holds, and false when it
+// does not (it ran out, or ZooKeeper never answered this session).
+func (c *Candidate) leaseLeft() (time.Duration, bool) {
 	d, ok := c.sess.leaseDeadline(c.cfg.policy.leaseMargin(c.sess.Timeout()))
-	return ok && time.Now().Before(d)
+	left := time.Until(d)
+	return left, ok && left > 0
 }
 
 // endLead ends the current leadership for reason: the context is cancelled
@@ -361,17 +365,15 @@ func (c *Candidate) endLead(reason error) {
 // armLease schedules the check of the local lease of l.
 func (c *Candidate) armLease(l *Leadership) {
 	st := &c.st
-	margin := c.cfg.policy.leaseMargin(c.sess.Timeout())
-	deadline, ok := c.sess.leaseDeadline(margin)
-	wait := time.Until(deadline)
-	if !ok || wait <= 0 {
+	wait, ok := c.leaseLeft()
+	if !ok {
 		c.leaseLost()
 		return
 	}
 	st.lease = time.AfterFunc(wait, func() {
 		// End at once, not when the loop gets to it: a busy loop must not
 		// stretch the lease. The loop re-arms if an answer came meanwhile.
-		if d, ok := c.sess.leaseDeadline(margin); !ok || !time.Now().Before(d) {
+		if !c.leaseHolds() {
 			l.end(ErrSuspended)
 		}
 		c.mb.post(leaseFired{lead: l})
