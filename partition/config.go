@@ -65,7 +65,11 @@ type Config struct {
 	// recipe.ErrSessionExpired. On a handoff it returns before this
 	// member's znode is deleted, so the next leader's OnStartedLeading never
 	// overlaps it. It runs on the shard's own goroutine and should return
-	// promptly: the handoff waits for it. Optional.
+	// promptly. It is NOT bounded by HandoffTimeout: a handoff, a stop and
+	// Run's return wait for it however long it takes, and meanwhile (on a
+	// handoff or a stop) this member's znode stays first, so no other
+	// member can lead the shard: a blocked OnStoppedLeading keeps the shard
+	// unled. Optional.
 	OnStoppedLeading func(shard string, reason error)
 
 	// OnLeaderChanged, for routing requests to the shards' leaders, is
