@@ -1,10 +1,10 @@
 package recipe
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -16,8 +16,8 @@ import (
 
 // create2Call is a create2 request in flight.
 type create2Call struct {
-	call  *pendingCall
-	bound time.Duration
+	s    *Session
+	call *pendingCall
 }
 
 // sendCreate2 writes create2(path, data, acl, flags) on the ready
@@ -25,21 +25,20 @@ type create2Call struct {
 // (zk.ErrConnectionClosed) means no connection took it in time; the request
 // may still have reached a server.
 func (s *Session) sendCreate2(path string, data []byte, flags int32, acl []zk.ACL) (*create2Call, error) {
-	xid := s.wire.nextCallXid()
-	t := s.wire.timeout()
-	call, ok := s.wire.send(create2Frame(xid, path, data, flags, acl), xid, t)
-	if !ok {
-		return nil, fmt.Errorf("create2 %s: %w", path, zk.ErrConnectionClosed)
+	call := newPendingCall(s.wire.nextCallXid())
+	if err := s.write(context.Background(), call, create2Frame(call.xid, path, data, flags, acl), false); err != nil {
+		return nil, fmt.Errorf("create2 %s: %w", path, err)
 	}
-	return &create2Call{call: call, bound: callBound(t)}, nil
+	return &create2Call{s: s, call: call}, nil
 }
 
-// result waits for the reply: the created path and its Stat. An error
-// wrapping zk.ErrConnectionClosed means the outcome is unknown.
+// result waits for the reply, at most callBound of the session timeout: the
+// created path and its Stat. An error wrapping zk.ErrConnectionClosed means
+// the outcome is unknown.
 func (c *create2Call) result() (string, *zk.Stat, error) {
-	body, ok := c.call.wait(c.bound)
-	if !ok {
-		return "", nil, fmt.Errorf("create2: no reply: %w", zk.ErrConnectionClosed)
+	body, err := c.s.await(context.Background(), c.call)
+	if err != nil {
+		return "", nil, fmt.Errorf("create2: %w", err)
 	}
 	return parseCreate2Reply(body)
 }

@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -31,25 +32,36 @@ import (
 // read and the watch are one request: if the znode exists the watch is set.
 // If no connection is ready to carry it, or the connection drops before the
 // reply, it fails like a lost connection (an error wrapping
-// zk.ErrConnectionClosed), never with a read that sets no watch. A reply too
-// large for the session to keep (data over maxCaptured) is read again with
-// go-zookeeper's plain Get behind it: the watch is set by then.
-func (s *Session) readWatched(conn *zk.Conn, path string) (*zk.Stat, error) {
-	xid, t := s.wire.nextCallXid(), s.wire.timeout()
-	call, ok := s.wire.send(getDataFrame(xid, path, true), xid, t)
-	if !ok {
-		return nil, fmt.Errorf("get data %s: %w", path, zk.ErrConnectionClosed)
+// zk.ErrConnectionClosed), never with a read that sets no watch; it fails
+// with ctx's error once ctx ends. A reply too large for the session to keep
+// (data over maxCaptured) is read again with go-zookeeper's plain Get behind
+// it: the watch is set by then.
+func (s *Session) readWatched(ctx context.Context, conn *zk.Conn, path string) (*zk.Stat, error) {
+	call := newPendingCall(s.wire.nextCallXid())
+	if err := s.write(ctx, call, readFrame(opGetData, call.xid, path, true), false); err != nil {
+		return nil, fmt.Errorf("get data %s: %w", path, err)
 	}
 	s.markDataWatch(path)
-	body, ok := call.wait(callBound(t))
-	if !ok {
-		return nil, fmt.Errorf("get data %s: no reply: %w", path, zk.ErrConnectionClosed)
+	body, err := s.await(ctx, call)
+	if err != nil {
+		return nil, fmt.Errorf("get data %s: %w", path, err)
 	}
-	stat, err := parseGetDataReply(body)
+	stat, err := dataStat(body)
 	if errors.Is(err, errBodyNotKept) {
 		_, stat, err = conn.Get(path)
 	}
 	return stat, err
+}
+
+// dataStat decodes the Stat of a getData reply (header first); see
+// replyBody for its errors.
+func dataStat(reply []byte) (*zk.Stat, error) {
+	body, err := replyBody(readData.name, reply)
+	if err != nil {
+		return nil, err
+	}
+	_, st, err := decodeDataReply(body)
+	return st, err
 }
 
 // markDataWatch remembers that path may hold a data watch, if the session
@@ -72,20 +84,31 @@ func (s *Session) dataWatchFired(ev zk.Event) {
 
 // dropWatch stops routing node events of path to k and, when no sink of
 // this session watches path any more, removes the session's data watch from
-// the server. The removal is written under s.mu, after which a new reader
-// of the path (who registers with watchPath first) re-arms it.
+// the server. The removal is decided under s.mu and written after it (see
+// wirequeue.go), ahead of any request written later: a new reader of the
+// path (who registers with watchPath first) re-arms the watch behind it.
 func (s *Session) dropWatch(path string, k sessionSink) {
+	if s.dropWatch0(path, k) {
+		s.wire.flush()
+	}
+}
+
+// dropWatch0 is dropWatch under s.mu; it reports whether it queued the
+// removal, which the caller flushes once s.mu is released.
+func (s *Session) dropWatch0(path string, k sessionSink) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m := s.paths[path]; m != nil {
 		delete(m, k)
 		if len(m) > 0 {
-			return
+			return false
 		}
 		delete(s.paths, path)
 	}
+	queued := false
 	if s.dataWatch[path] && s.connected { // a watch that was not set gets NOWATCHER: harmless
-		s.wire.injectIfReady(removeWatchesFrame(path))
+		queued = s.wire.queueIfReady(removeWatchesFrame(path))
 	}
 	delete(s.dataWatch, path)
+	return queued
 }

@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -190,7 +191,10 @@ func (c *Candidate) getDataOp(path string) func(*zk.Conn) (*zk.Stat, error) {
 	return func(conn *zk.Conn) (*zk.Stat, error) {
 		var stat *zk.Stat
 		err := c.timed("get_data", func() (err error) {
-			stat, err = c.sess.readWatched(conn, path)
+			// No ctx: the read is bounded by callBound, and ends like a
+			// lost connection (which the loop retries), never with ctx's
+			// error (which it would take for a failure).
+			stat, err = c.sess.readWatched(context.Background(), conn, path)
 			return err
 		})
 		return stat, err

@@ -134,7 +134,12 @@ func (s *Session) watchedRead(ctx context.Context, r watchedRead, path string) (
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", r.name, path, err)
 	}
-	body, err := s.exchange(ctx, call, watchedReadFrame(r.op, call.xid, path))
+	err = s.write(ctx, call, readFrame(r.op, call.xid, path, true), true)
+	var body []byte
+	if err == nil {
+		s.watches.written(sh)
+		body, err = s.await(ctx, call)
+	}
 	if err != nil {
 		s.watches.forget(sh, true)
 		return nil, nil, fmt.Errorf("%s %s: %w", r.name, path, err)
@@ -145,19 +150,39 @@ func (s *Session) watchedRead(ctx context.Context, r watchedRead, path string) (
 // exchange writes frame, the request of call, on the connection once it is
 // ready, and waits for the reply; both waits end with ctx.
 func (s *Session) exchange(ctx context.Context, call *pendingCall, frame []byte) ([]byte, error) {
+	if err := s.write(ctx, call, frame, true); err != nil {
+		return nil, err
+	}
+	return s.await(ctx, call)
+}
+
+// write writes frame, the request of call, on the connection once it is
+// ready, at most a session timeout later (see awaitReady for redial). It
+// fails with ctx's error, ErrSessionClosed (with redial, after Close), or
+// an error wrapping zk.ErrConnectionClosed: no connection was ready, or
+// the write failed (the request may then have reached the server).
+func (s *Session) write(ctx context.Context, call *pendingCall, frame []byte, redial bool) error {
 	t := s.wire.timeout()
-	c := s.wire.readyConnCtx(ctx, s.done, t)
+	c := s.wire.awaitReady(ctx, s.done, t, redial)
 	switch {
 	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case c == nil && s.isClosed():
-		return nil, ErrSessionClosed
+		return ctx.Err()
+	case c == nil && redial && s.isClosed():
+		return ErrSessionClosed
 	case c == nil:
-		return nil, fmt.Errorf("no connection within %v: %w", t, zk.ErrConnectionClosed)
+		return fmt.Errorf("no connection within %v: %w", t, zk.ErrConnectionClosed)
 	case !c.call(call, frame):
-		return nil, fmt.Errorf("write: %w", zk.ErrConnectionClosed)
+		return fmt.Errorf("write: %w", zk.ErrConnectionClosed)
 	}
-	body, ok := call.waitCtx(ctx, callBound(t))
+	return nil
+}
+
+// await waits for the reply to call, at most callBound of the session
+// timeout. It fails with ctx's error, or one wrapping
+// zk.ErrConnectionClosed when the connection closed or the bound passed
+// first: the request's fate is then unknown.
+func (s *Session) await(ctx context.Context, call *pendingCall) ([]byte, error) {
+	body, ok := call.waitCtx(ctx, callBound(s.wire.timeout()))
 	switch {
 	case ok:
 		return body, nil

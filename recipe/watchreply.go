@@ -2,13 +2,15 @@ package recipe
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
 )
 
-// Requests and replies of the watched reads the session writes itself
-// (GetW, ChildrenW, ExistsW; see watch.go).
+// Requests and replies of the reads the session writes itself (GetW,
+// ChildrenW, ExistsW, see watch.go; a candidate's watched getData, see
+// datawatch.go; the observer's listing, see observer.go).
 
 // Op codes and the watcher type of removeWatches not in frames.go.
 const (
@@ -17,12 +19,18 @@ const (
 	watcherTypeChildren = 1
 )
 
-// watchedReadFrame encodes a request made of a path and a watch flag
-// (exists, getData, getChildren2) with its own xid and the flag set.
-func watchedReadFrame(op, xid int32, path string) []byte {
+// errBodyNotKept means a reply's body was larger than the session keeps
+// (maxCaptured): only its header arrived.
+var errBodyNotKept = errors.New("reply body not kept")
+
+// readFrame encodes a request made of a path and a watch flag (exists,
+// getData, getChildren2) with its own xid.
+func readFrame(op, xid int32, path string, watch bool) []byte {
 	f := requestFrame(op, path, 1)
 	binary.BigEndian.PutUint32(f[4:], uint32(xid))
-	f[len(f)-1] = 1
+	if watch {
+		f[len(f)-1] = 1
+	}
 	return f
 }
 

@@ -9,7 +9,8 @@ import (
 // This file keeps the one-shot watches of GetW, ChildrenW and ExistsW (see
 // watch.go). The table is a sessionSink: it is routed the node events of
 // every path it holds a watch on, and gets every session change. All its
-// state is guarded by the session's mutex.
+// state is guarded by the session's mutex; the removals it decides on are
+// written after that is released (see wirequeue.go).
 
 // watchKind is the server's watch table a watched read sets its watch in.
 type watchKind uint8
@@ -42,11 +43,12 @@ type watchKey struct {
 // shot is one watched read's interest in its watch, from before its
 // request is written until the watch fires, ctx ends or the read fails.
 type shot struct {
-	key  watchKey
-	call *pendingCall  // the request that sets the watch
-	ch   chan zk.Event // capacity 1: one event, then closed
-	stop func() bool   // releases the ctx hook
-	done bool          // fired or forgotten
+	key   watchKey
+	call  *pendingCall  // the request that sets the watch
+	ch    chan zk.Event // capacity 1: one event, then closed
+	stop  func() bool   // releases the ctx hook
+	done  bool          // fired or forgotten
+	fired bool
 }
 
 // watchTable holds the session's shots.
@@ -96,13 +98,25 @@ func (t *watchTable) add(ctx context.Context, key watchKey, call *pendingCall) (
 // is answered NOWATCHER: harmless).
 func (t *watchTable) forget(sh *shot, remove bool) {
 	t.s.mu.Lock()
-	defer t.s.mu.Unlock()
-	if sh.done {
-		return
+	queued := !sh.done && t.end0(sh) && remove && t.removeWatch0(sh.key)
+	t.s.mu.Unlock()
+	if queued {
+		t.s.wire.flush()
 	}
-	last := t.end0(sh)
-	if remove && last {
-		t.removeWatch0(sh.key)
+}
+
+// written is told that the request of sh is on the wire. If sh was
+// forgotten meanwhile (its ctx ended while the request was being written),
+// the removal forget wrote may have gone out ahead of the request, which
+// then set a watch nobody tracks: the removal is written again, behind the
+// request, unless another shot of the key relies on the watch by now.
+func (t *watchTable) written(sh *shot) {
+	s := t.s
+	s.mu.Lock()
+	again := sh.done && !sh.fired && len(t.shots[sh.key]) == 0 && t.removeWatch0(sh.key)
+	s.mu.Unlock()
+	if again {
+		s.wire.flush()
 	}
 }
 
@@ -124,30 +138,31 @@ func (t *watchTable) end0(sh *shot) bool {
 	return true
 }
 
-// removeWatch0 writes removeWatches for key unless the server's watch is
+// removeWatch0 queues removeWatches for key unless the server's watch is
 // still needed, by a data sink of the session (candidates, see
-// datawatch.go) for a data watch (s.mu held).
-func (t *watchTable) removeWatch0(key watchKey) {
+// datawatch.go) for a data watch, and reports whether it did; the caller
+// flushes once s.mu is released (s.mu held).
+func (t *watchTable) removeWatch0(key watchKey) bool {
 	s := t.s
 	if !s.connected {
-		return // the server dropped the connection's watches
+		return false // the server dropped the connection's watches
 	}
 	if key.kind == watchChild {
-		s.wire.injectIfReady(removeChildWatchesFrame(key.path))
-		return
+		return s.wire.queueIfReady(removeChildWatchesFrame(key.path))
 	}
 	for k := range s.paths[key.path] {
 		if k != sessionSink(t) {
-			return
+			return false
 		}
 	}
-	s.wire.injectIfReady(removeWatchesFrame(key.path))
 	delete(s.dataWatch, key.path)
+	return s.wire.queueIfReady(removeWatchesFrame(key.path))
 }
 
 // fire0 delivers ev to sh and ends it (s.mu held).
 func (t *watchTable) fire0(sh *shot, ev zk.Event) {
 	t.end0(sh)
+	sh.fired = true
 	sh.ch <- ev
 	close(sh.ch)
 }

@@ -65,8 +65,11 @@ type wireTracker struct {
 	log          zerolog.Logger
 	foreign      *foreignStreak // handshakes answered by another protocol (foreign.go)
 
+	order sync.Mutex // the session's own writes, in order (wirequeue.go)
+
 	mu           sync.Mutex
 	current      *wireConn     // the connection go-zookeeper uses now
+	queue        []queuedFrame // written by the next flush (wirequeue.go)
 	dialed       chan struct{} // closed when the next connection becomes current
 	refusedSince time.Time     // start of a streak of refused handshakes
 	refusals     int
@@ -111,21 +114,12 @@ func (w *wireTracker) closeCurrent() {
 	}
 }
 
-// readyConn waits, at most d, until the current connection is established
-// and has replayed the session's credentials (so a request written on it is
-// authorised like go-zookeeper's own), and returns it; nil if none is, or
-// if there is no current connection.
-func (w *wireTracker) readyConn(d time.Duration) *wireConn {
-	return w.awaitReady(context.Background(), nil, d, false)
-}
-
-// readyConnCtx is readyConn that, when there is no connection, waits for
-// go-zookeeper to dial the next one, and gives up when ctx ends or done is
-// closed.
-func (w *wireTracker) readyConnCtx(ctx context.Context, done <-chan struct{}, d time.Duration) *wireConn {
-	return w.awaitReady(ctx, done, d, true)
-}
-
+// awaitReady waits, at most d, until the current connection is
+// established and has replayed the session's credentials (so a request
+// written on it is authorised like go-zookeeper's own), and returns it. With
+// redial, while there is no connection it waits for go-zookeeper to dial
+// the next one; without, it returns nil at once then. It returns nil too
+// when d passes, ctx ends or done is closed.
 func (w *wireTracker) awaitReady(ctx context.Context, done <-chan struct{}, d time.Duration, redial bool) *wireConn {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -163,22 +157,6 @@ func (w *wireTracker) awaitReady(ctx context.Context, done <-chan struct{}, d ti
 			default: // closed: replaced meanwhile, look again
 			}
 		}
-	}
-}
-
-// injectIfReady writes frame on the current connection if it is ready now.
-func (w *wireTracker) injectIfReady(frame []byte) bool {
-	w.mu.Lock()
-	c := w.current
-	w.mu.Unlock()
-	if c == nil {
-		return false
-	}
-	select {
-	case <-c.ready:
-		return c.inject(frame)
-	default:
-		return false
 	}
 }
 

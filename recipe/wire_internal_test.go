@@ -154,19 +154,19 @@ func TestGetDataReplyDecoding(t *testing.T) {
 	withData = append(withData, stat...)
 	noData := append(binary.BigEndian.AppendUint32(header(0), ^uint32(0)), stat...) // -1: null
 	for name, b := range map[string][]byte{"data": withData, "null data": noData} {
-		st, err := parseGetDataReply(b)
+		st, err := dataStat(b)
 		if err != nil || st.Czxid != 21 || st.EphemeralOwner != 7 {
 			t.Fatalf("%s: stat %+v, err %v", name, st, err)
 		}
 	}
-	if _, err := parseGetDataReply(header(-101)); !errors.Is(err, zk.ErrNoNode) {
+	if _, err := dataStat(header(-101)); !errors.Is(err, zk.ErrNoNode) {
 		t.Fatalf("error reply: %v, want ErrNoNode", err)
 	}
-	if _, err := parseGetDataReply(header(0)); !errors.Is(err, errBodyNotKept) {
+	if _, err := dataStat(header(0)); !errors.Is(err, errBodyNotKept) {
 		t.Fatalf("header only: %v, want errBodyNotKept", err)
 	}
 	for _, n := range []int{0, 10, 18, len(withData) - 1} {
-		if _, err := parseGetDataReply(withData[:n]); !errors.Is(err, zk.ErrConnectionClosed) {
+		if _, err := dataStat(withData[:n]); !errors.Is(err, zk.ErrConnectionClosed) {
 			t.Fatalf("%d bytes: %v, want an unknown outcome", n, err)
 		}
 	}

@@ -7,16 +7,23 @@ import (
 )
 
 // Requests whose replies the session reads itself (create2, see
-// create2.go; getData, see getdata.go; watched reads, see watch.go) carry an xid of their own, unique among the session's
-// requests in flight: ZooKeeper matches a committed write to the session's
-// pending request by xid, and the reply is found by it here. The xids are
-// negative, so go-zookeeper ignores the replies, and stay clear of the
-// reserved ones (-1 notification, -2 ping, -4 auth, -8 set watches) and of
-// xidInjected.
+// create2.go; reads, see watch.go and datawatch.go) carry an xid of their
+// own, unique among the session's requests in flight: ZooKeeper matches a
+// committed write to the session's pending request by xid, and the reply
+// is found by it here. The xids are negative, so go-zookeeper ignores the
+// replies, and stay clear of the reserved ones (-1 notification, -2 ping,
+// -4 auth, -8 set watches) and of xidInjected.
 const (
 	xidCallBase  = -0x10000000
 	xidCallRange = 0x40000000
 )
+
+// callBound bounds the wait for the reply to a request the session wrote,
+// given the negotiated session timeout t. The connection's own liveness
+// (go-zookeeper's pings and read deadline) ends a wait on a dead server;
+// the bound only stops a reply that never comes on a live connection from
+// holding its caller forever.
+func callBound(t time.Duration) time.Duration { return max(4*t, 10*time.Second) }
 
 // nextCallXid returns a fresh xid for a request read by the session.
 func (w *wireTracker) nextCallXid() int32 {
@@ -40,25 +47,13 @@ func newPendingCall(xid int32) *pendingCall {
 	return &pendingCall{xid: xid, reply: make(chan []byte, 1)}
 }
 
-// send waits, at most d, for a ready connection and writes frame (whose xid
-// is xid) on it, stamped for the lease like go-zookeeper's requests. false
-// if no connection was ready or the write failed: then the request may or
-// may not have reached the server.
-func (w *wireTracker) send(frame []byte, xid int32, d time.Duration) (*pendingCall, bool) {
-	c := w.readyConn(d)
-	if c == nil {
-		return nil, false
-	}
-	p := newPendingCall(xid)
-	if !c.call(p, frame) {
-		return nil, false
-	}
-	return p, true
-}
-
-// call writes frame (whose xid is p.xid) on c and registers p for its
-// reply; false if the write failed (the request's fate is then unknown).
+// call writes frame (whose xid is p.xid) on c, behind every frame the
+// session queued before (see wirequeue.go), and registers p for its reply;
+// false if the write failed (the request's fate is then unknown).
 func (c *wireConn) call(p *pendingCall, frame []byte) bool {
+	c.w.order.Lock()
+	defer c.w.order.Unlock()
+	c.w.drain0()
 	p.conn = c
 	c.mu.Lock()
 	c.calls[p.xid] = p
@@ -74,13 +69,8 @@ func (c *wireConn) call(p *pendingCall, frame []byte) bool {
 	return true
 }
 
-// wait returns the reply body, or false if the connection closed (or d
-// passed) before it came: the request's fate is then unknown.
-func (p *pendingCall) wait(d time.Duration) ([]byte, bool) {
-	return p.waitCtx(context.Background(), d)
-}
-
-// waitCtx is wait that also stops waiting when ctx ends.
+// waitCtx returns the reply body, or false if the connection closed, d
+// passed or ctx ended before it came: the request's fate is then unknown.
 func (p *pendingCall) waitCtx(ctx context.Context, d time.Duration) ([]byte, bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
