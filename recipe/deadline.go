@@ -38,18 +38,23 @@ type stall struct {
 }
 
 // watchRequests checks the request deadline four times per session
-// timeout until Close.
+// timeout (the requested one until a session is negotiated) until Close.
 func (s *Session) watchRequests() {
 	defer close(s.watchdog)
+	period := s.wire.timeout() / 4
+	tick := time.NewTicker(period)
+	defer tick.Stop()
 	for {
-		t := time.NewTimer(s.wire.timeout() / 4)
 		select {
 		case <-s.done:
-			t.Stop()
 			return
-		case <-t.C:
+		case <-tick.C:
+			s.checkRequests(time.Now())
 		}
-		s.checkRequests(time.Now())
+		if p := s.wire.timeout() / 4; p != period {
+			period = p
+			tick.Reset(p)
+		}
 	}
 }
 
