@@ -16,6 +16,9 @@ const (
 	// Sessions may then last 200 ms to 2 s (2 to 20 ticks).
 	DefaultTickTime = 100 * time.Millisecond
 
+	// MinTickTime is the smallest Options.TickTime Start accepts.
+	MinTickTime = 10 * time.Millisecond
+
 	// defaultStartTimeout bounds Start when its context has no deadline.
 	defaultStartTimeout = 2 * time.Minute
 
@@ -33,7 +36,7 @@ type Options struct {
 
 	// TickTime is ZooKeeper's basic time unit (heartbeats; session
 	// timeouts default to 2..20 ticks). Default DefaultTickTime; at least
-	// 10 ms, whole milliseconds.
+	// MinTickTime, whole milliseconds.
 	TickTime time.Duration
 
 	// MinSessionTimeout and MaxSessionTimeout bound the session timeouts
@@ -58,14 +61,15 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// Validate returns the error Start would return for o's fields (wrapping
-// ErrBadOptions, naming the field), or nil. It starts nothing.
+// Validate returns the error Start would return for o's fields (an
+// *OptionsError naming the field, wrapping ErrBadOptions), or nil. It
+// starts nothing.
 func (o Options) Validate() error {
 	_, err := o.withDefaults()
 	return err
 }
 
-// withDefaults validates o and fills in defaults; errors wrap ErrBadOptions.
+// withDefaults validates o and fills in defaults; errors are *OptionsError.
 func (o Options) withDefaults() (Options, error) {
 	if o.Servers == 0 {
 		o.Servers = 1
@@ -79,23 +83,35 @@ func (o Options) withDefaults() (Options, error) {
 	if err := checkHeap(o.Heap); err != nil {
 		return o, err
 	}
-	switch {
-	case o.Servers < 1 || o.Servers > 9:
-		return o, fmt.Errorf("%w: Servers = %d, want 1..9", ErrBadOptions, o.Servers)
-	case o.TickTime < 10*time.Millisecond || o.TickTime%time.Millisecond != 0:
-		return o, fmt.Errorf("%w: TickTime = %v, want whole milliseconds >= 10ms", ErrBadOptions, o.TickTime)
-	case o.MinSessionTimeout < 0 || o.MaxSessionTimeout < 0:
-		return o, fmt.Errorf("%w: negative session timeout bound", ErrBadOptions)
-	case o.MaxSessionTimeout > 0 && o.minSessionTimeout() > o.MaxSessionTimeout:
-		return o, fmt.Errorf("%w: MaxSessionTimeout %v is below the minimum session timeout %v (MinSessionTimeout, default 2 ticks)",
-			ErrBadOptions, o.MaxSessionTimeout, o.minSessionTimeout())
-	case o.MinSessionTimeout%time.Millisecond != 0 || o.MaxSessionTimeout%time.Millisecond != 0:
-		return o, fmt.Errorf("%w: session timeout bounds must be whole milliseconds", ErrBadOptions)
+	if err := o.checkNumbers(); err != nil {
+		return o, err
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
 	return o, nil
+}
+
+// checkNumbers validates o's sizes and times, defaults filled in.
+func (o Options) checkNumbers() error {
+	bad := func(field string, v any, reason string) error {
+		return &OptionsError{Field: field, Value: v, Reason: reason}
+	}
+	const whole = "want whole milliseconds, or 0 for ZooKeeper's default"
+	switch {
+	case o.Servers < 1 || o.Servers > 9:
+		return bad("Servers", o.Servers, "want 1..9")
+	case o.TickTime < MinTickTime || o.TickTime%time.Millisecond != 0:
+		return bad("TickTime", o.TickTime, fmt.Sprintf("want whole milliseconds, at least %v", MinTickTime))
+	case o.MinSessionTimeout < 0 || o.MinSessionTimeout%time.Millisecond != 0:
+		return bad("MinSessionTimeout", o.MinSessionTimeout, whole+" (2 ticks)")
+	case o.MaxSessionTimeout < 0 || o.MaxSessionTimeout%time.Millisecond != 0:
+		return bad("MaxSessionTimeout", o.MaxSessionTimeout, whole+" (20 ticks)")
+	case o.MaxSessionTimeout > 0 && o.minSessionTimeout() > o.MaxSessionTimeout:
+		return bad("MaxSessionTimeout", o.MaxSessionTimeout,
+			fmt.Sprintf("ZooKeeper wants at least its minimum session timeout, %v", o.minSessionTimeout()))
+	}
+	return nil
 }
 
 // minSessionTimeout is the lowest session timeout the servers negotiate:

@@ -79,21 +79,30 @@ func TestStandaloneStartsServesAndStops(t *testing.T) {
 }
 
 func TestBadOptionsAreRejected(t *testing.T) {
-	for _, opts := range []testenv.Options{
-		{Servers: -1},
-		{Servers: 10},
-		{TickTime: time.Millisecond},
-		{TickTime: 100*time.Millisecond + time.Microsecond},
-		{MinSessionTimeout: 2 * time.Second, MaxSessionTimeout: time.Second},
-		{MaxSessionTimeout: time.Millisecond}, // below the default minimum of 2 ticks: ZooKeeper crashed
-		{MaxSessionTimeout: 300*time.Millisecond + time.Microsecond},
-		{Heap: "lots"},
-		{Heap: "16m"},
-		{Heap: "0"},
-		{Heap: "512mb"},
+	for _, tc := range []struct {
+		opts  testenv.Options
+		field string
+	}{
+		{testenv.Options{Servers: -1}, "Servers"},
+		{testenv.Options{Servers: 10}, "Servers"},
+		{testenv.Options{TickTime: time.Millisecond}, "TickTime"},
+		{testenv.Options{TickTime: 100*time.Millisecond + time.Microsecond}, "TickTime"},
+		{testenv.Options{MinSessionTimeout: 2 * time.Second, MaxSessionTimeout: time.Second}, "MaxSessionTimeout"},
+		{testenv.Options{MaxSessionTimeout: time.Millisecond}, "MaxSessionTimeout"}, // below the default minimum of 2 ticks: ZooKeeper crashed
+		{testenv.Options{MaxSessionTimeout: 300*time.Millisecond + time.Microsecond}, "MaxSessionTimeout"},
+		{testenv.Options{MinSessionTimeout: -time.Second}, "MinSessionTimeout"},
+		{testenv.Options{Heap: "lots"}, "Heap"},
+		{testenv.Options{Heap: "16m"}, "Heap"},
+		{testenv.Options{Heap: "0"}, "Heap"},
+		{testenv.Options{Heap: "512mb"}, "Heap"},
 	} {
-		if _, err := testenv.Start(t.Context(), opts); !errors.Is(err, testenv.ErrBadOptions) {
-			t.Errorf("Start(%+v) = %v, want ErrBadOptions", opts, err)
+		_, err := testenv.Start(t.Context(), tc.opts)
+		var oe *testenv.OptionsError
+		if !errors.Is(err, testenv.ErrBadOptions) || !errors.As(err, &oe) || oe.Field != tc.field {
+			t.Errorf("Start(%+v) = %v, want an *OptionsError for %s wrapping ErrBadOptions", tc.opts, err, tc.field)
+		}
+		if verr := tc.opts.Validate(); verr == nil || verr.Error() != fmt.Sprint(err) {
+			t.Errorf("Validate(%+v) = %v, want Start's error %v", tc.opts, verr, err)
 		}
 	}
 }

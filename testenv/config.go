@@ -29,10 +29,10 @@ func checkHeap(heap string) error {
 	shift := map[string]uint{"": 0, "k": 10, "K": 10, "m": 20, "M": 20, "g": 30, "G": 30}
 	s, ok := shift[heap[len(digits):]]
 	if err != nil || !ok || n <= 0 || n > 1<<40>>s { // at most 1 TiB
-		return fmt.Errorf("%w: Heap = %q, want a size such as 512m or 2g", ErrBadOptions, heap)
+		return &OptionsError{Field: "Heap", Value: heap, Reason: "want a size such as 512m or 2g"}
 	}
 	if n<<s < minHeapBytes {
-		return fmt.Errorf("%w: Heap = %q, want at least 32m", ErrBadOptions, heap)
+		return &OptionsError{Field: "Heap", Value: heap, Reason: "want at least 32m"}
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package testenv
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrJavaNotFound is returned by Start when no java executable is found
@@ -29,11 +32,30 @@ var (
 	// itself as the ensemble's leader (or more than one does).
 	ErrNoQuorumLeader = errors.New("testenv: no quorum leader")
 
-	// ErrBadOptions is returned by Start for invalid Options; the message
-	// names the field.
+	// ErrBadOptions is returned for invalid arguments; for invalid Options
+	// (from Start and Options.Validate) the error is an *OptionsError
+	// naming the field.
 	ErrBadOptions = errors.New("testenv: invalid options")
 
 	// ErrProtocol is returned when a ZooKeeper peer sends a frame that cannot
 	// be parsed (too short, or longer than the frame limit).
 	ErrProtocol = errors.New("testenv: ZooKeeper protocol error")
 )
+
+// OptionsError reports an Options field that Start refuses. errors.Is(err,
+// ErrBadOptions) holds for it.
+type OptionsError struct {
+	Field  string // the Options field, such as "TickTime"
+	Value  any    // the refused value
+	Reason string // what a valid value is, such as "want whole milliseconds, at least 10ms"
+}
+
+func (e *OptionsError) Error() string {
+	if s, ok := e.Value.(string); ok {
+		return fmt.Sprintf("%v: %s = %q: %s", ErrBadOptions, e.Field, s, e.Reason)
+	}
+	return fmt.Sprintf("%v: %s = %v: %s", ErrBadOptions, e.Field, e.Value, e.Reason)
+}
+
+// Is reports whether target is ErrBadOptions.
+func (e *OptionsError) Is(target error) bool { return target == ErrBadOptions }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/signal"
@@ -53,24 +54,43 @@ and ZooKeeper (make deps installs them).`,
 	return cmd
 }
 
-// checkDevOptions refuses flag values ZooKeeper would refuse (or dev would
-// silently replace) with a one-line error naming the flag.
+// devFlagOf names dev's flag for each testenv.Options field it sets.
+var devFlagOf = map[string]string{
+	"Servers": "servers", "TickTime": "tick-time", "MaxSessionTimeout": "max-session-timeout", "Heap": "heap",
+}
+
+// checkDevOptions refuses flag values testenv.Start would refuse, with a
+// one-line error naming the flag, and those it would silently replace:
+// --servers and --tick-time 0 (testenv's defaults) and an even ensemble.
 func checkDevOptions(o testenv.Options) error {
 	switch {
 	case o.Servers != 1 && o.Servers != 3 && o.Servers != 5:
 		return fmt.Errorf("invalid --servers %d: use 1 (standalone), 3 or 5", o.Servers)
-	case o.TickTime < 10*time.Millisecond || o.TickTime%time.Millisecond != 0:
-		return fmt.Errorf("invalid --tick-time %s: want whole milliseconds, at least 10ms (default %s)", o.TickTime, devTick)
-	case o.MaxSessionTimeout < 0 || o.MaxSessionTimeout%time.Millisecond != 0:
-		return fmt.Errorf("invalid --max-session-timeout %s: want whole milliseconds, or 0 for 20 ticks", o.MaxSessionTimeout)
-	case o.MaxSessionTimeout > 0 && o.MaxSessionTimeout < 2*o.TickTime:
-		return fmt.Errorf("invalid --max-session-timeout %s: ZooKeeper wants at least its minimum session timeout, 2 x --tick-time = %s",
-			o.MaxSessionTimeout, 2*o.TickTime)
+	case o.TickTime == 0:
+		return fmt.Errorf("invalid --tick-time 0s: want whole milliseconds, at least %v (default %v)", testenv.MinTickTime, devTick)
 	}
-	if err := o.Validate(); err != nil { // every other field is valid: --heap is not
-		return fmt.Errorf("invalid --heap %q: want a size such as 512m or 2g, at least 32m", o.Heap)
+	var oe *testenv.OptionsError
+	if err := o.Validate(); errors.As(err, &oe) {
+		return devFlagError(oe)
+	} else if err != nil {
+		return err
 	}
 	return nil
+}
+
+// devFlagError restates testenv's complaint about a field as one about its
+// flag.
+func devFlagError(oe *testenv.OptionsError) error {
+	flag, value := devFlagOf[oe.Field], fmt.Sprint(oe.Value)
+	switch oe.Field {
+	case "Heap":
+		value = fmt.Sprintf("%q", oe.Value)
+	case "TickTime":
+		return fmt.Errorf("invalid --%s %s: %s (default %v)", flag, value, oe.Reason, devTick)
+	case "MaxSessionTimeout":
+		return fmt.Errorf("invalid --%s %s: %s (dev's minimum is 2 x --tick-time)", flag, value, oe.Reason)
+	}
+	return fmt.Errorf("invalid --%s %s: %s", flag, value, oe.Reason)
 }
 
 // runDev starts the ensemble, reports it on out and keeps it until ctx is

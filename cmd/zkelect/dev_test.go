@@ -123,8 +123,10 @@ func processesMentioning(t *testing.T, s string) []int {
 }
 
 // TestDevRefusesBadFlags: each of these once started an ensemble anyway
-// (--servers 0 ran 1, 2 and 7 ran, --tick-time 0 ran 100ms) or dumped
-// ZooKeeper's crash log (--max-session-timeout below 2 ticks).
+// (--servers 0 ran 1, 2 and 7 ran, --tick-time 0 ran 100ms), dumped
+// ZooKeeper's crash log (--max-session-timeout below 2 ticks). Each error
+// names the flag at fault, mapped from the field testenv's OptionsError
+// names.
 func TestDevRefusesBadFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -135,10 +137,14 @@ func TestDevRefusesBadFlags(t *testing.T) {
 		{[]string{"--servers", "7"}, "invalid --servers 7"},
 		{[]string{"--tick-time", "0"}, "invalid --tick-time 0s: want whole milliseconds, at least 10ms (default 200ms)"},
 		{[]string{"--tick-time", "1500us"}, "invalid --tick-time 1.5ms"},
-		{[]string{"--max-session-timeout", "1ms"}, "invalid --max-session-timeout 1ms: ZooKeeper wants at least its minimum session timeout, 2 x --tick-time = 400ms"},
-		{[]string{"--tick-time", "1s", "--max-session-timeout", "1999ms"}, "2 x --tick-time = 2s"},
-		{[]string{"--heap", "lots"}, `invalid --heap "lots"`},
-		{[]string{"--heap", "16m"}, `invalid --heap "16m"`},
+		{[]string{"--tick-time", "5ms"}, "invalid --tick-time 5ms: want whole milliseconds, at least 10ms"},
+		{[]string{"--max-session-timeout", "1ms"}, "invalid --max-session-timeout 1ms: ZooKeeper wants at least its minimum session timeout, 400ms (dev's minimum is 2 x --tick-time)"},
+		{[]string{"--tick-time", "1s", "--max-session-timeout", "1999ms"}, "minimum session timeout, 2s"},
+		{[]string{"--max-session-timeout", "2500us"}, "invalid --max-session-timeout 2.5ms: want whole milliseconds"},
+		{[]string{"--max-session-timeout", "-1s"}, "invalid --max-session-timeout -1s: want whole milliseconds"},
+		{[]string{"--heap", "lots"}, `invalid --heap "lots": want a size such as 512m or 2g`},
+		{[]string{"--heap", "16m"}, `invalid --heap "16m": want at least 32m`},
+		{[]string{"--heap", "0"}, `invalid --heap "0"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			p := startProc(t, "dev", append([]string{"dev"}, tc.args...))
