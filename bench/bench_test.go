@@ -61,6 +61,46 @@ func TestRunRejectsUnknownScenario(t *testing.T) {
 	}
 }
 
+// TestValidateRefusesBadSizes: a negative count or duration, which Run
+// once replaced with its default, and a shard count out of range are
+// refused with a *ConfigError naming the field, by Validate and by Run
+// before it starts anything; zero fields are valid (they take defaults).
+func TestValidateRefusesBadSizes(t *testing.T) {
+	for _, tc := range []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{CrashTrials: -1}, "CrashTrials"},
+		{Config{Members: -3}, "Members"},
+		{Config{SessionTimeout: -time.Second}, "SessionTimeout"},
+		{Config{TickTime: -time.Millisecond}, "TickTime"},
+		{Config{Shards: []int{10, 0}}, "Shards"},
+		{Config{Shards: []int{maxShards + 1}}, "Shards"},
+	} {
+		for name, err := range map[string]error{"Validate": tc.cfg.Validate(), "Run": runErr(tc.cfg)} {
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Field != tc.field || !errors.Is(err, ErrBadConfig) {
+				t.Errorf("%s(%+v) = %v, want a *ConfigError for %s wrapping ErrBadConfig", name, tc.cfg, err, tc.field)
+			}
+		}
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Errorf("Validate(Config{}) = %v, want nil: zero fields take the defaults", err)
+	}
+}
+
+// runErr is Run's error for a config Run must refuse before starting: its
+// context is cancelled, so a Run that accepted cfg fails at once instead.
+func runErr(cfg Config) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := Run(ctx, cfg)
+	if rep != nil {
+		return errors.New("Run returned a report")
+	}
+	return err
+}
+
 func TestNewDist(t *testing.T) {
 	var s []time.Duration
 	for i := 1; i <= 100; i++ {

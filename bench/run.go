@@ -26,9 +26,25 @@ var AllScenarios = []string{ScenarioRaw, ScenarioFailover, ScenarioHerd, Scenari
 var (
 	// ErrUnknownScenario reports a scenario name Run does not know.
 	ErrUnknownScenario = errors.New("bench: unknown scenario")
-	// ErrBadConfig reports a size out of range; the message names it.
+	// ErrBadConfig reports a size out of range; the error is a
+	// *ConfigError naming the field.
 	ErrBadConfig = errors.New("bench: invalid config")
 )
+
+// ConfigError reports a Config field out of range, as Config.Validate and
+// Run return it. errors.Is(err, ErrBadConfig) holds for it.
+type ConfigError struct {
+	Field  string // the Config field, such as "CrashTrials"
+	Value  any    // the refused value (for Shards, the refused entry)
+	Reason string // what is wrong with it, such as "negative"
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("%v: %s = %v: %s", ErrBadConfig, e.Field, e.Value, e.Reason)
+}
+
+// Is reports whether target is ErrBadConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrBadConfig }
 
 // maxShards caps a shard count of the cold start.
 const maxShards = 100000
@@ -77,19 +93,54 @@ func DefaultConfig() Config {
 	}
 }
 
-// withDefaults fills zero fields from DefaultConfig and validates names.
+// Validate returns the error Run would return for c before starting
+// anything, or nil: an error wrapping ErrUnknownScenario for a name not in
+// AllScenarios, a *ConfigError for a negative count or duration (zero takes
+// the default) or a shard count outside 1..100000.
+func (c Config) Validate() error {
+	for _, s := range c.Scenarios {
+		if !slices.Contains(AllScenarios, s) {
+			return fmt.Errorf("%w %q (known: %s)", ErrUnknownScenario, s, strings.Join(AllScenarios, ", "))
+		}
+	}
+	counts := []struct {
+		field string
+		n     int
+	}{
+		{"Servers", c.Servers}, {"RawTrials", c.RawTrials}, {"RawCreates", c.RawCreates}, {"InFlight", c.InFlight},
+		{"ResignTrials", c.ResignTrials}, {"CrashTrials", c.CrashTrials},
+		{"HerdCandidates", c.HerdCandidates}, {"HerdTrials", c.HerdTrials}, {"Members", c.Members},
+	}
+	for _, f := range counts {
+		if f.n < 0 {
+			return &ConfigError{Field: f.field, Value: f.n, Reason: "negative"}
+		}
+	}
+	switch {
+	case c.TickTime < 0:
+		return &ConfigError{Field: "TickTime", Value: c.TickTime, Reason: "negative"}
+	case c.SessionTimeout < 0:
+		return &ConfigError{Field: "SessionTimeout", Value: c.SessionTimeout, Reason: "negative"}
+	}
+	for _, n := range c.Shards {
+		if n < 1 || n > maxShards {
+			return &ConfigError{Field: "Shards", Value: n, Reason: fmt.Sprintf("each shard count must be 1..%d", maxShards)}
+		}
+	}
+	return nil
+}
+
+// withDefaults validates c and fills its zero fields from DefaultConfig.
 func (c Config) withDefaults() (Config, error) {
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
 	d := DefaultConfig()
 	if len(c.Scenarios) == 0 {
 		c.Scenarios = d.Scenarios
 	}
-	for _, s := range c.Scenarios {
-		if !slices.Contains(AllScenarios, s) {
-			return c, fmt.Errorf("%w %q (known: %s)", ErrUnknownScenario, s, strings.Join(AllScenarios, ", "))
-		}
-	}
 	def := func(v *int, dv int) {
-		if *v <= 0 {
+		if *v == 0 {
 			*v = dv
 		}
 	}
@@ -102,19 +153,14 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.HerdCandidates, d.HerdCandidates)
 	def(&c.HerdTrials, d.HerdTrials)
 	def(&c.Members, d.Members)
-	if c.TickTime <= 0 {
+	if c.TickTime == 0 {
 		c.TickTime = d.TickTime
 	}
-	if c.SessionTimeout <= 0 {
+	if c.SessionTimeout == 0 {
 		c.SessionTimeout = d.SessionTimeout
 	}
 	if len(c.Shards) == 0 {
 		c.Shards = d.Shards
-	}
-	for _, n := range c.Shards {
-		if n < 1 || n > maxShards {
-			return c, fmt.Errorf("%w: shard count %d, want 1..%d", ErrBadConfig, n, maxShards)
-		}
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -123,8 +169,8 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // Run starts a local ensemble, runs the selected scenarios and returns their
-// results. ctx bounds the whole run. It returns ErrUnknownScenario for a bad
-// name, testenv's errors when the ensemble cannot start, or the first
+// results. ctx bounds the whole run. It returns Validate's error for a bad
+// Config, testenv's errors when the ensemble cannot start, or the first
 // scenario's error.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg, err := cfg.withDefaults()

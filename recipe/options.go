@@ -149,18 +149,22 @@ func defaultCandidateConfig() candidateConfig {
 	}
 }
 
+// MaxParticipantIDLen is the longest participant id WithParticipantID
+// accepts, in bytes.
+const MaxParticipantIDLen = 1024
+
 // WithParticipantID sets the participant id stored as the znode's data
 // (as Curator's LeaderLatch does), so observers can name the leader.
 // Default: "<hostname>:<pid>". Not empty (an observer could not name the
-// leader), at most 1024 bytes; otherwise NewCandidate fails with a
-// *OptionError.
+// leader), at most MaxParticipantIDLen bytes; otherwise NewCandidate fails
+// with a *OptionError.
 func WithParticipantID(id string) CandidateOption {
 	return func(c *candidateConfig) error {
 		if id == "" {
 			return &OptionError{Option: "WithParticipantID", Reason: "empty id"}
 		}
-		if len(id) > 1024 {
-			return &OptionError{Option: "WithParticipantID", Reason: "longer than 1024 bytes"}
+		if len(id) > MaxParticipantIDLen {
+			return &OptionError{Option: "WithParticipantID", Reason: fmt.Sprintf("longer than %d bytes", MaxParticipantIDLen)}
 		}
 		c.id = id
 		return nil

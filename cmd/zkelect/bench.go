@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/zkelect/zkelect/bench"
 )
@@ -38,7 +39,7 @@ about a minute on 2 cores. Needs Java and ZooKeeper (make deps).`,
   zkelect bench --scenarios raw,failover --resign-trials 500`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkBenchFlags(cfg, out); err != nil {
+			if err := checkBenchFlags(cmd.Flags(), cfg, out); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -64,34 +65,52 @@ about a minute on 2 cores. Needs Java and ZooKeeper (make deps).`,
 	return cmd
 }
 
-// checkBenchFlags refuses a non-positive count or duration (the library
-// would silently replace it with its default) and a --out file that cannot
-// be written, before the run rather than after it.
-func checkBenchFlags(cfg bench.Config, out string) error {
-	for _, c := range []struct {
-		flag string
-		n    int
-	}{
-		{"raw-trials", cfg.RawTrials}, {"raw-creates", cfg.RawCreates}, {"in-flight", cfg.InFlight},
-		{"resign-trials", cfg.ResignTrials}, {"crash-trials", cfg.CrashTrials},
-		{"herd-candidates", cfg.HerdCandidates}, {"herd-trials", cfg.HerdTrials}, {"members", cfg.Members},
-	} {
-		if c.n < 1 {
-			return fmt.Errorf("invalid --%s %d: must be at least 1", c.flag, c.n)
+// benchFlagOf names the flag of each bench.Config field.
+var benchFlagOf = map[string]string{
+	"Scenarios": "scenarios", "SessionTimeout": "session-timeout", "TickTime": "tick-time",
+	"RawTrials": "raw-trials", "RawCreates": "raw-creates", "InFlight": "in-flight",
+	"ResignTrials": "resign-trials", "CrashTrials": "crash-trials",
+	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members",
+}
+
+// checkBenchFlags refuses, before the run rather than after it, what
+// bench.Config.Validate refuses (naming the flag), a count or duration set
+// to 0 or an empty --shards (bench.Run would silently take its default),
+// and a --out file that cannot be written.
+func checkBenchFlags(fs *pflag.FlagSet, cfg bench.Config, out string) error {
+	if err := cfg.Validate(); err != nil {
+		var ce *bench.ConfigError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("invalid --%s %v: %s", benchFlagOf[ce.Field], ce.Value, ce.Reason)
 		}
+		return err // an unknown scenario, named in the message
 	}
-	switch {
-	case cfg.SessionTimeout <= 0:
-		return fmt.Errorf("invalid --session-timeout %s: must be positive (e.g. 1s)", cfg.SessionTimeout)
-	case cfg.TickTime <= 0:
-		return fmt.Errorf("invalid --tick-time %s: must be positive (e.g. 100ms)", cfg.TickTime)
-	case len(cfg.Shards) == 0:
+	if err := zeroBenchFlag(fs); err != nil {
+		return err
+	}
+	if len(cfg.Shards) == 0 {
 		return errors.New("invalid --shards: give at least one shard count (e.g. 1000,10000)")
 	}
 	if out != "" {
 		return checkWritable(out)
 	}
 	return nil
+}
+
+// zeroBenchFlag refuses an int or duration flag set to 0, which bench.Run
+// reads as "use the default".
+func zeroBenchFlag(fs *pflag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		switch v := f.Value.String(); {
+		case err != nil:
+		case f.Value.Type() == "int" && v == "0":
+			err = fmt.Errorf("invalid --%s 0: must be at least 1", f.Name)
+		case f.Value.Type() == "duration" && v == "0s":
+			err = fmt.Errorf("invalid --%s 0s: must be positive (e.g. 1s)", f.Name)
+		}
+	})
+	return err
 }
 
 // checkWritable reports whether a file can be created at path: path is not

@@ -14,7 +14,9 @@ func TestBenchBadInput(t *testing.T) {
 		want string
 	}{
 		"unknown scenario": {[]string{"bench", "--scenarios", "raw,nope"}, `unknown scenario "nope"`},
-		"zero shards":      {[]string{"bench", "--shards", "0"}, "shard count 0, want 1..100000"},
+		"zero shards":      {[]string{"bench", "--shards", "0"}, "invalid --shards 0: each shard count must be 1..100000"},
+		"negative timeout": {[]string{"bench", "--session-timeout", "-1s"}, "invalid --session-timeout -1s: negative"},
+		"zero in-flight":   {[]string{"bench", "--in-flight", "0"}, "invalid --in-flight 0: must be at least 1"},
 		"zero members":     {[]string{"bench", "--members", "0"}, "invalid --members 0: must be at least 1"},
 		"negative trials":  {[]string{"bench", "--crash-trials", "-1"}, "invalid --crash-trials -1"},
 		"zero timeout":     {[]string{"bench", "--session-timeout", "0s"}, "invalid --session-timeout 0s"},

@@ -23,10 +23,6 @@ const (
 	envParticipantID = "ZKELECT_PARTICIPANT_ID" // this candidate's id
 )
 
-// maxParticipantID is the longest participant id recipe.WithParticipantID
-// accepts, in bytes; run checks --id against it before connecting.
-const maxParticipantID = 1024
-
 // restartBackoff is the pause between a child's exit and the next campaign
 // with --restart, so a child that fails at once does not churn leadership.
 const restartBackoff = time.Second
@@ -97,8 +93,8 @@ func (f *runFlags) validate() error {
 	if f.id == "" {
 		return errors.New("empty --id: pass a participant id such as the host name")
 	}
-	if len(f.id) > maxParticipantID {
-		return fmt.Errorf("invalid --id: %d bytes, at most %d (it is stored in the candidate's znode)", len(f.id), maxParticipantID)
+	if len(f.id) > recipe.MaxParticipantIDLen { // checked before connecting
+		return fmt.Errorf("invalid --id: %d bytes, at most %d (it is stored in the candidate's znode)", len(f.id), recipe.MaxParticipantIDLen)
 	}
 	if f.grace < 0 {
 		return fmt.Errorf("invalid --grace %s: must not be negative", f.grace)
