@@ -16,12 +16,12 @@ import (
 )
 
 // leaderLog keeps the latest leader reported for each shard, and fails the
-// test on a call made once closed.
+// test on a call in progress once the watch it follows ended.
 type leaderLog struct {
-	t      *testing.T
-	closed atomic.Bool
+	t *testing.T
 
 	mu    sync.Mutex
+	ended <-chan struct{}            // closed when Run or WatchLeaders returned; nil until set
 	state map[string]partition.Owner // Member and Token only
 	calls int
 }
@@ -30,19 +30,39 @@ func newLeaderLog(t *testing.T) *leaderLog {
 	return &leaderLog{t: t, state: map[string]partition.Owner{}}
 }
 
-// record is the callback.
-func (l *leaderLog) record(shard, member string, token zxidfence.Token) {
-	if l.closed.Load() {
-		l.t.Errorf("leader of %s reported (%s, %v) after the watch ended", shard, member, token)
-	}
+// endsWith names the channel that the goroutine running the watch closes
+// as soon as the watch returned (before it reports the return to anyone):
+// a call still in progress then, or made later, fails the test.
+func (l *leaderLog) endsWith(ended <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.ended = ended
+}
+
+// record is the callback. It checks ended as it returns: a closed channel
+// means the call was still in progress after the watch returned.
+func (l *leaderLog) record(shard, member string, token zxidfence.Token) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	defer l.checkEnded(shard, member, token)
 	l.calls++
 	if member == "" {
 		delete(l.state, shard)
 		return
 	}
 	l.state[shard] = partition.Owner{Member: member, Token: token}
+}
+
+// checkEnded fails the test if the watch has returned; l.mu is held.
+func (l *leaderLog) checkEnded(shard, member string, token zxidfence.Token) {
+	if l.ended == nil {
+		return
+	}
+	select {
+	case <-l.ended:
+		l.t.Errorf("leader of %s reported (%s, %v) after the watch returned", shard, member, token)
+	default:
+	}
 }
 
 // matches reports whether the reported leaders are exactly those the
@@ -76,6 +96,7 @@ func TestOnLeaderChangedFollowsTheLeaders(t *testing.T) {
 	log := newLeaderLog(t)
 	observe := func(c *partition.Config) { c.OnLeaderChanged = log.record }
 	a := startMember(t, root, "a", shards, tr, observe)
+	log.endsWith(a.ended)
 	b := startMember(t, root, "b", shards, tr)
 	c := startMember(t, root, "c", shards, tr)
 	ms := []*member{a, b, c}
@@ -87,7 +108,6 @@ func TestOnLeaderChangedFollowsTheLeaders(t *testing.T) {
 	waitFor(t, 10*time.Second, "a's OnLeaderChanged to report c's shards taken over", func() (bool, string) { return log.matches(ms) })
 	b.stop(t)
 	a.stop(t)
-	log.closed.Store(true)
 	tr.check(t, false)
 }
 
@@ -132,14 +152,19 @@ func TestWatchLeadersFromOutside(t *testing.T) {
 	log := newLeaderLog(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
+	ended := make(chan struct{})
+	log.endsWith(ended)
 	sess := connect(t, sessionTimeout)
-	go func() { done <- partition.WatchLeaders(ctx, sess, root, log.record) }()
+	go func() {
+		err := partition.WatchLeaders(ctx, sess, root, log.record)
+		close(ended)
+		done <- err
+	}()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("WatchLeaders: %v", err)
 		}
-		log.closed.Store(true)
 	}()
 	ms := []*member{startMember(t, root, "a", shards, tr), startMember(t, root, "b", shards, tr), startMember(t, root, "c", shards, tr)}
 	waitBalanced(t, shards, ms, 20*time.Second)

@@ -39,6 +39,7 @@ type loop struct {
 	stepGap  time.Duration        // least time between two steps
 	targets  map[string]string
 	dirty    bool // the view or the shard list changed: recompute
+	viewNew  bool // the view changed since OnLeaderChanged was last given its leaders
 	stale    bool // runners changed: reconcile
 
 	started       time.Time       // when the loop started
@@ -209,7 +210,10 @@ func (l *loop) step() {
 	}
 	l.lastStep = time.Now()
 	if l.dirty {
-		l.noteLeaders()
+		if l.viewNew {
+			l.viewNew = false
+			l.noteLeaders()
+		}
 		l.recompute()
 	}
 	if l.stale && l.startupSettled() {
@@ -249,7 +253,7 @@ func (l *loop) fail(err error) {
 
 // apply merges a watcher's update into the view.
 func (l *loop) apply(u update) {
-	l.dirty = true
+	l.dirty, l.viewNew = true, true
 	if u.members != nil && !maps.Equal(u.members, l.view.members) {
 		l.membersAt = time.Now()
 	}

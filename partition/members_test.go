@@ -65,6 +65,7 @@ type member struct {
 	m      *partition.Manager
 	cancel context.CancelFunc
 	done   chan error
+	ended  chan struct{} // closed the moment Run returned, before done gets its error
 	once   sync.Once
 }
 
@@ -94,8 +95,12 @@ func startMemberOn(t *testing.T, sess *recipe.Session, root, id string, shards [
 		t.Fatalf("NewManager(%s): %v", id, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mb := &member{id: id, sess: sess, m: m, cancel: cancel, done: make(chan error, 1)}
-	go func() { mb.done <- m.Run(ctx) }()
+	mb := &member{id: id, sess: sess, m: m, cancel: cancel, done: make(chan error, 1), ended: make(chan struct{})}
+	go func() {
+		err := m.Run(ctx)
+		close(mb.ended)
+		mb.done <- err
+	}()
 	t.Cleanup(func() { mb.stop(t) })
 	return mb
 }

@@ -61,7 +61,11 @@ func (v *view) apply(u update) {
 // session. Claims with token 0 (a final record's reservations) are not
 // leaderships.
 func (v *view) leaders() map[string]published {
-	out := map[string]published{}
+	claims := 0
+	for _, r := range v.records {
+		claims += len(r.Leading)
+	}
+	out := make(map[string]published, claims) // sized once: growing it cost 3/4 of the time at 10,000 shards
 	for id, r := range v.records {
 		if sess, live := v.members[id]; !live || sess != r.Session {
 			continue

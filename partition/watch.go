@@ -106,6 +106,23 @@ func (w *watcher) watchOwners(ctx context.Context) {
 	defer wg.Wait()
 	running := map[string]bool{}
 	gone := make(chan string)
+	watchNew := func(ids []string) {
+		for _, id := range ids {
+			if running[id] {
+				continue
+			}
+			running[id] = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.watchRecord(ctx, id)
+				select {
+				case gone <- id:
+				case <-ctx.Done():
+				}
+			}()
+		}
+	}
 	retry := newBackoff()
 	for ctx.Err() == nil {
 		ownersCtx, forget := context.WithCancel(ctx)
@@ -117,27 +134,33 @@ func (w *watcher) watchOwners(ctx context.Context) {
 			continue
 		}
 		retry.reset()
-		for _, id := range ids {
-			if !running[id] {
-				running[id] = true
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					w.watchRecord(ctx, id)
-					select {
-					case gone <- id:
-					case <-ctx.Done():
-					}
-				}()
-			}
-		}
+		watchNew(ids)
+		w.awaitOwners(ctx, ch, gone, func(id string) { delete(running, id) }, watchNew)
+		forget() // the watch, if it has not fired
+	}
+}
+
+// awaitOwners waits until the children watch ch fires or ctx ends. When a
+// record watcher ends meanwhile (its record was deleted), ended forgets it
+// and the children are listed again without a new watch (ch still covers
+// every later change), so that a record deleted and created anew while its
+// old watcher ran gets a watcher; if that listing fails, awaitOwners
+// returns for its caller to list with a new watch.
+func (w *watcher) awaitOwners(ctx context.Context, ch <-chan zk.Event, gone <-chan string, ended func(string), watchNew func([]string)) {
+	for {
 		select {
 		case <-ch:
-		case id := <-gone:
-			delete(running, id)
+			return
 		case <-ctx.Done():
+			return
+		case id := <-gone:
+			ended(id)
+			ids, _, err := w.sess.Conn().Children(w.owners)
+			if err != nil {
+				return
+			}
+			watchNew(ids)
 		}
-		forget() // the watch, if it has not fired
 	}
 }
 
