@@ -187,13 +187,20 @@ func (m *Manager) shardsLabel() string { return path.Join(m.root, shardsDir) + "
 
 // prepare creates the root's znodes and registers the member. While
 // ZooKeeper is out of reach (connection loss, no server, a session being
-// replaced) it tries again, backing off from 50 ms to 1 s, until ctx ends;
+// replaced) it tries again, backing off from 50 ms to 1 s, until ctx ends
+// or the session is closed (an error wrapping recipe.ErrSessionClosed);
 // any other error (ErrDuplicateMember, an ACL refusal) is returned at once.
 func (m *Manager) prepare(ctx context.Context) error {
 	backoff := 50 * time.Millisecond
 	for {
 		err := m.prepareOnce()
-		if err == nil || !unreachable(err) {
+		if err == nil {
+			return nil
+		}
+		if m.sessionClosed() {
+			return m.closedWhilePreparing(err)
+		}
+		if !unreachable(err) {
 			return err
 		}
 		m.log.Warn().Err(err).Dur("retry_in", backoff).Msg("ZooKeeper out of reach while registering; retrying")
@@ -202,10 +209,31 @@ func (m *Manager) prepare(ctx context.Context) error {
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("partition: prepare %s: %w (last error: %v)", m.root, context.Cause(ctx), err)
+		case <-m.sess.Done():
+			t.Stop()
+			return m.closedWhilePreparing(err)
 		case <-t.C:
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// sessionClosed reports whether the session was closed: a request then
+// fails with go-zookeeper's "connection closed", which is final, not the
+// connection loss unreachable retries.
+func (m *Manager) sessionClosed() bool {
+	select {
+	case <-m.sess.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// closedWhilePreparing is prepare's error once the session is closed; last
+// is the last attempt's error.
+func (m *Manager) closedWhilePreparing(last error) error {
+	return fmt.Errorf("partition: prepare %s: %w (last error: %v)", m.root, recipe.ErrSessionClosed, last)
 }
 
 // prepareOnce is one attempt of prepare.
@@ -227,7 +255,8 @@ func aclDenied(err error) error {
 }
 
 // unreachable reports whether err means ZooKeeper could not be asked, as
-// opposed to having answered no.
+// opposed to having answered no. zk.ErrConnectionClosed is also what a
+// closed session's requests fail with: prepare checks the session first.
 func unreachable(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved)

@@ -3,6 +3,7 @@ package partition_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/testenv"
 )
 
@@ -63,4 +65,59 @@ func TestRunWaitsOutAnUnreachableEnsemble(t *testing.T) {
 		return n == len(shards), fmt.Sprintf("%d/%d led", n, len(shards))
 	})
 	tr.check(t, false)
+}
+
+// TestRunEndsWhenTheSessionIsClosedWhileRegistering closes the session
+// while Run is still trying to register (its server out of reach), and
+// runs a Manager on a session already closed: Run returns an error wrapping
+// recipe.ErrSessionClosed at once in both cases, instead of retrying the
+// closed connection's "connection closed" until its ctx ends.
+func TestRunEndsWhenTheSessionIsClosedWhileRegistering(t *testing.T) {
+	proxy := zkc.NewProxyT(t)
+	sess := connectTo(t, proxy.Addrs(), sessionTimeout)
+	retrying := &signalWriter{want: []byte("retrying"), seen: make(chan struct{})}
+	m, err := partition.NewManager(sess, newRoot(t), partition.Config{
+		MemberID: "a", Shards: partition.Range(0, 3), Logger: zerolog.New(retrying),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Blackhole()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	select {
+	case <-retrying.seen:
+	case err := <-done:
+		t.Fatalf("Run returned while its server was out of reach: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not retry within 30s of its server going out of reach")
+	}
+	_ = sess.Close()
+	runEndsClosed(t, done, "the session was closed while Run registered")
+
+	closed := connect(t, sessionTimeout)
+	m2, err := partition.NewManager(closed, newRoot(t), partition.Config{MemberID: "a", Shards: partition.Range(0, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = closed.Close()
+	done2 := make(chan error, 1)
+	go func() { done2 <- m2.Run(ctx) }()
+	runEndsClosed(t, done2, "Run started on a closed session")
+}
+
+// runEndsClosed waits for Run's error on done and checks it wraps
+// recipe.ErrSessionClosed.
+func runEndsClosed(t *testing.T, done <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if !errors.Is(err, recipe.ErrSessionClosed) {
+			t.Errorf("%s: Run returned %v, want an error wrapping recipe.ErrSessionClosed", what, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: Run did not return within 10s", what)
+	}
 }
