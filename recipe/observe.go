@@ -47,16 +47,17 @@ type Observation struct {
 // Leader returns the current leader of the election at path: the candidate
 // with the lowest sequence number (see naming.go for the order). It returns
 // an error wrapping ErrNoLeader when the election has no candidate or the
-// path does not exist. It blocks until ZooKeeper answers (across a
-// reconnect) or ctx is done. Other errors: ErrNilSession, ErrInvalidPath,
-// ErrSessionClosed, ErrACLDenied (wrapped), ctx's error.
+// path does not exist. It blocks until ZooKeeper answers or ctx is done;
+// while the session is disconnected it waits for the next connection, at
+// most the session timeout. Other errors: ErrNilSession, ErrInvalidPath,
+// ErrSessionClosed, ErrACLDenied (wrapped), zk.ErrConnectionClosed
+// (wrapped: no connection came, or it dropped before the answer), ctx's
+// error.
 func Leader(ctx context.Context, s *Session, path string) (Participant, error) {
 	if err := checkElection(s, path); err != nil {
 		return Participant{}, err
 	}
-	r, err := callCtx(ctx, func() (readResult, error) {
-		return readLeader(s.Conn(), path)
-	})
+	r, err := readLeader(ctx, s, path)
 	if err != nil {
 		return Participant{}, sessionErr(s, err)
 	}
@@ -75,9 +76,7 @@ func Participants(ctx context.Context, s *Session, path string) ([]Participant, 
 	if err := checkElection(s, path); err != nil {
 		return nil, err
 	}
-	ps, err := callCtx(ctx, func() ([]Participant, error) {
-		return readParticipants(s.Conn(), path)
-	})
+	ps, err := readParticipants(ctx, s, path)
 	return ps, sessionErr(s, err)
 }
 

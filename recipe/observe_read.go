@@ -24,15 +24,13 @@ type readResult struct {
 }
 
 // dataReader reads one znode, possibly arming a watch on it.
-type dataReader func(conn *zk.Conn, p string) ([]byte, *zk.Stat, error)
+type dataReader func(p string) ([]byte, *zk.Stat, error)
 
-// getData reads a znode without a watch.
-func getData(conn *zk.Conn, p string) ([]byte, *zk.Stat, error) { return conn.Get(p) }
-
-// readLeader reads the leader once, leaving no watch.
-func readLeader(conn *zk.Conn, path string) (readResult, error) {
+// readLeader reads the leader once, leaving no watch; ctx ends the reads.
+func readLeader(ctx context.Context, s *Session, path string) (readResult, error) {
+	get := func(p string) ([]byte, *zk.Stat, error) { return s.getData(ctx, p) }
 	for {
-		names, _, err := conn.Children(path)
+		names, err := s.children(ctx, path)
 		if errors.Is(err, zk.ErrNoNode) {
 			return readResult{}, nil
 		}
@@ -42,7 +40,7 @@ func readLeader(conn *zk.Conn, path string) (readResult, error) {
 		if len(candidates(names)) == 0 {
 			return readResult{}, nil
 		}
-		r, found, err := leaderOf(conn, path, names, getData)
+		r, found, err := leaderOf(path, names, get, get)
 		if err != nil || found {
 			return r, err
 		}
@@ -50,14 +48,15 @@ func readLeader(conn *zk.Conn, path string) (readResult, error) {
 }
 
 // leaderOf reads, with get, the first of the children names in election
-// order. found is false when that znode vanished before it was read: list
-// again.
-func leaderOf(conn *zk.Conn, path string, names []string, get dataReader) (r readResult, found bool, err error) {
+// order (reading every candidate with plain first when their sequence
+// numbers do not tell the order). found is false when that znode vanished
+// before it was read: list again.
+func leaderOf(path string, names []string, get, plain dataReader) (r readResult, found bool, err error) {
 	ns := candidates(names)
 	if seqOrderAmbiguous(ns) {
 		// The suffixes span half the counter's circle: order by czxid,
 		// which needs every candidate's stat.
-		ps, err := readNodes(conn, path, ns)
+		ps, err := readNodes(path, ns, plain)
 		if err != nil || len(ps) == 0 {
 			return readResult{}, false, err
 		}
@@ -65,7 +64,7 @@ func leaderOf(conn *zk.Conn, path string, names []string, get dataReader) (r rea
 	}
 	sortNodes(ns)
 	first := path + "/" + ns[0].Name
-	data, st, err := get(conn, first)
+	data, st, err := get(first)
 	if errors.Is(err, zk.ErrNoNode) {
 		return readResult{}, false, nil
 	}
@@ -77,22 +76,24 @@ func leaderOf(conn *zk.Conn, path string, names []string, get dataReader) (r rea
 	return readResult{leader: p, ok: true}, true, nil
 }
 
-// readParticipants lists the election and reads every candidate's znode.
-func readParticipants(conn *zk.Conn, path string) ([]Participant, error) {
-	names, _, err := conn.Children(path)
+// readParticipants lists the election and reads every candidate's znode;
+// ctx ends the reads.
+func readParticipants(ctx context.Context, s *Session, path string) ([]Participant, error) {
+	names, err := s.children(ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return []Participant{}, nil
 	}
 	if err != nil {
 		return nil, aclError("list", path, err)
 	}
-	return readNodes(conn, path, candidates(names))
+	get := func(p string) ([]byte, *zk.Stat, error) { return s.getData(ctx, p) }
+	return readNodes(path, candidates(names), get)
 }
 
-// readNodes reads the znodes ns (children of path), up to maxParallelReads
-// at a time, and returns those still present in election order, the leader
-// marked.
-func readNodes(conn *zk.Conn, path string, ns []node) ([]Participant, error) {
+// readNodes reads the znodes ns (children of path) with get, up to
+// maxParallelReads at a time, and returns those still present in election
+// order, the leader marked.
+func readNodes(path string, ns []node, get dataReader) ([]Participant, error) {
 	ps := make([]Participant, len(ns))
 	found := make([]bool, len(ns))
 	errs := make([]error, len(ns))
@@ -103,7 +104,7 @@ func readNodes(conn *zk.Conn, path string, ns []node) ([]Participant, error) {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			p := path + "/" + n.Name
-			data, st, err := conn.Get(p)
+			data, st, err := get(p)
 			switch {
 			case errors.Is(err, zk.ErrNoNode): // left meanwhile
 			case err != nil:
@@ -173,26 +174,3 @@ func candidates(names []string) []node {
 
 // zkBase returns the last segment of a znode path.
 func zkBase(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
-
-// callCtx runs a blocking ZooKeeper call and returns its result, or
-// ctx.Err() as soon as ctx is done. go-zookeeper's calls take no context; a
-// call abandoned this way finishes in the background when the server
-// answers or the session's connection closes, and its result is dropped.
-func callCtx[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
-}

@@ -91,7 +91,7 @@ func (o *observer) read(ctx context.Context) (obs Observation, fired <-chan zk.E
 	case !usable:
 		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSuspended)}, nil, nil
 	}
-	r, err := callCtx(ctx, func() (leaderWatch, error) { return o.watchLeader(ctx) })
+	r, err := o.watchLeader(ctx)
 	if err != nil {
 		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, err)}, nil, err
 	}
@@ -160,14 +160,15 @@ type leaderWatch struct {
 // candidate, or on path's existence when path is missing. The watches it
 // arms last until ctx ends; the last one armed is the one returned.
 func (o *observer) watchLeader(ctx context.Context) (leaderWatch, error) {
-	conn, path := o.s.Conn(), o.path
+	s, path := o.s, o.path
+	plain := func(p string) ([]byte, *zk.Stat, error) { return s.getData(ctx, p) }
 	var w leaderWatch
 	for {
-		names, _, err := conn.Children(path)
+		names, err := s.children(ctx, path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			var exists bool
-			exists, _, w.fired, err = o.s.ExistsW(ctx, path)
+			exists, _, w.fired, err = s.ExistsW(ctx, path)
 			if err != nil || !exists {
 				return w, err
 			}
@@ -176,7 +177,7 @@ func (o *observer) watchLeader(ctx context.Context) (leaderWatch, error) {
 			return w, aclError("list", path, err)
 		}
 		if len(candidates(names)) == 0 {
-			names, _, w.fired, err = o.s.ChildrenW(ctx, path)
+			names, _, w.fired, err = s.ChildrenW(ctx, path)
 			if errors.Is(err, zk.ErrNoNode) {
 				continue
 			}
@@ -186,14 +187,14 @@ func (o *observer) watchLeader(ctx context.Context) (leaderWatch, error) {
 			// Someone joined meanwhile: read the leader; the child watch
 			// fires once later and costs one more read.
 		}
-		get := func(_ *zk.Conn, p string) ([]byte, *zk.Stat, error) {
-			data, st, fired, err := o.s.GetW(ctx, p)
+		get := func(p string) ([]byte, *zk.Stat, error) {
+			data, st, fired, err := s.GetW(ctx, p)
 			if err == nil {
 				w.fired = fired
 			}
 			return data, st, err
 		}
-		r, found, err := leaderOf(conn, path, names, get)
+		r, found, err := leaderOf(path, names, get, plain)
 		if err != nil || found {
 			w.readResult = r
 			return w, err
