@@ -37,6 +37,8 @@ type watcher struct {
 	out     chan<- update
 	log     zerolog.Logger
 	wg      sync.WaitGroup
+
+	persistent map[string]bool // persistent children of members warned about; watchMembers' own
 }
 
 // start launches the watch goroutines; they stop when ctx is done and wait
@@ -72,30 +74,30 @@ func (w *watcher) membersOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	live, err := w.sessions(ids)
+	live, persistent, err := readMembers(ctx, w.sess.Conn(), w.members, ids)
 	if err != nil {
 		return fmt.Errorf("read members: %w", err)
 	}
+	w.warnPersistent(persistent)
 	if w.send(ctx, update{members: live}) {
 		waitWatch(ctx, ch)
 	}
 	return nil
 }
 
-// sessions reads the owning session of every member znode; members gone in
-// the meantime are left out.
-func (w *watcher) sessions(ids []string) (map[string]int64, error) {
-	live := make(map[string]int64, len(ids))
+// warnPersistent logs, once per znode while it stays, each persistent
+// child of <root>/members: it is not a member (no session holds it), and
+// a member id it takes cannot be registered.
+func (w *watcher) warnPersistent(ids []string) {
+	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		ok, st, err := w.sess.Conn().Exists(path.Join(w.members, id))
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			live[id] = st.EphemeralOwner
+		seen[id] = true
+		if !w.persistent[id] {
+			w.log.Warn().Str("znode", path.Join(w.members, id)).
+				Msg("persistent znode under members ignored: a member's znode is ephemeral")
 		}
 	}
-	return live, nil
+	w.persistent = seen
 }
 
 // watchOwners runs one record watcher per child of <root>/owners. A record

@@ -13,8 +13,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// readiness reports whether the daemon should receive work.
-type readiness interface{ Ready() bool }
+// readiness reports whether the daemon should receive work; ctx bounds
+// the check (the request's).
+type readiness interface {
+	Ready(ctx context.Context) bool
+}
 
 // leadershipLister lists the leaderships a daemon holds now.
 type leadershipLister interface{ List() []leadershipView }
@@ -27,8 +30,8 @@ func newDaemonMux(reg *prometheus.Registry, ready readiness, list leadershipList
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready.Ready() {
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, req *http.Request) {
+		if !ready.Ready(req.Context()) {
 			http.Error(w, "not ready: registering or waiting for the first balance", http.StatusServiceUnavailable)
 			return
 		}

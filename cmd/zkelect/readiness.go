@@ -1,7 +1,7 @@
 package main
 
 import (
-	"path"
+	"context"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,11 +10,13 @@ import (
 	"github.com/zkelect/zkelect/recipe"
 )
 
-// managerReadiness decides /readyz: the member is ready once its member
-// znode exists under <root>/members with this session as owner and it leads
-// its fair share of the shards (between floor and ceil of shards/members),
-// that is, once the first balance is done. Readiness then stays latched:
-// later rebalances do not make a running member unready.
+// managerReadiness decides /readyz: the member is ready once it is
+// registered under <root>/members by this session and it leads its fair
+// share of the shards (between floor and ceil of shards/live members), that
+// is, once the first balance is done. Live members are counted as the
+// Manager counts them (partition.LiveMembers: persistent znodes under
+// members are not members). Readiness then stays latched: later rebalances
+// do not make a running member unready.
 type managerReadiness struct {
 	sess    *recipe.Session
 	mgr     *partition.Manager
@@ -26,13 +28,13 @@ type managerReadiness struct {
 	ready atomic.Bool
 }
 
-// Ready implements readiness. It reads two znodes while not yet ready and
-// nothing afterwards.
-func (r *managerReadiness) Ready() bool {
+// Ready implements readiness. It reads the member znodes while not yet
+// ready and nothing afterwards; ctx bounds the reads.
+func (r *managerReadiness) Ready(ctx context.Context) bool {
 	if r.ready.Load() {
 		return true
 	}
-	if !r.check() {
+	if !r.check(ctx) {
 		return false
 	}
 	r.ready.Store(true)
@@ -40,15 +42,9 @@ func (r *managerReadiness) Ready() bool {
 	return true
 }
 
-func (r *managerReadiness) check() bool {
-	conn := r.sess.Conn()
-	dir := path.Join(r.root, "members")
-	ok, st, err := conn.Exists(path.Join(dir, r.member))
-	if err != nil || !ok || st.EphemeralOwner != r.sess.ID() {
-		return false
-	}
-	members, _, err := conn.Children(dir)
-	if err != nil || len(members) == 0 {
+func (r *managerReadiness) check(ctx context.Context) bool {
+	members, err := partition.LiveMembers(ctx, r.sess, r.root)
+	if err != nil || members[r.member] != r.sess.ID() {
 		return false
 	}
 	led := len(r.mgr.Leaderships())
