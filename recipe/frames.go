@@ -9,11 +9,12 @@ import "encoding/binary"
 // protocol version, last zxid, timeout, session id, password (4+16 bytes).
 const connectRequestLen = 4 + 8 + 4 + 8 + 4 + 16
 
-// Requests the session writes on the wire itself: getData with a watch
-// (datawatch.go, watch.go), which go-zookeeper must not track,
-// removeWatches, which it cannot send, and create2 (create2.go), whose
-// reply it does not expose. Their replies carry a negative xid that
-// go-zookeeper ignores (neither a ping nor a notification).
+// Requests the session writes on the wire itself: reads with a watch
+// (datawatch.go, watch.go), which go-zookeeper must not track, reads that
+// end with their ctx (plainread.go), removeWatches, which it cannot send,
+// and create2 (create2.go), whose reply it does not expose. Their replies
+// carry a negative xid that go-zookeeper ignores (neither a ping nor a
+// notification).
 const (
 	opGetData          = 4
 	opCreate2          = 15

@@ -32,8 +32,9 @@ import (
 //     ZooKeeper server would send it (foreign.go).
 //
 // It also writes the session's own requests between go-zookeeper's frames
-// (watched reads, see datawatch.go and watch.go; create2,
-// whose replies it reads back, see create2.go and wirecall.go), and recovers a session the
+// (reads, see datawatch.go, watch.go and plainread.go; create2, see
+// create2.go; their replies it reads back, see wirecall.go; watch
+// removals, in order, see wirequeue.go), and recovers a session the
 // ensemble has forgotten (wiped and redeployed): such servers close every
 // connection that presents the old session and its higher zxid, and
 // go-zookeeper retries forever. After every handshake has been refused for
