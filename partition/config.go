@@ -102,8 +102,14 @@ type Config struct {
 
 	// MaxInFlight caps how many shard elections this member starts at once
 	// on the shared session, so thousands of shards are pipelined without
-	// flooding the server. Zero selects DefaultMaxInFlight (256); it must
-	// not exceed MaxMaxInFlight.
+	// flooding the server. Within the cap the member adapts the number to
+	// how promptly ZooKeeper answers (Session.AnswerLag): it starts at 32,
+	// grows by one per election started while answers come within a
+	// quarter of the session timeout, and halves when they lag by more than
+	// half (TCP's additive increase, multiplicative decrease), so a slow
+	// server or link is not handed a line of requests longer than the lease
+	// allows. Zero selects DefaultMaxInFlight (256); it must not exceed
+	// MaxMaxInFlight.
 	MaxInFlight int
 
 	// RestartGrace is how long the shards of a member that left (crashed,

@@ -26,7 +26,7 @@ type loop struct {
 	updates chan update
 	events  chan runnerEvent
 	fatal   chan error
-	slots   chan struct{} // MaxInFlight election starts
+	starts  *limiter // election starts in flight, at most MaxInFlight
 
 	runners  map[string]*runner
 	leading  map[string]uint64    // shards whose runner reported started, with their tokens
@@ -91,7 +91,7 @@ func newLoop(m *Manager) *loop {
 		updates:     updates,
 		events:      make(chan runnerEvent, 1024),
 		fatal:       make(chan error, 1),
-		slots:       make(chan struct{}, m.cfg.MaxInFlight),
+		starts:      newLimiter(m.cfg.MaxInFlight, m.sess.AnswerLag, m.sess.Timeout),
 		runners:     map[string]*runner{},
 		leading:     map[string]uint64{},
 		moving:      map[string]time.Time{},
@@ -99,7 +99,7 @@ func newLoop(m *Manager) *loop {
 		reserved:    map[string]bool{},
 		absentSince: map[string]time.Time{},
 		collecting:  map[string]int32{},
-		pub:         newPublisher(m.conn, m.recordPath(), m.log),
+		pub:         newPublisher(m.conn, m.recordPath(), m.holdsID, m.log),
 		watch: &watcher{
 			sess: m.sess, members: path.Join(m.root, membersDir), owners: path.Join(m.root, ownersDir),
 			out: updates, log: m.log,
@@ -136,7 +136,7 @@ func (l *loop) run(ctx context.Context) error {
 		keepRegistered(bg, l.m.sess, l.m.memberPath(), l.m.instance, l.m.log, l.fail)
 	}()
 	err := l.serve(ctx)
-	l.shutdown(stopBackground, &bgWG)
+	l.shutdown(stopBackground, &bgWG, errors.Is(err, ErrDuplicateMember))
 	return err
 }
 
@@ -258,6 +258,7 @@ func (l *loop) apply(u update) {
 		l.membersAt = time.Now()
 	}
 	l.view.apply(u)
+	l.noticeOwnRecord(u)
 	switch {
 	case u.members != nil:
 		l.collect(time.Now())
@@ -362,14 +363,17 @@ func (l *loop) background(f func()) {
 // shutdown leaves gracefully: it records what we lead (reserved for our
 // restart grace), unregisters so others start taking over, then resigns
 // every shard (all at once: a stop is not throttled) and waits for every
-// goroutine of the run.
-func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup) {
+// goroutine of the run. A refused member (another live session holds the
+// member id) leaves the record and the member znode, the other's, alone.
+func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, refused bool) {
 	stopBackground()
 	bg.Wait()
 	l.watch.wait()
 	l.pub.wait()
-	l.writeFinalRecord()
-	l.unregister()
+	if !refused {
+		l.writeFinalRecord()
+		l.unregister()
+	}
 	for _, r := range l.runners {
 		if !r.stopping() {
 			r.stop(ErrStopping)

@@ -122,16 +122,9 @@ func (l *loop) campaign(r *runner, cand *recipe.Candidate) (*recipe.Leadership, 
 	return cand.Campaign(r.ctx)
 }
 
-func (l *loop) acquire(ctx context.Context) bool {
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func (l *loop) acquire(ctx context.Context) bool { return l.starts.acquire(ctx) }
 
-func (l *loop) release() { <-l.slots }
+func (l *loop) release() { l.starts.release() }
 
 // passOn resigns a leadership won while the shard is assigned elsewhere,
 // before any callback runs.

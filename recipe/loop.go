@@ -32,6 +32,10 @@ type loopState struct {
 	backoff time.Duration
 
 	leaseWait *leaseWaiter // waiting for the lease to hold again
+	// watchedFirst: our znode was first at the last listing and getMine
+	// then found it ours with its watch armed, and no event came since, so
+	// it may lead again on mineSt without a request once the lease holds.
+	watchedFirst bool
 
 	cleanup  map[string]bool // full paths being deleted
 	swept    bool            // a sweep listing completed since withdrawing
@@ -124,6 +128,7 @@ func (c *Candidate) handle(m any) {
 func (c *Candidate) onSession(ev sessionEvent) {
 	st := &c.st
 	c.stopAwaitingLease()
+	st.watchedFirst = false
 	st.gen++
 	st.step = stepNone
 	switch ev.kind {
@@ -183,6 +188,7 @@ func (c *Candidate) onNode(ev zk.Event) {
 		if st.mine == "" || st.cleanup[ev.Path] {
 			return
 		}
+		st.watchedFirst = false // the watch fired: re-read before leading again
 		if ev.Type == zk.EventNodeDataChanged {
 			if st.lead != nil { // re-arm the leader's watch on its znode
 				st.gen++
@@ -282,5 +288,5 @@ func (c *Candidate) scheduleRetry() {
 // setMine records our znode's name (or none), forgetting the stat of the
 // previous one.
 func (c *Candidate) setMine(name string) {
-	c.st.mine, c.st.mineSt = name, nil
+	c.st.mine, c.st.mineSt, c.st.watchedFirst = name, nil, false
 }

@@ -239,6 +239,22 @@ func (s *Session) ID() int64 {
 // one before the first session).
 func (s *Session) Timeout() time.Duration { return s.wire.timeout() }
 
+// AnswerLag returns how long ago the request ZooKeeper answered last was
+// sent (pings included): about a round trip on a prompt connection, and at
+// most a third of the session timeout plus a round trip when idle, since
+// the client pings that often; it grows while requests wait in line behind
+// others or the server is slow. Callers that pipeline many requests (the
+// partition manager) use it to keep the line short enough for the lease,
+// which holds only while AnswerLag stays under the session timeout minus
+// the lease margin. Before any answer it returns the session timeout.
+func (s *Session) AnswerLag() time.Duration {
+	d, ok := s.wire.leaseDeadline()
+	if !ok {
+		return s.Timeout()
+	}
+	return max(time.Since(d.Add(-s.Timeout())), 0)
+}
+
 // Conn returns the underlying connection, for fencing guards and tools.
 // Do not Close it; close the Session.
 func (s *Session) Conn() *zk.Conn { return s.conn }

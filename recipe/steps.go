@@ -140,12 +140,12 @@ func (c *Candidate) position(order []node) {
 		// proves ownership and gives the token: lead now, then arm the watch
 		// on our znode and check it again (a deletion in between ends the
 		// term). A cold start costs one round trip, not two.
-		if c.becomeLeader(st.mineSt) {
-			c.getMine()
-		}
+		c.becomeLeader(st.mineSt)
+		c.getMine()
 	case i == 0:
 		c.getMine()
 	default:
+		st.watchedFirst = false
 		if st.lead != nil { // someone sorts before the sitting leader
 			c.endLead(ErrSuspended)
 		}
@@ -225,7 +225,9 @@ func (c *Candidate) onMine(r mineReply) {
 		}
 	case st.lead != nil && st.lead.znode == c.full(st.mine):
 		// Still leading (re-checked after a reconnect or a data change).
+		st.watchedFirst = true
 	default:
+		st.watchedFirst = true
 		c.becomeLeader(r.stat)
 	}
 }
@@ -426,14 +428,24 @@ func (c *Candidate) stopAwaitingLease() {
 	}
 }
 
-// onLeaseBack restarts the election once the lease holds again, unless a
-// step is already on its way (it reaches position and checks the lease).
+// onLeaseBack resumes once the lease holds again, unless a step is already
+// on its way (it reaches position and checks the lease). A candidate whose
+// znode was first and watched, with no event since, leads again at once
+// on the stat it holds, without a request: nothing it could learn from
+// ZooKeeper has happened, and thousands of shards re-reading at the same
+// instant would lengthen the very line of requests whose lag ended their
+// leases. Otherwise it re-reads the children.
 func (c *Candidate) onLeaseBack() {
 	st := &c.st
 	st.leaseWait = nil
-	if st.lead == nil && st.inElection && st.usable && st.step == stepNone {
-		c.restart()
+	if st.lead != nil || !st.inElection || !st.usable || st.step != stepNone {
+		return
 	}
+	if st.watchedFirst && st.mineSt != nil {
+		c.becomeLeader(st.mineSt)
+		return
+	}
+	c.restart()
 }
 
 // remove deletes path in the background, retried until done.
