@@ -170,7 +170,7 @@ func (s *Session) write(ctx context.Context, call *pendingCall, frame []byte, re
 	case c == nil && redial && s.isClosed():
 		return ErrSessionClosed
 	case c == nil:
-		return fmt.Errorf("no connection within %v: %w", t, zk.ErrConnectionClosed)
+		return fmt.Errorf("no connection ready (waited at most %v): %w", t, zk.ErrConnectionClosed)
 	case !c.call(call, frame):
 		return fmt.Errorf("write: %w", zk.ErrConnectionClosed)
 	}

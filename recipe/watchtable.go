@@ -48,7 +48,7 @@ type shot struct {
 	ch    chan zk.Event // capacity 1: one event, then closed
 	stop  func() bool   // releases the ctx hook
 	done  bool          // fired or forgotten
-	fired bool
+	fired bool          // ended by an event (fire0)
 }
 
 // watchTable holds the session's shots.
