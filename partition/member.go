@@ -119,12 +119,47 @@ func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instanc
 	return nil
 }
 
+// registeredHere reports whether the member znode p is registered by
+// this Manager: owned by session (ours) with instance (ours) as its data.
+func registeredHere(conn *zk.Conn, p string, session int64, instance []byte) (bool, error) {
+	data, st, err := conn.Get(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read member znode %s: %w", p, err)
+	}
+	return session != 0 && st.EphemeralOwner == session && bytes.Equal(data, instance), nil
+}
+
+// holdsID reports whether this Manager holds its member id now: its
+// current session registered the member znode.
+func (m *Manager) holdsID() (bool, error) {
+	return registeredHere(m.conn, m.memberPath(), m.sess.ID(), m.instance)
+}
+
+// errNotRegistered refuses a record write over another writer's: this
+// Manager does not hold its member id now (another live session does, or
+// it is not registered again yet after its session expired).
+var errNotRegistered = errors.New("partition: record changed by another writer and the member id is not registered by this Manager")
+
 // publisher writes the member's record, the latest version only, at most
-// once per publishInterval.
+// once per publishInterval. A write is conditional on the record's version
+// this member last wrote or read, so that a stale member (one whose id
+// another live session now holds) cannot overwrite a newer record: when
+// another writer changed it, the record is overwritten only while this
+// Manager holds the member id (registered reports that).
 type publisher struct {
-	conn *zk.Conn
-	path string
-	log  zerolog.Logger
+	conn       *zk.Conn
+	path       string
+	log        zerolog.Logger
+	registered func() (bool, error)
+
+	// version is the record's version we last wrote or read, when known.
+	// One goroutine at a time uses them: adoptOwnRecord before start, then
+	// the writer, then writeFinalRecord after wait.
+	version int32
+	known   bool
 
 	mu      sync.Mutex
 	pending *record
@@ -147,9 +182,14 @@ func (p *publisher) observeWrite(d time.Duration) {
 	p.slow.Store(old - (old-int64(d))/8)
 }
 
-func newPublisher(conn *zk.Conn, p string, log zerolog.Logger) *publisher {
-	return &publisher{conn: conn, path: p, log: log, kick: make(chan struct{}, 1)}
+// newPublisher returns the publisher of the record at p; registered
+// reports whether this Manager holds the member id now.
+func newPublisher(conn *zk.Conn, p string, registered func() (bool, error), log zerolog.Logger) *publisher {
+	return &publisher{conn: conn, path: p, registered: registered, log: log, kick: make(chan struct{}, 1)}
 }
+
+// read notes the version of the record as just read.
+func (p *publisher) read(version int32) { p.version, p.known = version, true }
 
 // set queues r to be written, replacing any version not written yet.
 func (p *publisher) set(r record) {
@@ -219,18 +259,62 @@ func (p *publisher) flush(ctx context.Context) {
 	}
 }
 
-// write stores r, creating the znode if needed.
+// write stores r over the version we last wrote or read, creating the
+// znode if needed. If another writer changed the record meanwhile, it is
+// overwritten only while this Manager holds the member id; otherwise
+// write returns an error wrapping errNotRegistered.
 func (p *publisher) write(r record) error {
 	data, err := r.encode()
 	if err != nil {
 		return err
 	}
-	_, err = p.conn.Set(p.path, data, -1)
-	if errors.Is(err, zk.ErrNoNode) {
-		_, err = p.conn.Create(p.path, data, 0, zk.WorldACL(zk.PermAll))
+	err = p.store(data)
+	if errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNodeExists) {
+		err = p.overwrite(data)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p.path, err)
 	}
 	return nil
+}
+
+// store sets data over the known version, or creates the znode when no
+// version is known or the znode is gone, and notes the new version.
+func (p *publisher) store(data []byte) error {
+	if p.known {
+		st, err := p.conn.Set(p.path, data, p.version)
+		if err == nil {
+			p.version = st.Version
+			return nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+	}
+	if _, err := p.conn.Create(p.path, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		return err
+	}
+	p.read(0)
+	return nil
+}
+
+// overwrite stores data over a record another writer changed, if this
+// Manager holds the member id.
+func (p *publisher) overwrite(data []byte) error {
+	ok, err := p.registered()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errNotRegistered
+	}
+	exists, st, err := p.conn.Exists(p.path)
+	if err != nil {
+		return err
+	}
+	p.known = exists
+	if exists {
+		p.version = st.Version
+	}
+	return p.store(data)
 }

@@ -51,6 +51,16 @@ func (l *loop) publish() {
 	l.pub.set(rec)
 }
 
+// noticeOwnRecord republishes our record when another writer replaced or
+// deleted it (an operator, or a stale process with our member id): the
+// other members would otherwise see our shards without a leader until our
+// next change. The write succeeds only while we hold the member id.
+func (l *loop) noticeOwnRecord(u update) {
+	if u.members == nil && u.member == l.m.cfg.MemberID && (u.rec == nil || u.rec.Session != l.m.sess.ID()) {
+		l.recordChanged = true
+	}
+}
+
 // record is the member's record now.
 func (l *loop) record() record {
 	rec := record{Session: l.m.sess.ID(), Leading: maps.Clone(l.leading)}
@@ -66,10 +76,11 @@ func (l *loop) record() record {
 // adoptOwnRecord reads the record an earlier session of this member left:
 // its shards are reserved for us until the restart grace passes.
 func (l *loop) adoptOwnRecord() {
-	data, _, err := l.m.conn.Get(l.m.recordPath())
+	data, st, err := l.m.conn.Get(l.m.recordPath())
 	if err != nil {
 		return // none (or unreadable: we start without a reservation)
 	}
+	l.pub.read(st.Version)
 	rec, err := decodeRecord(data)
 	if err != nil || rec.Session == l.m.sess.ID() || l.m.cfg.RestartGrace < 0 {
 		return
