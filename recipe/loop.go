@@ -26,6 +26,7 @@ type loopState struct {
 	mine    string   // child name of our znode, "" when none
 	mineSt  *zk.Stat // its stat (from the create's reply or read back), kept in the current session
 	pred    string   // full path of the watched predecessor, "" when none
+	stuck   string   // the persistent predecessor last warned about
 	lead    *Leadership
 	lease   *time.Timer
 	retry   *time.Timer

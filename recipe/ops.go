@@ -38,6 +38,7 @@ type (
 	}
 	predReply struct {
 		gen    uint64
+		stat   *zk.Stat // the predecessor's
 		err    error
 		own    *zk.Stat // our znode's stat, when asked for
 		ownErr error

@@ -248,9 +248,9 @@ func (c *Candidate) watchPred(path string) {
 		own = c.full(st.mine)
 	}
 	c.spawn(func(conn *zk.Conn) any {
-		_, err := get(conn)
+		pred, err := get(conn)
 		if err != nil || own == "" {
-			return predReply{gen: gen, err: err}
+			return predReply{gen: gen, stat: pred, err: err}
 		}
 		// Read our own stat now, off the path of a later promotion.
 		var stat *zk.Stat
@@ -258,7 +258,7 @@ func (c *Candidate) watchPred(path string) {
 			_, stat, err = conn.Get(own)
 			return err
 		})
-		return predReply{gen: gen, own: stat, ownErr: err}
+		return predReply{gen: gen, stat: pred, own: stat, ownErr: err}
 	})
 }
 
@@ -279,7 +279,23 @@ func (c *Candidate) onPred(r predReply) {
 		if r.own != nil {
 			st.mineSt = r.own
 		}
+		c.warnIfStuck(r.stat)
 	}
+}
+
+// warnIfStuck logs, once per predecessor, that the znode we wait behind
+// (pred's stat) is persistent: no session's end will delete it, so neither
+// we nor anyone behind us can lead until someone does. It is not ours to
+// delete. Only the candidate right behind it sees it; the ones behind that
+// one wait on ephemeral znodes as usual.
+func (c *Candidate) warnIfStuck(pred *zk.Stat) {
+	st := &c.st
+	if pred == nil || pred.EphemeralOwner != 0 || st.stuck == st.pred {
+		return
+	}
+	st.stuck = st.pred
+	c.log.Warn().Str("predecessor", st.pred).Str("znode", c.full(st.mine)).
+		Msg("waiting behind a persistent znode (no session owns it, so none ends it): this election is stuck until someone deletes it")
 }
 
 // stepFailed handles a failed step: connection loss waits for the session
