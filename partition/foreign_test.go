@@ -3,7 +3,9 @@ package partition_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -67,6 +69,44 @@ func TestPersistentZnodeUnderMembersIsNoMember(t *testing.T) {
 	}
 	if n := warned.count(); n != 1 {
 		t.Errorf("the persistent znode under members was logged %d times, want once", n)
+	}
+	tr.check(t, false)
+}
+
+// TestOwnersReportsAPersistentZnodeAsStuck: a persistent sequential znode
+// first in a shard's election (an operator's lock-0000000000) keeps that
+// shard unled, and is left alone; Owners once reported its data as the
+// leading member's id. It now reports no leader and names the znode as
+// Stuck. The other shards are led as usual.
+func TestOwnersReportsAPersistentZnodeAsStuck(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 4)
+	conn := connect(t, sessionTimeout).Conn()
+	createPersistent(t, conn, nil, "/partition-test", root, root+"/shards", root+"/shards/1")
+	lock, err := conn.Create(root+"/shards/1/lock-", []byte("operator"), zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startMember(t, root, "a", shards, tr)
+	b := startMember(t, root, "b", shards, tr)
+	waitFor(t, 20*time.Second, "every shard but the stuck one led", func() (bool, string) {
+		lead := leaders(t, []*member{a, b})
+		_, stuck := lead["1"]
+		return len(lead) == 3 && !stuck, fmt.Sprint(lead)
+	})
+	owners, err := partition.Owners(t.Context(), a.sess, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := owners["1"]; o.Member != "" || o.Token != 0 || o.Stuck != lock || slices.Contains(o.Standbys, "operator") {
+		t.Errorf("Owners[1] = %+v, want no leader, Stuck %s", o, lock)
+	}
+	for _, s := range []string{"0", "2", "3"} {
+		if o := owners[s]; o.Member == "" || o.Stuck != "" {
+			t.Errorf("Owners[%s] = %+v, want a leader and nothing stuck", s, o)
+		}
+	}
+	if ok, _, err := conn.Exists(lock); err != nil || !ok {
+		t.Errorf("the persistent znode was deleted (exists %v, %v)", ok, err)
 	}
 	tr.check(t, false)
 }

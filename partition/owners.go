@@ -18,18 +18,26 @@ const ownersParallel = 64
 
 // Owner is who leads one shard, as ZooKeeper holds it.
 type Owner struct {
-	// Member is the leading member's id; "" when the shard has no leader.
+	// Member is the leading member's id; "" when the shard has no leader,
+	// or when a persistent znode (see Stuck) is first in its election.
 	Member string
 	// Token is the leader's fencing token; zero when there is no leader.
 	Token zxidfence.Token
 	// Standbys lists the other candidates' member ids, in election order.
 	Standbys []string
+	// Stuck is the full path of the first persistent znode in the shard's
+	// election, "" when there is none. Such a znode (an operator's, or
+	// another tool's) is no candidate: no session owns it, so none ends it,
+	// and every candidate behind it waits until someone deletes it. It is
+	// reported here, never as Member or in Standbys.
+	Stuck string
 }
 
 // Owners reads, for dashboards and CLIs, the leader and standbys of every
 // shard under root (every child of <root>/shards). It reads from the
-// session's view without taking part, many shards in flight at once. It
-// returns an error wrapping ErrInvalidRoot for a bad root, and ZooKeeper
+// session's view without taking part, many shards in flight at once. A
+// persistent znode in a shard's election is reported as Owner.Stuck, not
+// as a member. It returns an error wrapping ErrInvalidRoot for a bad root, and ZooKeeper
 // errors wrapped with the path; a root without shards gives an empty map.
 func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]Owner, error) {
 	if sess == nil {
@@ -87,11 +95,16 @@ func ownerOf(ctx context.Context, sess *recipe.Session, p string) (Owner, error)
 	}
 	var o Owner
 	for _, part := range ps {
-		if part.Leader {
+		switch {
+		case part.SessionID == 0: // persistent: not a candidate
+			if o.Stuck == "" {
+				o.Stuck = part.Znode
+			}
+		case part.Leader:
 			o.Member, o.Token = part.ID, part.Token
-			continue
+		default:
+			o.Standbys = append(o.Standbys, part.ID)
 		}
-		o.Standbys = append(o.Standbys, part.ID)
 	}
 	return o, nil
 }
