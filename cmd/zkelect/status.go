@@ -191,6 +191,7 @@ type shardJSON struct {
 	Leader   string     `json:"leader"` // "" when nobody leads
 	Token    *tokenJSON `json:"token"`
 	Standbys []string   `json:"standbys"`
+	Stuck    string     `json:"stuck,omitempty"` // a persistent znode in the election, no candidate: see partition.Owner
 }
 
 // rootStatus is the status of a partition root.
@@ -210,7 +211,7 @@ func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*root
 	}
 	st := &rootStatus{Root: root, Shards: []shardJSON{}, Members: map[string]int{}}
 	for shard, o := range owners {
-		sj := shardJSON{Shard: shard, Leader: o.Member, Standbys: append([]string{}, o.Standbys...)}
+		sj := shardJSON{Shard: shard, Leader: o.Member, Standbys: append([]string{}, o.Standbys...), Stuck: o.Stuck}
 		if o.Member != "" {
 			t := newTokenJSON(o.Token)
 			sj.Token = &t
@@ -235,7 +236,10 @@ func (st *rootStatus) write(w io.Writer, format string) error {
 	fmt.Fprintln(tw, "SHARD\tLEADER\tTOKEN\tSTANDBYS")
 	for _, s := range st.Shards {
 		leader, token := s.Leader, "-"
-		if leader == "" {
+		switch {
+		case leader == "" && s.Stuck != "":
+			leader = "(none: stuck behind persistent " + s.Stuck + ")"
+		case leader == "":
 			leader = "(none)"
 		}
 		if s.Token != nil {
