@@ -98,5 +98,13 @@
 // A member id must be unique among live members: Run refuses a member id
 // whose znode another live session owns, or another Manager on the same
 // session registered (ErrDuplicateMember), so two processes (or two
-// Managers) configured alike never both act as one member.
+// Managers) configured alike never both act as one member. A refused
+// member leaves the live one's record alone, and a member writes its record
+// only over the version it last wrote or read unless it holds its member
+// id, so a stale process with the same id cannot overwrite a newer record.
+//
+// Foreign znodes are left alone: a persistent child of <root>/members is
+// not a member (it is logged once); a persistent znode in a shard's
+// election keeps that shard unled until someone deletes it (the candidate
+// behind it logs a warning; Owners reports it as Owner.Stuck).
 package partition
