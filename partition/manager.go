@@ -230,10 +230,12 @@ func (m *Manager) sessionClosed() bool {
 	}
 }
 
-// closedWhilePreparing is prepare's error once the session is closed; last
-// is the last attempt's error.
+// closedWhilePreparing is prepare's error once the session is closed. The
+// last attempt's error is logged, not wrapped: it is the closed
+// connection's.
 func (m *Manager) closedWhilePreparing(last error) error {
-	return fmt.Errorf("partition: prepare %s: %w (last error: %v)", m.root, recipe.ErrSessionClosed, last)
+	m.log.Debug().Err(last).Msg("session closed while registering")
+	return fmt.Errorf("partition: prepare %s: %w", m.root, recipe.ErrSessionClosed)
 }
 
 // prepareOnce is one attempt of prepare.
