@@ -48,8 +48,12 @@ type Config struct {
 	MemberID string
 
 	// Shards lists the shard ids (valid znode names, see ValidateID, no
-	// duplicates). Range builds numbered ids. Every member of a root should
-	// be given the same list; SetShards changes it at runtime.
+	// duplicates). Range builds numbered ids; SetShards changes it at
+	// runtime. Give every member of a root the same list: shards are dealt
+	// only among live members whose list is the same (each publishes a
+	// digest of it), so members that disagree (a rolling change of the
+	// list) each lead only shards they run, balanced within their group,
+	// and a warning names them. A member with no shards is dealt none.
 	Shards []string
 
 	// OnStartedLeading is called in its own goroutine when this member

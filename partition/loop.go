@@ -42,10 +42,11 @@ type loop struct {
 	viewNew  bool // the view changed since OnLeaderChanged was last given its leaders
 	stale    bool // runners changed: reconcile
 
-	started       time.Time       // when the loop started
-	membersAt     time.Time       // when the set of live members last changed
-	startupDone   bool            // the startup wait is over (see StartupSettle)
-	reserved      map[string]bool // shards an earlier session of ours led
+	started       time.Time         // when the loop started
+	membersAt     time.Time         // when the set of live members last changed
+	startupDone   bool              // the startup wait is over (see StartupSettle)
+	otherLists    map[string]string // members warned about running another shard list, with its digest
+	reserved      map[string]bool   // shards an earlier session of ours led
 	reservedUntil time.Time
 	absentSince   map[string]time.Time // records of members not live
 	collecting    map[string]int32     // record deletions issued, by version
@@ -97,6 +98,7 @@ func newLoop(m *Manager) *loop {
 		moving:      map[string]time.Time{},
 		targets:     map[string]string{},
 		reserved:    map[string]bool{},
+		otherLists:  map[string]string{},
 		absentSince: map[string]time.Time{},
 		collecting:  map[string]int32{},
 		pub:         newPublisher(m.conn, m.recordPath(), m.holdsID, m.log),
@@ -159,7 +161,7 @@ func (l *loop) serve(ctx context.Context) error {
 		case ev := <-l.events:
 			l.handle(ev)
 		case <-l.m.changed:
-			l.dirty = true
+			l.dirty, l.recordChanged = true, true // the record carries the list's digest
 		case <-tick.C:
 			l.collect(time.Now())
 		case <-l.wake.C:
@@ -314,7 +316,7 @@ func (l *loop) recompute() {
 	cur, tokens := l.view.current()
 	l.targets = Assign(Input{
 		Shards:  l.m.currentShards(),
-		Members: l.view.liveMembers(),
+		Members: l.sameListMembers(),
 		Current: cur,
 		Tokens:  tokens,
 	})
@@ -328,6 +330,27 @@ func (l *loop) recompute() {
 			l.recordChanged = true
 		}
 	}
+}
+
+// sameListMembers returns the live members that run our shard list, as
+// their records say (see shardset.go); it warns once about each member
+// that runs another list.
+func (l *loop) sameListMembers() []string {
+	mine, me := l.m.currentShardSet(), l.m.cfg.MemberID
+	var out []string
+	for _, id := range l.view.liveMembers() {
+		r, ok := l.view.records[id]
+		if id == me || !ok || r.ShardSet == "" || r.ShardSet == mine || r.Session != l.view.members[id] {
+			out = append(out, id)
+			continue
+		}
+		if l.otherLists[id] != r.ShardSet {
+			l.otherLists[id] = r.ShardSet
+			l.m.log.Warn().Str("other", id).Str("its_shards", r.ShardSet).Str("our_shards", mine).
+				Msg("member runs another shard list: shards are dealt only among members with the same list")
+		}
+	}
+	return out
 }
 
 // selfLive reports whether the view shows this member registered by the

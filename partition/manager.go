@@ -36,10 +36,11 @@ type Manager struct {
 	running atomic.Bool
 	target  atomic.Pointer[map[string]string] // latest assignment
 
-	mu      sync.Mutex
-	shards  []string                   // the shards to run, set by SetShards
-	leading map[string]zxidfence.Token // leaderships handed to OnStartedLeading
-	changed chan struct{}              // signals a SetShards, capacity 1
+	mu       sync.Mutex
+	shards   []string                   // the shards to run, set by SetShards
+	shardSet string                     // shardSetDigest(shards)
+	leading  map[string]zxidfence.Token // leaderships handed to OnStartedLeading
+	changed  chan struct{}              // signals a SetShards, capacity 1
 }
 
 // NewManager returns a Manager for the member cfg.MemberID under root (an
@@ -75,6 +76,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		log:      log.With().Str("member", s.MemberID).Str("root", root).Logger(),
 		met:      newMetrics(reg, root, s.MemberID),
 		shards:   s.shards,
+		shardSet: shardSetDigest(s.shards),
 		leading:  map[string]zxidfence.Token{},
 		changed:  make(chan struct{}, 1),
 	}, nil
@@ -127,14 +129,22 @@ func (m *Manager) SetShards(ids []string) error {
 	if err := validateShards(ids); err != nil {
 		return &ConfigError{Field: "Shards", Reason: "has an invalid id", Err: err}
 	}
+	set := shardSetDigest(ids)
 	m.mu.Lock()
-	m.shards = slices.Clone(ids)
+	m.shards, m.shardSet = slices.Clone(ids), set
 	m.mu.Unlock()
 	select {
 	case m.changed <- struct{}{}:
 	default:
 	}
 	return nil
+}
+
+// currentShardSet returns the digest of the shard ids to run.
+func (m *Manager) currentShardSet() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.shardSet
 }
 
 // currentShards returns the shard ids to run.

@@ -41,6 +41,10 @@ type record struct {
 	// Reserved lists the shards an earlier session of the member led that
 	// this session has not led yet.
 	Reserved []string `json:"reserved,omitempty"`
+	// ShardSet is the digest of the member's shard list (shardSetDigest):
+	// shards are dealt only among members that run the same list.
+	// Empty in records of earlier releases: taken as the same list.
+	ShardSet string `json:"shard_set,omitempty"`
 }
 
 // decodeRecord parses a record, gzipped or not; an empty znode is an

@@ -63,7 +63,7 @@ func (l *loop) noticeOwnRecord(u update) {
 
 // record is the member's record now.
 func (l *loop) record() record {
-	rec := record{Session: l.m.sess.ID(), Leading: maps.Clone(l.leading)}
+	rec := record{Session: l.m.sess.ID(), Leading: maps.Clone(l.leading), ShardSet: l.m.currentShardSet()}
 	for s := range l.reserved {
 		if _, led := l.leading[s]; !led {
 			rec.Reserved = append(rec.Reserved, s)
