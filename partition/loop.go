@@ -42,11 +42,12 @@ type loop struct {
 	viewNew  bool // the view changed since OnLeaderChanged was last given its leaders
 	stale    bool // runners changed: reconcile
 
-	started       time.Time         // when the loop started
-	membersAt     time.Time         // when the set of live members last changed
-	startupDone   bool              // the startup wait is over (see StartupSettle)
-	otherLists    map[string]string // members warned about running another shard list, with its digest
-	reserved      map[string]bool   // shards an earlier session of ours led
+	started       time.Time            // when the loop started
+	membersAt     time.Time            // when the set of live members last changed
+	startupDone   bool                 // the startup wait is over (see StartupSettle)
+	otherLists    map[string]string    // members warned about running another shard list, with its digest
+	orphaned      map[string]time.Time // shards whose leader's member we saw gone, and when (failover metric)
+	reserved      map[string]bool      // shards an earlier session of ours led
 	reservedUntil time.Time
 	absentSince   map[string]time.Time // records of members not live
 	collecting    map[string]int32     // record deletions issued, by version
@@ -99,6 +100,7 @@ func newLoop(m *Manager) *loop {
 		targets:     map[string]string{},
 		reserved:    map[string]bool{},
 		otherLists:  map[string]string{},
+		orphaned:    map[string]time.Time{},
 		absentSince: map[string]time.Time{},
 		collecting:  map[string]int32{},
 		pub:         newPublisher(m.conn, m.recordPath(), m.holdsID, m.log),
@@ -278,6 +280,10 @@ func (l *loop) handle(ev runnerEvent) {
 		l.leading[r.id] = ev.token
 		delete(l.reserved, r.id)
 		l.recordChanged = true
+		if since, ok := l.orphaned[r.id]; ok {
+			l.m.met.failovers.Observe(time.Since(since).Seconds())
+			delete(l.orphaned, r.id)
+		}
 	case evStopped:
 		delete(l.leading, r.id)
 		l.recordChanged = true

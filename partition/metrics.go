@@ -16,6 +16,7 @@ type metrics struct {
 	stopped     *prometheus.CounterVec // by reason
 	passedOn    prometheus.Counter
 	handoffs    prometheus.Histogram
+	failovers   prometheus.Histogram
 	assignments prometheus.Counter
 }
 
@@ -37,6 +38,12 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 			Help:    "Time from asking a leadership to hand off to its znode being deleted, in seconds.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 		}),
+		failovers: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "zkelect", Subsystem: "partition", Name: "failover_seconds", ConstLabels: labels,
+			Help: "Time from this member seeing a shard's leader gone (its member no longer live) to leading " +
+				"the shard itself, in seconds: the part of a failover after the old leader's session ended or it left.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}),
 		assignments: prometheus.NewCounter(prometheus.CounterOpts(opts("assignments_total", "Assignments computed from the observed state."))),
 	}
 	if reg == nil {
@@ -47,6 +54,7 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 	m.stopped = registry.Register(reg, m.stopped)
 	m.passedOn = registry.Register(reg, m.passedOn)
 	m.handoffs = registry.Register(reg, m.handoffs)
+	m.failovers = registry.Register(reg, m.failovers)
 	m.assignments = registry.Register(reg, m.assignments)
 	return m
 }

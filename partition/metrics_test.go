@@ -48,3 +48,30 @@ func TestShardElectionsShareOneMetricsSeries(t *testing.T) {
 	}
 	t.Fatal("no zkelect_is_leader series")
 }
+
+// TestFailoverSecondsCountsTakeovers stops one of two members: the other
+// takes its shards over, and each takeover is observed in
+// zkelect_partition_failover_seconds.
+func TestFailoverSecondsCountsTakeovers(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 12)
+	a := startMember(t, root, "a", shards, tr, noGrace, func(c *partition.Config) { c.Metrics = reg })
+	b := startMember(t, root, "b", shards, tr, noGrace)
+	waitBalanced(t, shards, []*member{a, b}, 30*time.Second)
+	bLed := len(b.m.Leaderships())
+	b.stop(t)
+	waitBalanced(t, shards, []*member{a}, 30*time.Second)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "zkelect_partition_failover_seconds" {
+			if n := mf.GetMetric()[0].GetHistogram().GetSampleCount(); n != uint64(bLed) {
+				t.Fatalf("%d failovers observed, want %d (b's shards)", n, bLed)
+			}
+			return
+		}
+	}
+	t.Fatal("no zkelect_partition_failover_seconds")
+}

@@ -100,10 +100,19 @@ func (l *loop) collectEvery() time.Duration {
 	return min(max(l.m.cfg.RestartGrace/4, 50*time.Millisecond), time.Second)
 }
 
+// orphanedTTL bounds how long a shard whose leader left counts as orphaned
+// for the failover metric: a takeover later than that is not measured.
+const orphanedTTL = time.Minute
+
 // collect deletes the records of members absent for longer than the
 // restart grace (version-checked, so a member that came back and rewrote
 // its record keeps it) and ends our own reservation when its grace is over.
 func (l *loop) collect(now time.Time) {
+	for s, since := range l.orphaned { // taken over elsewhere, or never here
+		if now.Sub(since) > orphanedTTL {
+			delete(l.orphaned, s)
+		}
+	}
 	if len(l.reserved) > 0 && now.After(l.reservedUntil) {
 		clear(l.reserved)
 		l.recordChanged = true
@@ -120,6 +129,9 @@ func (l *loop) collect(now time.Time) {
 		if !seen {
 			since = now
 			l.absentSince[id] = now
+			for s := range rec.Leading {
+				l.orphaned[s] = now
+			}
 		}
 		if v, issued := l.collecting[id]; (issued && v == rec.version) || now.Sub(since) < l.m.cfg.RestartGrace {
 			continue
