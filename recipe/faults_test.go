@@ -241,3 +241,31 @@ func TestResignDuringConnectionLossDeletesAfterReconnect(t *testing.T) {
 	p.Heal()
 	eventually(t, "the resigned znode to be deleted after the reconnect", func() bool { return len(children(t, raw, path)) == 0 })
 }
+
+// TestCloseGivingUpOnALostCreateStillDeletesItsZnode loses the reply of a
+// create ZooKeeper applied (the connection is cut right after it) and
+// closes the candidate with a close timeout too short to reconnect and
+// find the znode's name. The znode belongs to a session that lives on, so
+// nothing would ever delete it, and it would sort in the election with no
+// candidate behind it (a probe found shards leaderless for good this way).
+// It must be deleted in the background, Close's error notwithstanding.
+func TestCloseGivingUpOnALostCreateStillDeletesItsZnode(t *testing.T) {
+	path := electionPath(t)
+	raw := rawConn(t, zkc.ConnectString())
+	ensurePath(t, raw, path)
+	p := zkc.NewProxyT(t)
+	s := session(t, p.ConnectString())
+	c := candidate(t, s, path, recipe.WithCloseTimeout(time.Millisecond))
+	fired := p.CutAfterRequest(testenv.OpCreate2)
+	campaignAsync(context.Background(), c)
+	awaitCut(t, fired)
+	if err := c.Close(); !errors.Is(err, recipe.ErrCleanupIncomplete) {
+		t.Fatalf("Close: %v, want ErrCleanupIncomplete (it gave up before reconnecting)", err)
+	}
+	eventually(t, "the znode of the lost create deleted while its session lives on", func() bool {
+		return len(children(t, raw, path)) == 0
+	})
+	if s.ID() == 0 {
+		t.Fatal("the session ended: the server deleted the znode, not the candidate")
+	}
+}

@@ -244,6 +244,9 @@ func (c *Candidate) exit() {
 	st := &c.st
 	c.sess.unsubscribe(c)
 	c.stopAwaitingLease()
+	if st.needsSweep() {
+		c.sweepAfterExit()
+	}
 	for _, t := range []*time.Timer{st.lease, st.retry, st.closeTmr} {
 		if t != nil {
 			t.Stop()
