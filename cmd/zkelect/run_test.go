@@ -166,16 +166,7 @@ func TestRunCutOffLeaderStopsChildBeforeNewLeaderStarts(t *testing.T) {
 // the library's default close timeout twice (over 20s) to confirm the
 // deletion of a znode that goes with its session anyway.
 func TestRunExitsPromptlyAtSIGTERMWhenCutOff(t *testing.T) {
-	s := testSession(t)
-	election := testPath(t)
-	leader, err := recipe.NewCandidate(s, election, recipe.WithParticipantID("leader"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { leader.Close() })
-	if _, err := leader.Campaign(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	s, election := sittingLeader(t)
 	proxy := zkc.NewProxyT(t)
 	p := startProc(t, "standby", runArgs(t, proxy.ConnectString(), election, "standby"),
 		envTestChild+"="+filepath.Join(t.TempDir(), "events"))
@@ -197,16 +188,7 @@ func TestRunExitsPromptlyAtSIGTERMWhenCutOff(t *testing.T) {
 // never led, stopped by SIGINT or SIGTERM, exits 130 or 143 as it does
 // after leading. It once exited 0, as if its job had run and succeeded.
 func TestRunInterruptedBeforeLeadingExitsWithSignalStatus(t *testing.T) {
-	s := testSession(t)
-	election := testPath(t)
-	leader, err := recipe.NewCandidate(s, election, recipe.WithParticipantID("leader"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { leader.Close() })
-	if _, err := leader.Campaign(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	s, election := sittingLeader(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(signalName(sig), func(t *testing.T) {
 			id := "follower-" + signalName(sig)
@@ -345,4 +327,22 @@ func processAlive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// sittingLeader returns a session and a fresh election in which a
+// candidate of that session ("leader") leads until the test ends, so that
+// a process under test can only wait behind it.
+func sittingLeader(t *testing.T) (*recipe.Session, string) {
+	t.Helper()
+	s := testSession(t)
+	election := testPath(t)
+	leader, err := recipe.NewCandidate(s, election, recipe.WithParticipantID("leader"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { leader.Close() })
+	if _, err := leader.Campaign(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s, election
 }
