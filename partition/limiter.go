@@ -88,7 +88,7 @@ func (l *limiter) release() {
 	l.inUse--
 	switch now := time.Now(); {
 	case lag > timeout/lagSlowDiv && now.Sub(l.lastCut) > lag:
-		l.limit = max(l.limit/2, limiterMin)
+		l.limit = min(max(l.limit/2, limiterMin), l.max)
 		l.lastCut = now
 	case lag < timeout/lagFastDiv:
 		l.limit = min(l.limit+1, l.max)

@@ -74,3 +74,16 @@ func TestLimiterAdaptsToAnswerLag(t *testing.T) {
 		t.Fatal("waiter never got the freed slot")
 	}
 }
+
+// TestLimiterNeverExceedsItsCap halves a cap below limiterMin: the bound
+// stays at the cap.
+func TestLimiterNeverExceedsItsCap(t *testing.T) {
+	l := newLimiter(2, func() time.Duration { return time.Second }, func() time.Duration { return time.Second })
+	if !l.acquire(context.Background()) {
+		t.Fatal("acquire failed")
+	}
+	l.release() // a late answer: halve, but never above the cap
+	if got := l.bound(); got != 2 {
+		t.Fatalf("bound %d after a late answer with MaxInFlight 2, want 2", got)
+	}
+}

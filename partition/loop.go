@@ -262,6 +262,11 @@ func (l *loop) apply(u update) {
 		l.membersAt = time.Now()
 	}
 	l.view.apply(u)
+	if u.rec != nil && len(l.orphaned) > 0 && u.rec.Session == l.view.members[u.member] {
+		for s := range u.rec.Leading { // led by a live member now: no failover of ours to time
+			delete(l.orphaned, s)
+		}
+	}
 	l.noticeOwnRecord(u)
 	switch {
 	case u.members != nil:

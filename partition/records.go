@@ -130,7 +130,9 @@ func (l *loop) collect(now time.Time) {
 			since = now
 			l.absentSince[id] = now
 			for s := range rec.Leading {
-				l.orphaned[s] = now
+				if _, ours := l.leading[s]; !ours {
+					l.orphaned[s] = now
+				}
 			}
 		}
 		if v, issued := l.collecting[id]; (issued && v == rec.version) || now.Sub(since) < l.m.cfg.RestartGrace {

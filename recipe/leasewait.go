@@ -65,7 +65,10 @@ func (s *Session) checkLease() {
 	var wake []func()
 	lw.mu.Lock()
 	for w := range lw.waiting {
-		if d, ok := s.leaseDeadline(w.margin); ok && time.Now().Before(d) {
+		// Wake with a poll interval of lease left at least, as the candidate
+		// requires to lead: a lag hovering at the threshold must not make
+		// leaderships flap at every poll.
+		if d, ok := s.leaseDeadline(w.margin); ok && time.Until(d) >= leasePoll(s.Timeout()) {
 			wake = append(wake, w.wake)
 			delete(lw.waiting, w)
 		}

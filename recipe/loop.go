@@ -68,7 +68,7 @@ const (
 type (
 	nodeEvent  zk.Event
 	leaseFired struct{ lead *Leadership }
-	leaseBack  struct{} // the lease holds again (leasewait.go)
+	leaseBack  struct{ w *leaseWaiter } // the lease holds again (leasewait.go)
 	retryFired struct{ gen uint64 }
 	closeLate  struct{}
 )
@@ -114,7 +114,7 @@ func (c *Candidate) handle(m any) {
 	case leaseFired:
 		c.onLease(m.lead)
 	case leaseBack:
-		c.onLeaseBack()
+		c.onLeaseBack(m.w)
 	case retryFired:
 		if m.gen == c.st.gen && c.st.step == stepNone {
 			c.restart()

@@ -225,9 +225,9 @@ func (c *Candidate) onMine(r mineReply) {
 		}
 	case st.lead != nil && st.lead.znode == c.full(st.mine):
 		// Still leading (re-checked after a reconnect or a data change).
-		st.watchedFirst = true
+		st.mineSt, st.watchedFirst = r.stat, true
 	default:
-		st.watchedFirst = true
+		st.mineSt, st.watchedFirst = r.stat, true
 		c.becomeLeader(r.stat)
 	}
 }
@@ -344,8 +344,8 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 
 // leaseHolds reports whether the local lease would be valid now.
 func (c *Candidate) leaseHolds() bool {
-	_, ok := c.leaseLeft()
-	return ok
+	left, ok := c.leaseLeft()
+	return ok && left >= leasePoll(c.sess.Timeout())
 }
 
 // leaseLeft returns how long our local lease still holds, and false when it
@@ -430,8 +430,9 @@ func (c *Candidate) awaitLease() {
 	}
 	st.leaseWait = &leaseWaiter{
 		margin: c.cfg.policy.leaseMargin(c.sess.Timeout()),
-		wake:   func() { c.mb.post(leaseBack{}) },
 	}
+	w := st.leaseWait
+	w.wake = func() { c.mb.post(leaseBack{w: w}) }
 	c.sess.awaitLease(st.leaseWait)
 }
 
@@ -451,8 +452,11 @@ func (c *Candidate) stopAwaitingLease() {
 // ZooKeeper has happened, and thousands of shards re-reading at the same
 // instant would lengthen the very line of requests whose lag ended their
 // leases. Otherwise it re-reads the children.
-func (c *Candidate) onLeaseBack() {
+func (c *Candidate) onLeaseBack(w *leaseWaiter) {
 	st := &c.st
+	if st.leaseWait != w {
+		return // a wait a session event has replaced
+	}
 	st.leaseWait = nil
 	if st.lead != nil || !st.inElection || !st.usable || st.step != stepNone {
 		return
