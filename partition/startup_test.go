@@ -1,6 +1,7 @@
 package partition_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -29,7 +30,14 @@ func TestMembersStartingTogetherDivideTheShardsAtOnce(t *testing.T) {
 		ms = append(ms, startMemberOn(t, sessions[i], root, id, shards, tr, settle))
 	}
 	waitBalanced(t, shards, ms, 30*time.Second)
-	starts := tr.startsOf("a") + tr.startsOf("b") + tr.startsOf("c")
+	// Leaderships() shows a leadership a moment before its OnStartedLeading
+	// runs: wait for the callbacks of the current leaders, then count.
+	// Every handoff would have added a start before these.
+	starts := 0
+	waitFor(t, 30*time.Second, "every current leader's OnStartedLeading", func() (bool, string) {
+		starts = tr.startsOf("a") + tr.startsOf("b") + tr.startsOf("c")
+		return starts >= len(shards), fmt.Sprintf("%d starts", starts)
+	})
 	if starts != len(shards) {
 		t.Errorf("%d leaderships started for %d shards: members starting together handed shards on", starts, len(shards))
 	}
