@@ -95,21 +95,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 			return nil, err
 		}
 	}
-	s := &Session{
-		wire:        newWireTracker(len(servers), cfg.timeout, cfg.log),
-		watchdog:    make(chan struct{}),
-		cfg:         cfg,
-		log:         cfg.log,
-		metrics:     newMetrics(cfg.reg),
-		established: make(chan struct{}),
-		done:        make(chan struct{}),
-		sinks:       map[sessionSink]struct{}{},
-		paths:       map[string]map[sessionSink]struct{}{},
-		watched:     map[sessionSink]map[string]struct{}{},
-		dataWatch:   map[string]bool{},
-	}
-	s.watches = newWatchTable(s)
-	s.sinks[s.watches] = struct{}{}
+	s := newSession(newWireTracker(len(servers), cfg.timeout, cfg.log), cfg)
 	conn, events, err := zk.Connect(servers, cfg.timeout,
 		zk.WithDialer(s.wire.dialer(cfg.dialer)),
 		zk.WithEventCallback(s.onEvent),
@@ -225,6 +211,27 @@ func (s *Session) shutdown() {
 			return
 		}
 	}
+}
+
+// newSession returns a Session over wire with its routing tables and
+// watch table, before any connection.
+func newSession(wire *wireTracker, cfg sessionConfig) *Session {
+	s := &Session{
+		wire:        wire,
+		watchdog:    make(chan struct{}),
+		cfg:         cfg,
+		log:         cfg.log,
+		metrics:     newMetrics(cfg.reg),
+		established: make(chan struct{}),
+		done:        make(chan struct{}),
+		sinks:       map[sessionSink]struct{}{},
+		paths:       map[string]map[sessionSink]struct{}{},
+		watched:     map[sessionSink]map[string]struct{}{},
+		dataWatch:   map[string]bool{},
+	}
+	s.watches = newWatchTable(s)
+	s.sinks[s.watches] = struct{}{}
+	return s
 }
 
 // ID returns the current session id, or 0 while there is none (before the

@@ -114,9 +114,7 @@ func TestWatchedReadsFireOnChange(t *testing.T) {
 		t.Fatalf("ExistsW(node) = %v, %+v, %v", ok, st, err)
 	}
 	sessionWatches(t, s, dir, 1, node, missing)
-	if n := clientWatchCount(t, s.Conn()); n != 0 {
-		t.Fatalf("go-zookeeper holds %d watch channels, want 0", n)
-	}
+	noClientWatches(t, s.Conn())
 
 	// A data change fires both data watches of node (GetW's and ExistsW's
 	// share the server's one), nothing else.
@@ -149,9 +147,7 @@ func TestWatchedReadsFireOnChange(t *testing.T) {
 	}
 	expectEvent(t, dataCh, zk.EventNodeDeleted, missing)
 	expectEvent(t, childCh, zk.EventNodeDeleted, missing)
-	if n := clientWatchCount(t, s.Conn()); n != 0 {
-		t.Fatalf("go-zookeeper holds %d watch channels, want 0", n)
-	}
+	noClientWatches(t, s.Conn())
 }
 
 func TestWatchedReadsOfMissingZnodeLeaveNoWatch(t *testing.T) {
@@ -260,9 +256,7 @@ func TestWatchEndsWithConnectionAndReArms(t *testing.T) {
 	expectEvent(t, getCh, zk.EventNodeDataChanged, node)
 	mustCreate(t, raw, dir+"/later", nil)
 	expectEvent(t, childCh, zk.EventNodeChildrenChanged, dir)
-	if n := clientWatchCount(t, s.Conn()); n != 0 {
-		t.Fatalf("go-zookeeper holds %d watch channels, want 0", n)
-	}
+	noClientWatches(t, s.Conn())
 }
 
 // TestWatchedReadsOfLargeReplies reads data and child lists larger than the
@@ -428,9 +422,7 @@ func TestWatchesAcrossRepeatedReconnects(t *testing.T) {
 	}
 	stopLoops()
 	sessionWatches(t, s, dir, 0)
-	if n := clientWatchCount(t, s.Conn()); n != 0 {
-		t.Fatalf("go-zookeeper holds %d watch channels, want 0", n)
-	}
+	noClientWatches(t, s.Conn())
 }
 
 // watchReport is a watch loop's news: armed (a zero event), or its event.

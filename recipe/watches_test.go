@@ -72,6 +72,15 @@ func mntrValue(ctx context.Context, t *testing.T, c *testenv.Cluster, key string
 	return n
 }
 
+// noClientWatches fails the test if go-zookeeper holds a watch channel on
+// conn (the session sets and keeps its watches itself).
+func noClientWatches(t *testing.T, conn *zk.Conn) {
+	t.Helper()
+	if n := clientWatchCount(t, conn); n != 0 {
+		t.Fatalf("go-zookeeper holds %d watch channels, want 0", n)
+	}
+}
+
 // clientWatchCount returns how many watch channels go-zookeeper holds on
 // conn.
 func clientWatchCount(t *testing.T, conn *zk.Conn) int {

@@ -14,17 +14,7 @@ import (
 // tableSession returns a Session with only what the watch table uses (no
 // connection: removals are not written).
 func tableSession() *Session {
-	s := &Session{
-		wire:      newWireTracker(1, time.Second, zerolog.Nop()),
-		done:      make(chan struct{}),
-		sinks:     map[sessionSink]struct{}{},
-		paths:     map[string]map[sessionSink]struct{}{},
-		watched:   map[sessionSink]map[string]struct{}{},
-		dataWatch: map[string]bool{},
-	}
-	s.watches = newWatchTable(s)
-	s.sinks[s.watches] = struct{}{}
-	return s
+	return newSession(newWireTracker(1, time.Second, zerolog.Nop()), sessionConfig{log: zerolog.Nop()})
 }
 
 func pending(ch <-chan zk.Event) (zk.Event, bool) {
