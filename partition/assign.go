@@ -34,24 +34,31 @@ import (
 // its reserved shards again, exactly its quota, so it gets them back and
 // nobody else moves.
 
+// AssignmentFormat is the version of the assignment rule. Every release
+// computes, for the same Input, byte-for-byte the assignment the previous
+// release computed (golden vectors in testdata/assignment-v<N>.json pin
+// it), so a rolling upgrade reshuffles no shard. A change of the rule
+// comes with a new format number, named in the release notes.
+const AssignmentFormat = 1
+
 // Input is the state an assignment is computed from. Inputs equal as sets
 // give equal assignments, whatever the order of their slices.
 type Input struct {
 	// Shards lists every shard id. Duplicates are ignored.
-	Shards []string
+	Shards []string `json:"shards"`
 	// Members lists the live members' ids. Duplicates are ignored.
-	Members []string
+	Members []string `json:"members"`
 	// Current maps a shard to the member that holds it now: its leader, or a
 	// member's reservation. Shards missing from the map, held by "", or held
 	// by a member not in Members (a reservation for a member inside its
 	// restart grace) are dealt (rule 3 above). A reservation counts once its
 	// member is live again: it then holds the shard like its leader.
-	Current map[string]string
+	Current map[string]string `json:"current,omitempty"`
 	// Tokens optionally maps a held shard to its holder's fencing token. A
 	// member over its quota keeps the shards it has held longest (smallest
 	// token: zxids grow with time) and gives up those it got last; shards
 	// without a token rank after, by rendezvous weight.
-	Tokens map[string]uint64
+	Tokens map[string]uint64 `json:"tokens,omitempty"`
 }
 
 // Assign returns the target member of every shard: a member of in.Members
