@@ -24,8 +24,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envChild) == "paused-leader" {
+	switch os.Getenv(envChild) {
+	case "paused-leader":
 		os.Exit(pausedLeaderChild()) // this process plays leader A
+	case "create-table":
+		os.Exit(createTableChild()) // this process is a service instance starting up
 	}
 	os.Exit(run(m))
 }

@@ -21,7 +21,7 @@ import (
 
 // Environment of the child process that plays leader A.
 const (
-	envChild       = "ZXIDFENCE_TEST_CHILD" // "paused-leader" runs the child instead of the tests
+	envChild       = "ZXIDFENCE_TEST_CHILD" // "paused-leader" or "create-table" runs that child instead of the tests
 	envZooKeeper   = "ZXIDFENCE_TEST_ZK"
 	envElection    = "ZXIDFENCE_TEST_ELECTION"
 	envZKTarget    = "ZXIDFENCE_TEST_ZK_TARGET"

@@ -56,14 +56,6 @@ func (s *SQL) Table() string { return s.cfg.table }
 // Schema returns the guard's CREATE TABLE IF NOT EXISTS statement.
 func (s *SQL) Schema() string { return s.stmt.schema }
 
-// CreateTable creates the guard's table if it does not exist.
-func (s *SQL) CreateTable(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, s.stmt.schema); err != nil {
-		return fmt.Errorf("zxidfence: create table %s: %w", s.cfg.table, err)
-	}
-	return nil
-}
-
 // Write stores value for key under fence f in one statement, if f is not
 // lower than the key's fence. It creates the row for a new key. Errors are
 // those of Guard.Do, ErrOutOfRange, or the database's (wrapped).
