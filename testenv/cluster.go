@@ -56,6 +56,16 @@ type Options struct {
 	// logs) is created; default os.TempDir(). Close removes the directory.
 	Dir string
 
+	// TLS, when set, gives every server a secure client port too (see
+	// TLSOptions, Cluster.SecureAddrs and Cluster.TLSFiles).
+	TLS *TLSOptions
+
+	// SASLUsers, when not empty, makes the servers accept SASL DIGEST-MD5
+	// logins (ZooKeeper's SASLAuthenticationProvider) of these users, user
+	// name to password, written to a JAAS DigestLoginModule Server section.
+	// A logged-in client's ACL id is sasl:<user>.
+	SASLUsers map[string]string
+
 	// Logf, when set, receives one line per lifecycle event (server
 	// started, killed, paused...). New uses t.Logf when it is nil.
 	Logf func(format string, args ...any)
@@ -86,6 +96,9 @@ func (o Options) withDefaults() (Options, error) {
 	if err := o.checkNumbers(); err != nil {
 		return o, err
 	}
+	if err := o.checkSecurity(); err != nil {
+		return o, err
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
@@ -114,6 +127,24 @@ func (o Options) checkNumbers() error {
 	return nil
 }
 
+// checkSecurity validates o's TLS and SASL fields, filling in the client
+// certificate policy.
+func (o *Options) checkSecurity() error {
+	if o.TLS != nil {
+		t := *o.TLS
+		if t.ClientAuth == "" {
+			t.ClientAuth = ClientAuthWant
+		}
+		switch t.ClientAuth {
+		case ClientAuthWant, ClientAuthNeed, ClientAuthNone:
+		default:
+			return &OptionsError{Field: "TLS.ClientAuth", Value: t.ClientAuth, Reason: "want want, need or none"}
+		}
+		o.TLS = &t
+	}
+	return checkSASLUsers(o.SASLUsers)
+}
+
 // minSessionTimeout is the lowest session timeout the servers negotiate:
 // MinSessionTimeout, or ZooKeeper's default of 2 ticks.
 func (o Options) minSessionTimeout() time.Duration {
@@ -131,6 +162,7 @@ type Cluster struct {
 	inst    installation
 	dir     string
 	servers []*server
+	tls     *tlsMaterial // nil without Options.TLS
 
 	closeOnce sync.Once
 	closeErr  error
@@ -179,7 +211,7 @@ func tryStart(ctx context.Context, opts Options, inst installation) (*Cluster, e
 		return nil, fmt.Errorf("create cluster dir: %w", err)
 	}
 	c := &Cluster{opts: opts, inst: inst, dir: dir, closed: make(chan struct{})}
-	if err := c.configure(); err != nil {
+	if err := c.configure(ctx); err != nil {
 		_ = c.Close()
 		return nil, err
 	}
@@ -200,22 +232,32 @@ func tryStart(ctx context.Context, opts Options, inst installation) (*Cluster, e
 	return c, nil
 }
 
-// configure picks ports and writes every server's configuration.
-func (c *Cluster) configure() error {
-	n := c.opts.Servers
-	ports, err := freePorts(3 * n)
+// configure makes the cluster's TLS and SASL files, picks ports and writes
+// every server's configuration.
+func (c *Cluster) configure(ctx context.Context) error {
+	sec, err := c.security(ctx)
+	if err != nil {
+		return err
+	}
+	n, per := c.opts.Servers, 4
+	ports, err := freePorts(per * n)
 	if err != nil {
 		return err
 	}
 	for i := range n {
-		c.servers = append(c.servers, &server{
+		s := &server{
 			index:        i,
 			dir:          filepath.Join(c.dir, fmt.Sprintf("server-%d", i)),
-			clientPort:   ports[3*i],
-			quorumPort:   ports[3*i+1],
-			electionPort: ports[3*i+2],
+			clientPort:   ports[per*i],
+			quorumPort:   ports[per*i+1],
+			electionPort: ports[per*i+2],
 			heap:         c.opts.Heap,
-		})
+			security:     sec,
+		}
+		if sec.tls != nil {
+			s.securePort = ports[per*i+3]
+		}
+		c.servers = append(c.servers, s)
 	}
 	for _, s := range c.servers {
 		if err := writeConfig(s, c.servers, c.opts); err != nil {
@@ -223,6 +265,50 @@ func (c *Cluster) configure() error {
 		}
 	}
 	return nil
+}
+
+// security makes what Options.TLS and Options.SASLUsers ask for.
+func (c *Cluster) security(ctx context.Context) (serverSecurity, error) {
+	var sec serverSecurity
+	if c.opts.TLS != nil {
+		m, err := makeTLS(ctx, filepath.Join(c.dir, "tls"), c.inst.java)
+		if err != nil {
+			return sec, fmt.Errorf("make TLS keystores: %w", err)
+		}
+		c.tls = &m
+		sec.tls, sec.clientAuth = &m, c.opts.TLS.ClientAuth
+	}
+	if len(c.opts.SASLUsers) > 0 {
+		path, err := writeJAAS(c.dir, c.opts.SASLUsers)
+		if err != nil {
+			return sec, err
+		}
+		sec.jaas = path
+	}
+	return sec, nil
+}
+
+// SecureAddrs returns each server's secure client address
+// ("127.0.0.1:port", TLS only), indexed by server index, or nil when the
+// cluster was started without Options.TLS.
+func (c *Cluster) SecureAddrs() []string {
+	if c.tls == nil {
+		return nil
+	}
+	addrs := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		addrs[i] = s.secureAddr()
+	}
+	return addrs
+}
+
+// TLSFiles returns the client-side CA, certificate and key files of a
+// cluster started with Options.TLS; ok is false without it.
+func (c *Cluster) TLSFiles() (files TLSFiles, ok bool) {
+	if c.tls == nil {
+		return TLSFiles{}, false
+	}
+	return c.tls.client, true
 }
 
 // ConnectString returns the servers' client addresses, comma-separated, as

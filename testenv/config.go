@@ -59,8 +59,57 @@ var jvmFlags = []string{
 	"-Dorg.slf4j.simpleLogger.log." + cnxnLogger + "=warn",
 }
 
-// cnxnLogger logs every four-letter-word command at INFO.
-const cnxnLogger = "org.apache.zookeeper.server.NIOServerCnxn"
+// cnxnLogger logs every four-letter-word command at INFO (nettyCnxnLogger
+// with the Netty connection factory that TLS needs).
+const (
+	cnxnLogger      = "org.apache.zookeeper.server.NIOServerCnxn"
+	nettyCnxnLogger = "org.apache.zookeeper.server.NettyServerCnxn"
+)
+
+// serverSecurity is what a server of a cluster with Options.TLS or
+// Options.SASLUsers is configured with; the zero value is neither.
+type serverSecurity struct {
+	tls        *tlsMaterial
+	clientAuth string // ssl.clientAuth
+	jaas       string // the JAAS configuration's path, "" without SASL
+}
+
+// writeConfig adds the secure client port and its Netty connection factory
+// to zoo.cfg (the ssl.* settings go in as system properties, sysProps).
+func (sec serverSecurity) writeConfig(line func(k string, v any), s *server) {
+	if sec.tls == nil {
+		return
+	}
+	line("secureClientPort", s.securePort)
+	line("secureClientPortAddress", "127.0.0.1")
+}
+
+// sysProps are the JVM flags for TLS (ZooKeeper reads its ssl.* settings
+// as zookeeper.ssl.* system properties) and SASL.
+func (sec serverSecurity) sysProps() []string {
+	var p []string
+	if sec.tls != nil {
+		t := sec.tls
+		p = append(p,
+			"-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+			"-Dzookeeper.ssl.keyStore.location="+t.keyStore,
+			"-Dzookeeper.ssl.keyStore.password="+t.password,
+			"-Dzookeeper.ssl.keyStore.type=PKCS12",
+			"-Dzookeeper.ssl.trustStore.location="+t.trustStore,
+			"-Dzookeeper.ssl.trustStore.password="+t.password,
+			"-Dzookeeper.ssl.trustStore.type=PKCS12",
+			"-Dzookeeper.ssl.clientAuth="+sec.clientAuth,
+			"-Dorg.slf4j.simpleLogger.log."+nettyCnxnLogger+"=warn",
+		)
+	}
+	if sec.jaas != "" {
+		p = append(p,
+			"-Djava.security.auth.login.config="+sec.jaas,
+			"-Dzookeeper.authProvider.sasl="+saslProvider,
+		)
+	}
+	return p
+}
 
 // writeConfig writes zoo.cfg and myid for server s of the ensemble peers
 // (peers has one entry for a standalone server, which then gets no
@@ -86,6 +135,7 @@ func writeConfig(s *server, peers []*server, opts Options) error {
 	if opts.MaxSessionTimeout > 0 {
 		line("maxSessionTimeout", opts.MaxSessionTimeout.Milliseconds())
 	}
+	s.security.writeConfig(line, s)
 	if len(peers) > 1 {
 		for _, p := range peers {
 			fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", p.id(), p.quorumPort, p.electionPort)
@@ -131,6 +181,7 @@ func writeLogConfigs(dir string) error {
 // server s.
 func javaArgs(s *server, inst installation) []string {
 	args := append([]string{}, jvmFlags...)
+	args = append(args, s.security.sysProps()...)
 	args = append(args, "-Xmx"+s.heap,
 		"-Dlog4j.configuration=file:"+filepath.Join(s.dir, "log4j.properties"),
 		"-Dlogback.configurationFile="+filepath.Join(s.dir, "logback.xml"),

@@ -10,6 +10,12 @@
 // given operation reach the server and cuts the connection before its reply
 // reaches the client. ExpireSession ends a session on demand.
 //
+// Options.TLS adds a secure client port to every server, with a CA,
+// keystore, truststore and client certificate made by the JDK's keytool in
+// the cluster's directory at start (nothing is committed or reused), and
+// Options.SASLUsers makes the servers accept SASL DIGEST-MD5 logins through
+// a JAAS file the cluster writes.
+//
 // The package needs java on PATH (or JAVA_HOME) and a ZooKeeper installation:
 // $ZOOKEEPER_HOME (an Apache binary release) or Debian/Ubuntu's zookeeper
 // package. `make deps` installs both on Debian-like machines.

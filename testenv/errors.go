@@ -18,6 +18,11 @@ var (
 		"https://zookeeper.apache.org/releases.html), or on Debian/Ubuntu apt-get install zookeeper " +
 		"(or run `make deps`)")
 
+	// ErrKeytoolNotFound is returned by Start with Options.TLS when the
+	// JDK's keytool is neither beside java nor on PATH.
+	ErrKeytoolNotFound = errors.New("testenv: keytool not found beside java or on PATH; " +
+		"install a Java runtime that has it (Debian/Ubuntu: apt-get install default-jre-headless)")
+
 	// ErrClosed is returned by Cluster and Proxy methods called after Close.
 	ErrClosed = errors.New("testenv: closed")
 

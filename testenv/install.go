@@ -12,6 +12,16 @@ import (
 // zookeeper.jar names its dependencies in the manifest's Class-Path.
 const debianJavaDir = "/usr/share/java"
 
+// debianExtraJars complete the classpath of Debian's zookeeper.jar, whose
+// manifest names only part of what runs: slf4j-simple, so that server logs
+// reach the log file, and the Netty modules (from libnetty-java, a
+// dependency of the package) that the Netty connection factory of a secure
+// client port loads besides the ones the manifest lists.
+var debianExtraJars = []string{
+	"slf4j-simple.jar",
+	"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-unix-common.jar",
+}
+
 // installation is a Java runtime and the classpath of a ZooKeeper server.
 type installation struct {
 	java      string
@@ -49,7 +59,7 @@ func findJava() (string, error) {
 
 // findZooKeeper returns the server's classpath: $ZOOKEEPER_HOME/lib/*.jar
 // (plus jars at the release's top level), or Debian's zookeeper.jar with
-// slf4j-simple as the logging backend so that server logs reach the log file.
+// debianExtraJars.
 func findZooKeeper() ([]string, error) {
 	if home := os.Getenv("ZOOKEEPER_HOME"); home != "" {
 		jars, err := releaseJars(home)
@@ -63,8 +73,10 @@ func findZooKeeper() ([]string, error) {
 		return nil, ErrZooKeeperNotFound
 	}
 	cp := []string{main}
-	if simple := filepath.Join(debianJavaDir, "slf4j-simple.jar"); isFile(simple) {
-		cp = append(cp, simple)
+	for _, jar := range debianExtraJars {
+		if p := filepath.Join(debianJavaDir, jar); isFile(p) {
+			cp = append(cp, p)
+		}
 	}
 	return cp, nil
 }

@@ -25,7 +25,9 @@ type server struct {
 	clientPort   int
 	quorumPort   int
 	electionPort int
+	securePort   int    // TLS client port; 0 without Options.TLS
 	heap         string // the JVM's -Xmx value, such as "128m"
+	security     serverSecurity
 
 	mu      sync.Mutex
 	proc    *javaProc // nil before the first start and after a kill or stop
@@ -43,6 +45,7 @@ type javaProc struct {
 
 func (s *server) id() int            { return s.index + 1 }
 func (s *server) addr() string       { return "127.0.0.1:" + strconv.Itoa(s.clientPort) }
+func (s *server) secureAddr() string { return "127.0.0.1:" + strconv.Itoa(s.securePort) }
 func (s *server) dataDir() string    { return filepath.Join(s.dir, "data") }
 func (s *server) configPath() string { return filepath.Join(s.dir, "zoo.cfg") }
 func (s *server) logPath() string    { return filepath.Join(s.dir, "zookeeper.log") }
