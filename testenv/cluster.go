@@ -66,6 +66,17 @@ type Options struct {
 	// A logged-in client's ACL id is sasl:<user>.
 	SASLUsers map[string]string
 
+	// SyncLimit is ZooKeeper's syncLimit, in ticks: how long a follower
+	// waits for its quorum leader (and the leader for a follower) before
+	// it gives up the link. Default 10; at most 1000.
+	SyncLimit int
+
+	// QuorumRelays puts every server's links to the other servers' quorum
+	// ports (a follower's link to the quorum leader) through relays on
+	// loopback that SilenceQuorum can silence, while the server keeps
+	// serving its clients. Leader election traffic stays direct.
+	QuorumRelays bool
+
 	// Logf, when set, receives one line per lifecycle event (server
 	// started, killed, paused...). New uses t.Logf when it is nil.
 	Logf func(format string, args ...any)
@@ -89,6 +100,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Heap == "" {
 		o.Heap = DefaultHeap
+	}
+	if o.SyncLimit == 0 {
+		o.SyncLimit = syncLimitTicks
 	}
 	if err := checkHeap(o.Heap); err != nil {
 		return o, err
@@ -116,6 +130,8 @@ func (o Options) checkNumbers() error {
 		return bad("Servers", o.Servers, "want 1..9")
 	case o.TickTime < MinTickTime || o.TickTime%time.Millisecond != 0:
 		return bad("TickTime", o.TickTime, fmt.Sprintf("want whole milliseconds, at least %v", MinTickTime))
+	case o.SyncLimit < 1 || o.SyncLimit > 1000:
+		return bad("SyncLimit", o.SyncLimit, "want 1..1000 ticks, or 0 for 10")
 	case o.MinSessionTimeout < 0 || o.MinSessionTimeout%time.Millisecond != 0:
 		return bad("MinSessionTimeout", o.MinSessionTimeout, whole+" (2 ticks)")
 	case o.MaxSessionTimeout < 0 || o.MaxSessionTimeout%time.Millisecond != 0:
@@ -162,7 +178,8 @@ type Cluster struct {
 	inst    installation
 	dir     string
 	servers []*server
-	tls     *tlsMaterial // nil without Options.TLS
+	tls     *tlsMaterial  // nil without Options.TLS
+	relays  *quorumRelays // nil unless Options.QuorumRelays
 
 	closeOnce sync.Once
 	closeErr  error
@@ -259,8 +276,15 @@ func (c *Cluster) configure(ctx context.Context) error {
 		}
 		c.servers = append(c.servers, s)
 	}
+	peerPort := func(from, to *server) int { return to.quorumPort }
+	if c.opts.QuorumRelays && n > 1 {
+		if c.relays, err = newQuorumRelays(c.servers); err != nil {
+			return err
+		}
+		peerPort = func(from, to *server) int { return c.relays.port(from.index, to.index) }
+	}
 	for _, s := range c.servers {
-		if err := writeConfig(s, c.servers, c.opts); err != nil {
+		if err := writeConfig(s, c.servers, c.opts, peerPort); err != nil {
 			return fmt.Errorf("configure server %d: %w", s.index, err)
 		}
 	}
@@ -374,8 +398,11 @@ func (c *Cluster) Close() error {
 				c.opts.Logf("testenv: killed server %d", s.index)
 			}
 		}
+		if c.relays != nil {
+			c.closeErr = c.relays.close()
+		}
 		if err := os.RemoveAll(c.dir); err != nil {
-			c.closeErr = fmt.Errorf("remove cluster dir: %w", err)
+			c.closeErr = errors.Join(c.closeErr, fmt.Errorf("remove cluster dir: %w", err))
 		}
 	})
 	return c.closeErr

@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// Ensemble timing, in ticks. With the default 100 ms tick a follower gives up
-// on a silent (for example paused) quorum leader after about a second.
+// Ensemble timing, in ticks. With the default 100 ms tick and syncLimit a
+// follower gives up on a silent (for example paused) quorum leader after
+// about a second.
 const (
 	initLimitTicks = 20
 	syncLimitTicks = 10
@@ -113,8 +114,8 @@ func (sec serverSecurity) sysProps() []string {
 
 // writeConfig writes zoo.cfg and myid for server s of the ensemble peers
 // (peers has one entry for a standalone server, which then gets no
-// server.N lines).
-func writeConfig(s *server, peers []*server, opts Options) error {
+// server.N lines); s reaches peer p's quorum port at peerPort(s, p).
+func writeConfig(s *server, peers []*server, opts Options, peerPort func(from, to *server) int) error {
 	if err := os.MkdirAll(s.dataDir(), 0o755); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
@@ -122,7 +123,7 @@ func writeConfig(s *server, peers []*server, opts Options) error {
 	line := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
 	line("tickTime", opts.TickTime.Milliseconds())
 	line("initLimit", initLimitTicks)
-	line("syncLimit", syncLimitTicks)
+	line("syncLimit", opts.SyncLimit)
 	line("dataDir", s.dataDir())
 	line("clientPort", s.clientPort)
 	line("clientPortAddress", "127.0.0.1")
@@ -138,7 +139,11 @@ func writeConfig(s *server, peers []*server, opts Options) error {
 	s.security.writeConfig(line, s)
 	if len(peers) > 1 {
 		for _, p := range peers {
-			fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", p.id(), p.quorumPort, p.electionPort)
+			port := p.quorumPort
+			if p != s {
+				port = peerPort(s, p)
+			}
+			fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", p.id(), port, p.electionPort)
 		}
 		myid := []byte(strconv.Itoa(s.id()) + "\n")
 		if err := os.WriteFile(filepath.Join(s.dataDir(), "myid"), myid, 0o644); err != nil {

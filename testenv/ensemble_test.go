@@ -118,3 +118,55 @@ func TestExpireConnThroughAnotherServerOfTheEnsemble(t *testing.T) {
 	observer.waitDeleted(t, "/expired")
 	victim.waitState(t, zk.StateExpired)
 }
+
+func TestSilencedQuorumLinkStopsAFollowerHearingTheLeader(t *testing.T) {
+	ctx := testContext(t)
+	// A follower gives up a silent leader after syncLimit ticks: 5 s here,
+	// longer than the test needs the silence.
+	c := testenv.New(t, testenv.Options{Servers: 3, SyncLimit: 50, QuorumRelays: true})
+	leader, err := c.QuorumLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower := (leader + 1) % 3
+	atLeader := connect(t, c.Addrs()[leader], 4*time.Second)
+	atFollower := connect(t, c.Addrs()[follower], 4*time.Second)
+	atFollower.mustCreate(t, "/before", 0) // the follower's link works
+
+	if err := c.SilenceQuorum(follower); err != nil {
+		t.Fatal(err)
+	}
+	atLeader.mustCreate(t, "/silenced", 0) // committed by the other two
+	time.Sleep(300 * time.Millisecond)     // ample for a proposal to reach a live follower
+	if ok, _, err := atFollower.Exists("/silenced"); err != nil || ok {
+		t.Fatalf("exists /silenced on the silenced follower = %v, %v; want false, nil (it still answers, from what it has)", ok, err)
+	}
+	if mode, err := c.Mode(ctx, follower); err != nil || mode != "follower" {
+		t.Fatalf("silenced follower's mode = %q, %v; want follower", mode, err)
+	}
+
+	if err := c.HealQuorum(follower); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		ok, _, err := atFollower.Exists("/silenced")
+		if err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the healed follower never saw /silenced (last: %v, %v)", ok, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestQuorumFaultsNeedQuorumRelays(t *testing.T) {
+	if err := (testenv.Options{SyncLimit: -1}).Validate(); !errors.Is(err, testenv.ErrBadOptions) {
+		t.Fatalf("Validate(SyncLimit: -1) = %v, want ErrBadOptions", err)
+	}
+	c := testenv.New(t, testenv.Options{})
+	if err := c.SilenceQuorum(0); !errors.Is(err, testenv.ErrBadOptions) {
+		t.Fatalf("SilenceQuorum without QuorumRelays = %v, want ErrBadOptions", err)
+	}
+}

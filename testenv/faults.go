@@ -100,3 +100,44 @@ func (c *Cluster) Resume(i int) error {
 	c.opts.Logf("testenv: resumed server %d (SIGCONT)", i)
 	return nil
 }
+
+// SilenceQuorum silences server i's links to the other servers' quorum
+// ports (in an ensemble started with Options.QuorumRelays): bytes and
+// disconnects are held both ways and the sockets stay open, as in a
+// network partition between a follower and its quorum leader. The server
+// keeps answering its clients from what it has; it gives up the link only
+// after syncLimit ticks without a word from the leader, while the leader
+// expires the sessions of its clients after their timeout. HealQuorum
+// undoes it. It returns ErrBadOptions without Options.QuorumRelays.
+func (c *Cluster) SilenceQuorum(i int) error {
+	g, err := c.quorumGate(i)
+	if err != nil {
+		return err
+	}
+	g.shut()
+	c.opts.Logf("testenv: silenced server %d's quorum links", i)
+	return nil
+}
+
+// HealQuorum undoes SilenceQuorum for server i: held bytes are delivered
+// and forwarding resumes.
+func (c *Cluster) HealQuorum(i int) error {
+	g, err := c.quorumGate(i)
+	if err != nil {
+		return err
+	}
+	g.reopen()
+	c.opts.Logf("testenv: healed server %d's quorum links", i)
+	return nil
+}
+
+// quorumGate returns the gate of server i's quorum links.
+func (c *Cluster) quorumGate(i int) (*gate, error) {
+	if _, err := c.server(i); err != nil {
+		return nil, err
+	}
+	if c.relays == nil {
+		return nil, fmt.Errorf("%w: quorum links of server %d: the cluster was started without QuorumRelays (or has one server)", ErrBadOptions, i)
+	}
+	return c.relays.gates[i], nil
+}

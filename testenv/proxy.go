@@ -15,7 +15,7 @@ import (
 // Proxy is a TCP proxy between one ZooKeeper client and the servers, one
 // listener per server, that injects network faults into that client's
 // traffic only: cut every connection, stall it (a blackhole), delay the
-// server's replies, or let one request of a given operation reach the
+// server's replies or the client's requests, or let one request of a given operation reach the
 // server and cut the connection before its reply reaches the client.
 //
 // It parses ZooKeeper's length-prefixed frames, which is why it is written
@@ -35,7 +35,8 @@ type Proxy struct {
 
 	mu       sync.Mutex
 	links    map[*link]struct{}
-	latency  time.Duration
+	latency  time.Duration   // server to client
+	reqDelay time.Duration   // client to server
 	cut      *pendingCut     // armed by CutAfterRequest, taken by the next matching request
 	zombies  map[string]bool // targets set by ForwardOnlyPings
 	sessions []SessionCredentials
@@ -161,12 +162,21 @@ func (p *Proxy) SetLatency(d time.Duration) {
 	p.latency = max(d, 0)
 }
 
-// Heal undoes Blackhole, SetLatency and ForwardOnlyPings and disarms a
+// SetRequestLatency delays each client-to-server frame by d from its
+// arrival at the proxy (order is kept), the handshake included. With
+// SetLatency it makes a slow link both ways. Zero removes the delay.
+func (p *Proxy) SetRequestLatency(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reqDelay = max(d, 0)
+}
+
+// Heal undoes Blackhole, SetLatency, SetRequestLatency and ForwardOnlyPings and disarms a
 // pending CutAfterRequest: held frames are delivered and forwarding
 // resumes (requests ForwardOnlyPings dropped stay unanswered).
 func (p *Proxy) Heal() {
 	p.mu.Lock()
-	p.latency = 0
+	p.latency, p.reqDelay = 0, 0
 	p.cut = nil
 	p.zombies = nil
 	p.mu.Unlock()
@@ -232,6 +242,12 @@ func (p *Proxy) currentLatency() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.latency
+}
+
+func (p *Proxy) currentRequestLatency() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reqDelay
 }
 
 // takeCut returns and disarms the pending cut if it matches op.

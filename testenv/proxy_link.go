@@ -16,9 +16,8 @@ const (
 )
 
 // link is one client connection through the proxy and its connection to
-// the server. Three goroutines serve it: requests (client to server),
-// and a reader and a writer for replies, so that latency delays each reply
-// from its own arrival. While the gate is shut, frames and disconnects are
+// the server. Four goroutines serve it: a reader and a writer in each
+// direction, so that latency delays each frame from its own arrival. While the gate is shut, frames and disconnects are
 // held in both directions.
 type link struct {
 	p      *Proxy
@@ -32,7 +31,8 @@ type link struct {
 	closed bool
 }
 
-// reply is one server frame and when it reached the proxy.
+// reply is one frame (a server's reply or a client's request) and when it
+// reached the proxy.
 type reply struct {
 	frame     []byte
 	arrived   time.Time
@@ -98,31 +98,48 @@ func (l *link) attach(server net.Conn) bool {
 	return true
 }
 
-// forwardRequests copies frames from the client to target, arming a
-// pending CutAfterRequest on the first request whose op matches, and
-// dropping requests while target plays dead (ForwardOnlyPings).
+// forwardRequests copies frames from the client to target, each after the
+// request latency from its arrival, arming a pending CutAfterRequest on the
+// first request whose op matches, and dropping requests while target plays
+// dead (ForwardOnlyPings). Frames the client sent before it closed its
+// connection still reach the server, as on a real network.
 func (l *link) forwardRequests(server net.Conn, target string) {
+	requests := make(chan reply, replyQueue)
+	l.p.wg.Go(func() { l.readRequests(requests) })
 	handshake := true
-	for {
-		frame, err := readFrame(l.client)
-		if err != nil {
-			break
-		}
+	for r := range requests {
 		if !handshake {
-			if l.p.dropsRequest(target, frame) {
+			if l.p.dropsRequest(target, r.frame) {
 				continue
 			}
-			l.armCut(frame)
+			l.armCut(r.frame)
 		}
 		handshake = false
-		if !l.p.gate.wait(l.done) {
+		if !l.sleepUntil(r.arrived.Add(l.p.currentRequestLatency())) || !l.p.gate.wait(l.done) {
 			return
 		}
-		if _, err := server.Write(frame); err != nil {
+		if _, err := server.Write(r.frame); err != nil {
 			break
 		}
 	}
 	l.p.gate.wait(l.done) // a partition hides the disconnect too
+}
+
+// readRequests reads client frames into out until the client connection
+// fails.
+func (l *link) readRequests(out chan<- reply) {
+	defer close(out)
+	for {
+		frame, err := readFrame(l.client)
+		if err != nil {
+			return
+		}
+		select {
+		case out <- reply{frame: frame, arrived: time.Now()}:
+		case <-l.done:
+			return
+		}
+	}
 }
 
 // readReplies reads server frames into out, recording the session granted

@@ -88,6 +88,37 @@ func TestLatencyDelaysReplies(t *testing.T) {
 	}
 }
 
+func TestRequestLatencyDelaysRequests(t *testing.T) {
+	const latency = 300 * time.Millisecond
+	c := testenv.New(t, testenv.Options{})
+	p := c.NewProxyT(t)
+	cl := connect(t, p.ConnectString(), 2*time.Second)
+	observer := connect(t, c.ConnectString(), 2*time.Second)
+
+	p.SetRequestLatency(latency)
+	done := make(chan error, 1)
+	begin := time.Now()
+	go func() {
+		_, err := cl.Create("/delayed", nil, 0, zk.WorldACL(zk.PermAll))
+		done <- err
+	}()
+	// Half way, the server has not seen the request yet.
+	time.Sleep(latency / 2)
+	if ok, _, err := observer.Exists("/delayed"); err != nil || ok {
+		t.Fatalf("exists /delayed half way through the request latency = %v, %v; want false", ok, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rtt := time.Since(begin); rtt < latency {
+		t.Fatalf("round trip with %v request latency took %v", latency, rtt)
+	}
+	p.Heal()
+	if _, _, err := cl.Exists("/"); err != nil {
+		t.Fatalf("exists after Heal: %v", err)
+	}
+}
+
 func TestExpireConnEndsTheSession(t *testing.T) {
 	c := testenv.New(t, testenv.Options{})
 	victim := connect(t, c.ConnectString(), 2*time.Second)
