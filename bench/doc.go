@@ -14,6 +14,13 @@
 //     candidates (the recipe's promise is 1);
 //   - cold start of 3 partition members over 1,000 and 10,000 shards, moves
 //     when a member joins and leaves, and heap bytes and goroutines per shard.
+//   - side by side (peers): zkelect, kazoo's Election and Curator's
+//     LeaderLatch, each candidate its own process on its own session, each
+//     failover timed from the instruction to step down (resign, close and
+//     exit, SIGKILL) to the successor's own report on a pipe, both stamped
+//     on this process's monotonic clock, beside the delete→notification and
+//     session-expiry floors; a library that cannot run is reported missing.
+//     The zkelect candidate is this program re-executed (RunChild).
 //
 // Run starts the ensemble, runs the selected scenarios and returns a Report,
 // which prints as a table (WriteTable) and marshals to JSON.

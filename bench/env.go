@@ -59,6 +59,14 @@ func (quietLogger) Printf(string, ...any) {}
 // rawConn opens a plain go-zookeeper connection to every server and waits
 // until it has a session, bounded by ctx.
 func (e *env) rawConn(ctx context.Context) (*zk.Conn, error) {
+	// The raw sessions ask for twice the candidates' timeout (servers cap
+	// it at 20 ticks): a floor measurement must not die of a slow machine.
+	return e.rawConnTo(ctx, e.cluster.Addrs(), 2*e.sessionTimeout)
+}
+
+// rawConnTo opens a plain go-zookeeper connection to servers asking for
+// timeout and waits until it has a session, bounded by ctx.
+func (e *env) rawConnTo(ctx context.Context, servers []string, timeout time.Duration) (*zk.Conn, error) {
 	ready := make(chan struct{})
 	var once sync.Once
 	onEvent := func(ev zk.Event) {
@@ -66,9 +74,7 @@ func (e *env) rawConn(ctx context.Context) (*zk.Conn, error) {
 			once.Do(func() { close(ready) })
 		}
 	}
-	// The raw sessions ask for twice the candidates' timeout (servers cap
-	// it at 20 ticks): a floor measurement must not die of a slow machine.
-	conn, _, err := zk.Connect(e.cluster.Addrs(), 2*e.sessionTimeout,
+	conn, _, err := zk.Connect(servers, timeout,
 		zk.WithLogger(quietLogger{}), zk.WithEventCallback(onEvent))
 	if err != nil {
 		return nil, fmt.Errorf("bench: connect: %w", err)

@@ -42,27 +42,43 @@ func (e *env) rawNotify(ctx context.Context, trials int) (Dist, error) {
 
 func notifyOnce(ctx context.Context, a, b *zk.Conn, path string) (time.Duration, error) {
 	// Persistent, so that a session blip on a loaded machine cannot remove it.
-	if _, err := a.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	return timeDeletion(ctx, a, b, path, 0, func() error {
+		if err := a.Delete(path, -1); err != nil {
+			return fmt.Errorf("bench: delete %s: %w", path, err)
+		}
+		return nil
+	})
+}
+
+// timeDeletion creates path on owner (with flags), has watcher watch it,
+// then runs remove and times until watcher's notification of the
+// deletion, bounded by ctx and acquireLimit.
+func timeDeletion(ctx context.Context, owner, watcher *zk.Conn, path string, flags int32, remove func() error) (time.Duration, error) {
+	if _, err := owner.Create(path, nil, flags, zk.WorldACL(zk.PermAll)); err != nil {
 		return 0, fmt.Errorf("bench: create %s: %w", path, err)
 	}
-	// b's server may not have applied the create yet: sync it first.
-	if _, err := b.Sync(path); err != nil {
+	// watcher's server may not have applied the create yet: sync it first.
+	if _, err := watcher.Sync(path); err != nil {
 		return 0, fmt.Errorf("bench: sync %s: %w", path, err)
 	}
-	_, _, watch, err := b.GetW(path)
+	_, _, watch, err := watcher.GetW(path)
 	if err != nil {
 		return 0, fmt.Errorf("bench: watch %s: %w", path, err)
 	}
 	start := time.Now()
-	if err := a.Delete(path, -1); err != nil {
-		return 0, fmt.Errorf("bench: delete %s: %w", path, err)
+	if err := remove(); err != nil {
+		return 0, err
 	}
+	t := time.NewTimer(acquireLimit)
+	defer t.Stop()
 	select {
 	case ev := <-watch:
 		if ev.Type != zk.EventNodeDeleted {
 			return 0, fmt.Errorf("bench: watch on %s fired with %v, want a deletion", path, ev.Type)
 		}
 		return time.Since(start), nil
+	case <-t.C:
+		return 0, fmt.Errorf("bench: no deletion of %s seen %s after it was removed", path, acquireLimit)
 	case <-ctx.Done():
 		return 0, fmt.Errorf("bench: waiting for the deletion of %s: %w", path, ctx.Err())
 	}

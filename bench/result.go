@@ -35,6 +35,8 @@ type Report struct {
 	SessionTimeout time.Duration `json:"session_timeout_ns"`
 	// Results in the order they were measured.
 	Results []Result `json:"results"`
+	// SideBySide is the peers scenario's table; nil when it did not run.
+	SideBySide *SideBySide `json:"side_by_side,omitempty"`
 	// Elapsed is the wall time of the whole run.
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
@@ -43,6 +45,23 @@ type Report struct {
 func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "machine: %s, %d CPUs, %s; ZooKeeper: %d servers, tick %s, session timeout %s\n",
 		r.Machine.CPU, r.Machine.CPUs, r.Machine.OS, r.Config.Servers, r.Config.TickTime, r.SessionTimeout)
+	if err := r.writeResults(w); err != nil {
+		return err
+	}
+	if r.SideBySide != nil {
+		if err := r.SideBySide.WriteTable(w); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "total time: %s\n", r.Elapsed.Round(time.Second))
+	return err
+}
+
+// writeResults prints the results as an aligned table, if there are any.
+func (r *Report) writeResults(w io.Writer) error {
+	if len(r.Results) == 0 {
+		return nil
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\tp50\tp99\tmax\tvalue\tfloor (same run)\tnote")
 	for _, res := range r.Results {
@@ -57,8 +76,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("bench: write table: %w", err)
 	}
-	_, err := fmt.Fprintf(w, "total time: %s\n", r.Elapsed.Round(time.Second))
-	return err
+	return nil
 }
 
 // ms renders a duration in milliseconds with two decimals.

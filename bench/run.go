@@ -17,10 +17,11 @@ const (
 	ScenarioFailover = "failover" // failover after resign and after crash
 	ScenarioHerd     = "herd"     // notifications per failover with many candidates
 	ScenarioShards   = "shards"   // cold start, join/leave moves, memory per shard
+	ScenarioPeers    = "peers"    // zkelect, kazoo and Curator side by side, each candidate a process
 )
 
 // AllScenarios lists every scenario in the order Run runs them.
-var AllScenarios = []string{ScenarioRaw, ScenarioFailover, ScenarioHerd, ScenarioShards}
+var AllScenarios = []string{ScenarioRaw, ScenarioFailover, ScenarioHerd, ScenarioShards, ScenarioPeers}
 
 // Errors Run returns for a bad Config, before starting anything.
 var (
@@ -79,6 +80,16 @@ type Config struct {
 	// Moves and memory are measured at the largest count.
 	Shards  []int `json:"shards"`
 	Members int   `json:"members"`
+	// PeerTrials: failovers per library after a resign and after an exit
+	// in the peers scenario (default 40); PeerKillTrials after a SIGKILL,
+	// each waiting out a session timeout, and trials of the expiry floor
+	// (default 10).
+	PeerTrials     int `json:"peer_trials"`
+	PeerKillTrials int `json:"peer_kill_trials"`
+	// ChildCommand runs this package's zkelect candidate (RunChild) in the
+	// peers scenario, ChildArg and its arguments appended; default: this
+	// executable, which must then call RunChild first in main.
+	ChildCommand []string `json:"-"`
 	// Logf receives progress lines; optional.
 	Logf func(format string, args ...any) `json:"-"`
 }
@@ -89,7 +100,7 @@ func DefaultConfig() Config {
 		Scenarios: slices.Clone(AllScenarios), Servers: 3, TickTime: 100 * time.Millisecond,
 		SessionTimeout: time.Second, RawTrials: 200, RawCreates: 10000, InFlight: 128,
 		ResignTrials: 200, CrashTrials: 20, HerdCandidates: 100, HerdTrials: 5,
-		Shards: []int{1000, 10000}, Members: 3,
+		Shards: []int{1000, 10000}, Members: 3, PeerTrials: 40, PeerKillTrials: 10,
 	}
 }
 
@@ -110,6 +121,7 @@ func (c Config) Validate() error {
 		{"Servers", c.Servers}, {"RawTrials", c.RawTrials}, {"RawCreates", c.RawCreates}, {"InFlight", c.InFlight},
 		{"ResignTrials", c.ResignTrials}, {"CrashTrials", c.CrashTrials},
 		{"HerdCandidates", c.HerdCandidates}, {"HerdTrials", c.HerdTrials}, {"Members", c.Members},
+		{"PeerTrials", c.PeerTrials}, {"PeerKillTrials", c.PeerKillTrials},
 	}
 	for _, f := range counts {
 		if f.n < 0 {
@@ -153,6 +165,8 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.HerdCandidates, d.HerdCandidates)
 	def(&c.HerdTrials, d.HerdTrials)
 	def(&c.Members, d.Members)
+	def(&c.PeerTrials, d.PeerTrials)
+	def(&c.PeerKillTrials, d.PeerKillTrials)
 	if c.TickTime == 0 {
 		c.TickTime = d.TickTime
 	}
@@ -187,7 +201,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Machine: ThisMachine(), Config: cfg, SessionTimeout: cfg.SessionTimeout}
 	steps := map[string]func(context.Context, Config, *Report) error{
 		ScenarioRaw: e.runRaw, ScenarioFailover: e.runFailover,
-		ScenarioHerd: e.runHerd, ScenarioShards: e.runShards,
+		ScenarioHerd: e.runHerd, ScenarioShards: e.runShards, ScenarioPeers: e.runPeers,
 	}
 	for _, name := range AllScenarios {
 		if !slices.Contains(cfg.Scenarios, name) {

@@ -15,6 +15,9 @@ provided() {
 			compgen -G "${ZOOKEEPER_HOME:-/nonexistent}/lib/*.jar" >/dev/null ;;
 	libcurator-recipes-java)
 		[ -e /usr/share/java/curator-recipes.jar ] ;;
+	python3-kazoo)
+		# zkelect bench runs kazoo with Debian's python3.
+		/usr/bin/python3 -c 'import kazoo' 2>/dev/null ;;
 	postgresql)
 		compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v initdb >/dev/null ;;
 	gcc | build-essential)
@@ -36,7 +39,7 @@ if [ "${#missing[@]}" -eq 0 ]; then
 fi
 
 hint="install a C compiler (for go test -race), Java 11+ and Apache ZooKeeper (or set ZOOKEEPER_HOME to an unpacked release),
-  Apache Curator, PostgreSQL and docker-compose; on Debian/Ubuntu: apt-get install ${missing[*]}"
+  Apache Curator, kazoo (python3), PostgreSQL and docker-compose; on Debian/Ubuntu: apt-get install ${missing[*]}"
 if ! command -v apt-get >/dev/null; then
 	echo "install-deps: missing: ${missing[*]}; no apt-get here: $hint" >&2
 	exit 1

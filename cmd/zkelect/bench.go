@@ -22,7 +22,7 @@ func newBenchCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure failover, herd, cold start, moves and memory on a local ensemble",
+		Short: "Measure failover beside kazoo and Curator, herd, cold start, moves and memory on a local ensemble",
 		Long: `Starts a local ZooKeeper ensemble (3 servers) and measures, each beside the
 raw ZooKeeper operation that bounds it from below in the same run:
   raw       delete seen by another session's data watch; create round trip;
@@ -33,10 +33,19 @@ raw ZooKeeper operation that bounds it from below in the same run:
   shards    cold start of partition members over each --shards count; moves
             when a member joins and leaves (smallest count); heap bytes and
             goroutines per shard (largest count)
+  peers     zkelect, kazoo's Election and Curator's LeaderLatch side by side:
+            each candidate its own process on its own session, each failover
+            timed from the instruction to step down (resign; close and exit;
+            SIGKILL) to the successor's own report, p50/p99 and the ratios to
+            the floors (delete→watch notification, session-expiry detection)
+            and to each other; a library that cannot run is reported missing
 Prints a table; --out also writes the report as JSON. The defaults run in
-about a minute on 2 cores. Needs Java and ZooKeeper (make deps).`,
+about five minutes on 2 cores (peers restarts a JVM for every exit and
+kill). Needs Java and ZooKeeper, and for peers javac, Curator and
+python3-kazoo (make deps).`,
 		Example: `  zkelect bench --out bench.json
-  zkelect bench --scenarios raw,failover --resign-trials 500`,
+  zkelect bench --scenarios raw,failover --resign-trials 500
+  zkelect bench --scenarios peers --peer-trials 40 --peer-kill-trials 10 --out peers.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkBenchFlags(cmd.Flags(), cfg, out); err != nil {
@@ -49,7 +58,7 @@ about a minute on 2 cores. Needs Java and ZooKeeper (make deps).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "scenarios to run: raw, failover, herd, shards")
+	f.StringSliceVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "scenarios to run: raw, failover, herd, shards, peers")
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
 	f.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "session timeout candidates request")
 	f.DurationVar(&cfg.TickTime, "tick-time", cfg.TickTime, "ZooKeeper tickTime")
@@ -62,6 +71,9 @@ about a minute on 2 cores. Needs Java and ZooKeeper (make deps).`,
 	f.IntVar(&cfg.HerdTrials, "herd-trials", cfg.HerdTrials, "failovers in the herd check")
 	f.IntSliceVar(&cfg.Shards, "shards", cfg.Shards, "shard counts for the cold start")
 	f.IntVar(&cfg.Members, "members", cfg.Members, "members starting together")
+	f.IntVar(&cfg.PeerTrials, "peer-trials", cfg.PeerTrials, "failovers per library after resign and after exit (peers)")
+	f.IntVar(&cfg.PeerKillTrials, "peer-kill-trials", cfg.PeerKillTrials,
+		"failovers per library after SIGKILL, and expiry floor trials (peers; each takes a session timeout)")
 	return cmd
 }
 
@@ -71,6 +83,7 @@ var benchFlagOf = map[string]string{
 	"RawTrials": "raw-trials", "RawCreates": "raw-creates", "InFlight": "in-flight",
 	"ResignTrials": "resign-trials", "CrashTrials": "crash-trials",
 	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members",
+	"PeerTrials": "peer-trials", "PeerKillTrials": "peer-kill-trials",
 }
 
 // checkBenchFlags refuses, before the run rather than after it, what

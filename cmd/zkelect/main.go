@@ -10,10 +10,15 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/bench"
 )
 
 func main() {
 	if code, ok := runReaper(os.Args); ok {
+		os.Exit(code)
+	}
+	if code, ok := bench.RunChild(os.Args); ok { // a zkelect candidate of bench's peers scenario
 		os.Exit(code)
 	}
 	// Log timestamps to the millisecond; failovers take a few seconds.
