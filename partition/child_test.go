@@ -2,6 +2,7 @@ package partition_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/testenv"
@@ -73,6 +75,7 @@ func (tr *tracker) serve(t *testing.T) string {
 	mux.HandleFunc("POST /stop", func(w http.ResponseWriter, r *http.Request) {
 		m, s, _ := param(r)
 		tr.stopped(m)(s, nil)
+		tr.reason(m, r.URL.Query().Get("reason"))
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -85,7 +88,9 @@ func childMain() int {
 	n, _ := strconv.Atoi(os.Getenv(childShardsEnv))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	sess, err := recipe.Connect(ctx, strings.Split(os.Getenv(childAddrsEnv), ","), recipe.WithSessionTimeout(sessionTimeout))
+	log := zerolog.New(os.Stderr).Level(zerolog.InfoLevel).With().Timestamp().Str("member", id).Logger()
+	sess, err := recipe.Connect(ctx, strings.Split(os.Getenv(childAddrsEnv), ","),
+		recipe.WithSessionTimeout(sessionTimeout), recipe.WithLogger(log))
 	if err != nil {
 		fmt.Println("connect:", err)
 		return 1
@@ -97,6 +102,7 @@ func childMain() int {
 		Shards:           partition.Range(0, n),
 		OnStartedLeading: rt.started,
 		OnStoppedLeading: rt.stopped,
+		Logger:           log,
 	})
 	if err != nil {
 		fmt.Println("new manager:", err)
@@ -116,8 +122,11 @@ type remoteTracker struct {
 	client       *http.Client
 }
 
-func (rt remoteTracker) post(op, shard string, token zxidfence.Token) {
+func (rt remoteTracker) post(op, shard string, token zxidfence.Token, extra ...string) {
 	q := url.Values{"member": {rt.member}, "shard": {shard}, "token": {strconv.FormatUint(uint64(token), 10)}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		q.Set(extra[i], extra[i+1])
+	}
 	resp, err := rt.client.Post(rt.base+"/"+op+"?"+q.Encode(), "text/plain", nil)
 	if err != nil {
 		fmt.Println("report:", err)
@@ -140,7 +149,25 @@ func (rt remoteTracker) started(ctx context.Context, shard string, token zxidfen
 	}
 }
 
-func (rt remoteTracker) stopped(shard string, _ error) { rt.post("stop", shard, 0) }
+// stopped reports the reason as a label: "session_expired", "suspended",
+// "znode_deleted", or the error's text.
+func (rt remoteTracker) stopped(shard string, reason error) {
+	rt.post("stop", shard, 0, "reason", reasonName(reason))
+}
+
+func reasonName(reason error) string {
+	switch {
+	case errors.Is(reason, recipe.ErrSessionExpired):
+		return "session_expired"
+	case errors.Is(reason, recipe.ErrSuspended):
+		return "suspended"
+	case errors.Is(reason, recipe.ErrZnodeDeleted):
+		return "znode_deleted"
+	case reason == nil:
+		return "nil"
+	}
+	return reason.Error()
+}
 
 // TestCrashedMemberProcessFailsOver kills a member's process (SIGKILL): its
 // shards are led by the others within the session timeout plus a bound,

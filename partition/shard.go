@@ -150,6 +150,7 @@ func (l *loop) lead(r *runner, lead *recipe.Leadership) {
 	cancelWork()
 	l.m.clearLeading(r.id)
 	l.awaitCallback(r.id, returned)
+	reason = l.finalReason(lead, reason)
 	if f := l.m.cfg.OnStoppedLeading; f != nil {
 		f(r.id, reason)
 	}
@@ -187,6 +188,19 @@ func (l *loop) hold(r *runner, lead *recipe.Leadership) error {
 			l.report(r, evDeferred, 0)
 		}
 	}
+}
+
+// finalReason returns the final reason of a leadership that was lost: one
+// lost after its session could already have expired waits (at most
+// HandoffTimeout) to learn whether it did (recipe's Leadership.Reason).
+// Our own reasons (a handoff, a stop) are returned as they are.
+func (l *loop) finalReason(lead *recipe.Leadership, reason error) error {
+	if lead.Err() == nil || errors.Is(reason, ErrHandoff) || errors.Is(reason, ErrShardRemoved) || errors.Is(reason, ErrStopping) {
+		return reason
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.m.cfg.HandoffTimeout)
+	defer cancel()
+	return lead.Reason(ctx)
 }
 
 // successorQueued reports whether member to has a candidate in the

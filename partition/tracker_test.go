@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ type tracker struct {
 	rejected   int
 	draining   map[string]int // member → callbacks cancelled but not returned
 	maxDrain   map[string]int
+	reasons    map[string][]string // member → reasons reported by a child process, in order
 }
 
 type leaderAt struct {
@@ -44,6 +46,7 @@ func newTracker() *tracker {
 		starts:   map[string]int{},
 		draining: map[string]int{},
 		maxDrain: map[string]int{},
+		reasons:  map[string][]string{},
 	}
 }
 
@@ -154,4 +157,18 @@ func (tr *tracker) startsOf(member string) int {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	return tr.starts[member]
+}
+
+// reason records why a child member's leadership of a shard ended.
+func (tr *tracker) reason(member, reason string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.reasons[member] = append(tr.reasons[member], reason)
+}
+
+// reasonsOf returns the reasons child member reported so far.
+func (tr *tracker) reasonsOf(member string) []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return slices.Clone(tr.reasons[member])
 }

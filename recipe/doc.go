@@ -62,7 +62,16 @@
 // session while the client is cut off tells the client only when it
 // reconnects; under EndOnSuspend the leadership has ended (ErrSuspended)
 // long before, under TolerateSuspend the lease has, unless the reconnect
-// came first (then ErrSessionExpired).
+// came first (then ErrSessionExpired). Suspension legitimately comes first
+// there: the session was alive when the leadership ended. A process paused
+// (or starved) past the session timeout is different: on resuming, its
+// lease has run out by more than the margin, and ZooKeeper may already have
+// expired the session and deleted its znodes (their deletion events are
+// often the first thing read). Such a leadership ends at once, with its
+// reason open: Leadership.Reason waits until the candidate learns the
+// session's fate and returns ErrSessionExpired if it expired (ErrSuspended
+// if it lived on). The partition manager waits for it before calling
+// OnStoppedLeading.
 //
 // # Working around go-zookeeper v1.0.4
 //

@@ -22,7 +22,11 @@ var (
 	// ErrSuspended: the connection to ZooKeeper was lost, or the local lease
 	// deadline passed without an answer from the server. The session may
 	// still be alive; if it is, and the znode still leads, the candidate
-	// leads again with the same token (a new Leadership).
+	// leads again with the same token (a new Leadership). A leadership
+	// suspended while its session was alive keeps this reason even if the
+	// session expires later; one that ended after the session could
+	// already have expired (a process paused past the session timeout)
+	// reports ErrSessionExpired once that is known (Leadership.Reason).
 	ErrSuspended = errors.New("recipe: connection to ZooKeeper suspended")
 	// ErrZnodeDeleted: the leader's znode was deleted by someone else.
 	ErrZnodeDeleted = errors.New("recipe: leader znode deleted by someone else")

@@ -3,6 +3,7 @@ package recipe
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -20,11 +21,17 @@ type Leadership struct {
 	sessionID int64
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
+
+	mu      sync.Mutex
+	reason  error         // the final reason, once settled
+	pending bool          // ended while its session may already have expired
+	settled chan struct{} // closed once the reason is final
 }
 
 func newLeadership(c *Candidate, token zxidfence.Token, znode string, version int32, sessionID int64) *Leadership {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Leadership{c: c, token: token, znode: znode, version: version, sessionID: sessionID, ctx: ctx, cancel: cancel}
+	return &Leadership{c: c, token: token, znode: znode, version: version, sessionID: sessionID, ctx: ctx, cancel: cancel,
+		settled: make(chan struct{})}
 }
 
 // Token returns the fencing token: the czxid of the leader's znode. Every
@@ -42,7 +49,7 @@ func (l *Leadership) Version() int32 { return l.version }
 func (l *Leadership) SessionID() int64 { return l.sessionID }
 
 // Context returns a context cancelled the moment leadership ends; its cause
-// (context.Cause) is the reason, as Err returns it.
+// (context.Cause) is the reason known at that moment (see Reason).
 func (l *Leadership) Context() context.Context { return l.ctx }
 
 // Done returns a channel closed the moment leadership ends (the Context's
@@ -51,12 +58,42 @@ func (l *Leadership) Done() <-chan struct{} { return l.ctx.Done() }
 
 // Err returns nil while leading, then why leadership ended: an error
 // matching one of ErrResigned, ErrClosed, ErrSessionExpired, ErrSuspended or
-// ErrZnodeDeleted with errors.Is.
+// ErrZnodeDeleted with errors.Is. It does not wait: while the reason is
+// still open (see Reason) it returns ErrSuspended.
 func (l *Leadership) Err() error {
 	if l.ctx.Err() == nil {
 		return nil
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.reason != nil {
+		return l.reason
+	}
 	return context.Cause(l.ctx)
+}
+
+// Reason waits until the leadership has ended and why is known, and
+// returns it (as Err then does). The reason is known the moment leadership
+// ends, with one exception: a leadership whose local lease ran out after
+// its session could already have expired (the process was paused, or
+// starved, past the session timeout, so ZooKeeper may have deleted the
+// znode meanwhile) ends at once with its reason open, and the reason
+// becomes ErrSessionExpired when the candidate learns the session expired,
+// or ErrSuspended when the session turns out alive (it reconnects, or
+// answers again) or the candidate is closed first. When ctx ends first,
+// Reason returns the reason known so far (ErrSuspended), or nil while still
+// leading.
+func (l *Leadership) Reason(ctx context.Context) error {
+	select {
+	case <-l.settled:
+	case <-l.ctx.Done():
+		select {
+		case <-l.settled:
+		case <-ctx.Done():
+		}
+	case <-ctx.Done():
+	}
+	return l.Err()
 }
 
 // Leading reports whether the leadership has not ended yet. It is only
@@ -85,5 +122,55 @@ func (l *Leadership) Resign(ctx context.Context) error {
 	}
 }
 
-// end ends the leadership for reason (first call wins).
-func (l *Leadership) end(reason error) { l.cancel(reason) }
+// end ends the leadership for reason (first call wins) and settles the
+// reason.
+func (l *Leadership) end(reason error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx.Err() != nil {
+		return
+	}
+	l.cancel(reason)
+	l.settleLocked(reason)
+}
+
+// endOpen ends the leadership for reason (first call wins), leaving the
+// reason open until settle: its session may already have expired.
+func (l *Leadership) endOpen(reason error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx.Err() != nil {
+		return
+	}
+	l.cancel(reason)
+	l.pending = true
+}
+
+// settle makes an open reason final: reason, or the one it ended with when
+// reason is nil. It does nothing to a reason already final.
+func (l *Leadership) settle(reason error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.pending {
+		return
+	}
+	if reason == nil {
+		reason = context.Cause(l.ctx)
+	}
+	l.settleLocked(reason)
+}
+
+func (l *Leadership) settleLocked(reason error) {
+	l.pending = false
+	if l.reason == nil {
+		l.reason = reason
+		close(l.settled)
+	}
+}
+
+// open reports whether the leadership ended with its reason still open.
+func (l *Leadership) open() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pending
+}

@@ -28,6 +28,7 @@ type loopState struct {
 	pred    string   // full path of the watched predecessor, "" when none
 	stuck   string   // the persistent predecessor last warned about
 	lead    *Leadership
+	open    *Leadership // the last one ended with its reason open (Leadership.Reason)
 	lease   *time.Timer
 	retry   *time.Timer
 	backoff time.Duration
@@ -137,6 +138,7 @@ func (c *Candidate) onSession(ev sessionEvent) {
 		if st.sessID != 0 && st.sessID != ev.id {
 			c.sessionLost(st.sessID)
 		}
+		c.settleOpen(nil) // still the same session: it was only suspended
 		st.sessID, st.usable = ev.id, true
 		c.restart()
 	case sessDisconnected:
@@ -151,6 +153,7 @@ func (c *Candidate) onSession(ev sessionEvent) {
 	case sessClosed:
 		st.usable, st.gone = false, true
 		c.endLead(ErrClosed)
+		c.settleOpen(nil)
 		c.failWaiters(ErrSessionClosed)
 		st.inElection = false
 		c.setMine("")
@@ -163,6 +166,7 @@ func (c *Candidate) sessionLost(id int64) {
 	st := &c.st
 	st.usable, st.sessID = false, 0
 	c.endLead(ErrSessionExpired)
+	c.settleOpen(ErrSessionExpired)
 	c.sess.unwatchPath(c.full(st.mine), c)
 	c.setMine("")
 	if st.creating { // a create queued in go-zookeeper may land in the next session
@@ -205,10 +209,31 @@ func (c *Candidate) onNode(ev zk.Event) {
 // mineGone handles our znode vanishing while we did not delete it.
 func (c *Candidate) mineGone(reason error) {
 	st := &c.st
-	if st.lead != nil {
-		c.endLead(reason)
+	if id := c.sess.ID(); st.sessID != 0 && id != st.sessID {
+		// Answered in a later session: ours expired and ZooKeeper deleted
+		// its znodes; the session event saying so is on its way.
+		c.sessionLost(st.sessID)
+		c.restart()
+		return
 	}
-	c.log.Warn().Str("znode", c.full(st.mine)).Str("reason", reasonLabel(reason)).Msg("candidate znode deleted by someone else")
+	if c.mayHaveExpired() {
+		// ZooKeeper deletes an expired session's ephemerals and notifies
+		// their watchers, this session among them, before it closes the
+		// connection: the reason stays open until the session's fate is
+		// known.
+		if st.lead != nil {
+			st.lead.endOpen(reason)
+			c.endLead(reason)
+		}
+		c.log.Info().Str("znode", c.full(st.mine)).
+			Msg("candidate znode gone while its session may have expired (no answer for a session timeout)")
+	} else {
+		if st.lead != nil {
+			c.endLead(reason)
+		}
+		c.settleOpen(nil)
+		c.log.Warn().Str("znode", c.full(st.mine)).Str("reason", reasonLabel(reason)).Msg("candidate znode deleted by someone else")
+	}
 	c.sess.unwatchPath(c.full(st.mine), c)
 	c.setMine("")
 	st.step = stepNone
@@ -244,6 +269,7 @@ func (c *Candidate) exit() {
 	st := &c.st
 	c.sess.unsubscribe(c)
 	c.stopAwaitingLease()
+	c.settleOpen(nil)
 	if st.needsSweep() {
 		c.sweepAfterExit()
 	}

@@ -220,6 +220,7 @@ func (c *Candidate) onMine(r mineReply) {
 		c.sess.unwatchPath(c.full(st.mine), c)
 		c.setMine("")
 		c.endLead(ErrSessionExpired)
+		c.settleOpen(ErrSessionExpired)
 		if st.inElection {
 			c.create()
 		}
@@ -323,6 +324,7 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 		c.awaitLease()
 		return false
 	}
+	c.settleOpen(nil) // leading in the same session: it did not expire
 	st.backoff = 0
 	if st.retry != nil { // a retry scheduled before would only re-read
 		st.retry.Stop()
@@ -365,6 +367,9 @@ func (c *Candidate) endLead(reason error) {
 		return
 	}
 	st.lead = nil
+	if errors.Is(reason, ErrSuspended) {
+		c.suspend(l) // its reason may stay open
+	}
 	l.end(reason)
 	c.current.CompareAndSwap(l, nil)
 	if st.lease != nil {
@@ -376,8 +381,14 @@ func (c *Candidate) endLead(reason error) {
 	}
 	reason = l.Err()
 	c.sess.metrics.notLeading(c.cfg.metricsLabel, reason)
-	c.log.Info().Str("znode", l.znode).Stringer("token", l.token).Int64("session_id", l.sessionID).
-		Str("reason", reasonLabel(reason)).Msg("leadership ended")
+	ev := c.log.Info().Str("znode", l.znode).Stringer("token", l.token).Int64("session_id", l.sessionID).
+		Str("reason", reasonLabel(reason))
+	if l.open() {
+		c.settleOpen(nil) // an earlier open reason: this session lived on after it
+		st.open = l
+		ev = ev.Bool("session_may_have_expired", true)
+	}
+	ev.Msg("leadership ended")
 }
 
 // armLease schedules the check of the local lease of l.
@@ -392,7 +403,7 @@ func (c *Candidate) armLease(l *Leadership) {
 		// End at once, not when the loop gets to it: a busy loop must not
 		// stretch the lease. The loop re-arms if an answer came meanwhile.
 		if !c.leaseHolds() {
-			l.end(ErrSuspended)
+			c.suspend(l)
 		}
 		c.mb.post(leaseFired{lead: l})
 	})
@@ -418,6 +429,37 @@ func (c *Candidate) leaseLost() {
 	c.endLead(ErrSuspended)
 	if c.st.usable && c.st.inElection {
 		c.awaitLease()
+	}
+}
+
+// suspend ends l because its lease ran out (ErrSuspended). If by now the
+// session may have expired (the lease with no margin is out too: the
+// process was paused or starved past the session timeout), the reason stays
+// open until the candidate learns the session's fate (Leadership.Reason).
+// Any goroutine may call it.
+func (c *Candidate) suspend(l *Leadership) {
+	if c.mayHaveExpired() {
+		l.endOpen(ErrSuspended)
+		return
+	}
+	l.end(ErrSuspended)
+}
+
+// mayHaveExpired reports whether the session may have expired by now: its
+// lease with no margin ran out (ZooKeeper answered no request sent within
+// the last session timeout).
+func (c *Candidate) mayHaveExpired() bool {
+	d, ok := c.sess.leaseDeadline(0)
+	return ok && time.Now().After(d)
+}
+
+// settleOpen makes the reason of the last leadership that ended with its
+// reason open final (nil keeps ErrSuspended): the candidate learned what
+// became of its session.
+func (c *Candidate) settleOpen(reason error) {
+	if l := c.st.open; l != nil {
+		c.st.open = nil
+		l.settle(reason)
 	}
 }
 
@@ -458,6 +500,7 @@ func (c *Candidate) onLeaseBack(w *leaseWaiter) {
 		return // a wait a session event has replaced
 	}
 	st.leaseWait = nil
+	c.settleOpen(nil) // ZooKeeper answered this session in time again
 	if st.lead != nil || !st.inElection || !st.usable || st.step != stepNone {
 		return
 	}
