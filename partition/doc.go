@@ -98,7 +98,11 @@
 // A member id must be unique among live members: Run refuses a member id
 // whose znode another live session owns, or another Manager on the same
 // session registered (ErrDuplicateMember), so two processes (or two
-// Managers) configured alike never both act as one member. A refused
+// Managers) configured alike never both act as one member. A member
+// restarted right after a crash finds its previous run's znode still
+// there, owned by a session ZooKeeper has not expired yet: Run waits for
+// it to go (up to one and a half session timeouts, logging what it waits
+// for) before it registers or refuses. A refused
 // member leaves the live one's record alone, and a member writes its record
 // only over the version it last wrote or read unless it holds its member
 // id, so a stale process with the same id cannot overwrite a newer record.

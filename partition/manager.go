@@ -88,7 +88,9 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 // returns nil once every goroutine it started, OnStartedLeading calls
 // included, has returned. Run may be called once per Manager
 // (ErrAlreadyRunning otherwise). It fails with ErrDuplicateMember if
-// another live session, or another Manager on the same session, holds the
+// another live session (still, after waiting up to one and a half session
+// timeouts for it to expire: a previous run of this member that crashed),
+// or another Manager on the same session, holds the
 // member id, and with an error wrapping
 // recipe.ErrSessionClosed if the session is closed while it runs, or
 // recipe.ErrACLDenied if ZooKeeper's ACLs forbid creating the root's znodes
@@ -198,10 +200,14 @@ func (m *Manager) shardsLabel() string { return path.Join(m.root, shardsDir) + "
 // prepare creates the root's znodes and registers the member. While
 // ZooKeeper is out of reach (connection loss, no server, a session being
 // replaced) it tries again, backing off from 50 ms to 1 s, until ctx ends
-// or the session is closed (an error wrapping recipe.ErrSessionClosed);
-// any other error (ErrDuplicateMember, an ACL refusal) is returned at once.
+// or the session is closed (an error wrapping recipe.ErrSessionClosed).
+// A member znode another session owns is waited for (awaitOwnerGone: a
+// previous run of this member killed moments ago) and ErrDuplicateMember
+// returned if it outlives the wait; any other error (an ACL refusal) is
+// returned at once.
 func (m *Manager) prepare(ctx context.Context) error {
 	backoff := 50 * time.Millisecond
+	waited := false
 	for {
 		err := m.prepareOnce()
 		if err == nil {
@@ -209,6 +215,20 @@ func (m *Manager) prepare(ctx context.Context) error {
 		}
 		if m.sessionClosed() {
 			return m.closedWhilePreparing(err)
+		}
+		if errors.Is(err, ErrDuplicateMember) {
+			if waited {
+				return err
+			}
+			waited = true
+			gone, werr := m.awaitOwnerGone(ctx)
+			switch {
+			case werr != nil:
+				return fmt.Errorf("partition: prepare %s: %w (while waiting: %v)", m.root, werr, err)
+			case !gone:
+				return fmt.Errorf("%w (still held after waiting %v for its session to expire)", err, ownerExpiryWait(m.sess.Timeout()))
+			}
+			continue
 		}
 		if !unreachable(err) {
 			return err
