@@ -207,7 +207,7 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	hcancel()
 	httpErr := waitHTTP()
 	if errors.Is(runErr, partition.ErrDuplicateMember) {
-		return fmt.Errorf("%w (pick another --member, or wait for the old process's session to expire)", runErr)
+		return fmt.Errorf("%w (another live process runs --member %s: pick another id)", runErr, f.member)
 	}
 	if runErr != nil && ctx.Err() == nil {
 		return fmt.Errorf("partition manager: %w", runErr)
