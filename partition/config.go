@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
@@ -140,6 +141,18 @@ type Config struct {
 	// Raise it to a few seconds when members start further apart.
 	StartupSettle time.Duration
 
+	// ACL is the ACL of every znode the manager creates: the root and its
+	// missing ancestors, members/, owners/, shards/, each shard's election
+	// znode, the member's registration and record, and its candidates'
+	// znodes. Nil selects zk.WorldACL(zk.PermAll) (anyone may change
+	// anything); recipe.GroupACL() lets only the group's identity change or
+	// delete them while anyone may read, on a session with credentials
+	// (recipe.WithDigestAuth, recipe.WithSASL) that every member shares.
+	// A member without them is then refused at Run with
+	// recipe.ErrACLDenied. znodes that exist already keep their ACL.
+	// A non-nil empty ACL is invalid.
+	ACL []zk.ACL
+
 	// Logger receives the manager's logs, with the fields "member",
 	// "shard", "token" and "reason". The zero Logger selects the session's.
 	Logger zerolog.Logger
@@ -177,7 +190,13 @@ func (c Config) validate(sessionTimeout time.Duration) (settings, error) {
 	if c.MaxInFlight < 0 || c.MaxInFlight > MaxMaxInFlight {
 		return settings{}, &ConfigError{Field: "MaxInFlight", Reason: fmt.Sprintf("is %d, want 0..%d", c.MaxInFlight, MaxMaxInFlight)}
 	}
+	if c.ACL != nil && len(c.ACL) == 0 {
+		return settings{}, &ConfigError{Field: "ACL", Reason: "is empty (nil selects the open default)"}
+	}
 	s := settings{Config: c, shards: append([]string(nil), c.Shards...)}
+	if s.ACL == nil {
+		s.ACL = zk.WorldACL(zk.PermAll)
+	}
 	if s.HandoffTimeout == 0 {
 		s.HandoffTimeout = DefaultHandoffTimeout
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -141,7 +143,7 @@ func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn fun
 		return err
 	}
 	log := sess.Logger().With().Str("root", root).Logger()
-	if err := ensurePaths(sess.Conn(), root); err != nil {
+	if err := ensurePaths(sess.Conn(), root, zk.WorldACL(zk.PermAll)); err != nil {
 		log.Debug().Err(err).Msg("create root znodes for watching leaders; waiting for a member to")
 	}
 	ctx, cancel := context.WithCancelCause(ctx)

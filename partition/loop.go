@@ -103,7 +103,7 @@ func newLoop(m *Manager) *loop {
 		orphaned:    map[string]time.Time{},
 		absentSince: map[string]time.Time{},
 		collecting:  map[string]int32{},
-		pub:         newPublisher(m.conn, m.recordPath(), m.holdsID, m.log),
+		pub:         newPublisher(m.conn, m.recordPath(), m.cfg.ACL, m.holdsID, m.log),
 		watch: &watcher{
 			sess: m.sess, members: path.Join(m.root, membersDir), owners: path.Join(m.root, ownersDir),
 			out: updates, log: m.log,
@@ -137,7 +137,7 @@ func (l *loop) run(ctx context.Context) error {
 	bgWG.Add(1)
 	go func() {
 		defer bgWG.Done()
-		keepRegistered(bg, l.m.sess, l.m.memberPath(), l.m.instance, l.m.log, l.fail)
+		keepRegistered(bg, l.m.sess, l.m.memberPath(), l.m.instance, l.m.cfg.ACL, l.m.log, l.fail)
 	}()
 	err := l.serve(ctx)
 	l.shutdown(stopBackground, &bgWG, errors.Is(err, ErrDuplicateMember))

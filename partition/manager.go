@@ -107,7 +107,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	// Best effort: a shard whose znode is still missing gets it from its
 	// candidate, three round trips later.
 	start := int(hashString(m.cfg.MemberID) % (1 << 16))
-	if err := ensureShardParents(m.conn, m.root, m.currentShards(), start); err != nil {
+	if err := ensureShardParents(m.conn, m.root, m.currentShards(), start, m.cfg.ACL); err != nil {
 		m.log.Warn().Err(err).Msg("create shard znodes")
 	}
 	return newLoop(m).run(ctx)
@@ -270,18 +270,23 @@ func (m *Manager) closedWhilePreparing(last error) error {
 
 // prepareOnce is one attempt of prepare.
 func (m *Manager) prepareOnce() error {
-	if err := ensurePaths(m.conn, m.root); err != nil {
+	if err := ensurePaths(m.conn, m.root, m.cfg.ACL); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, aclDenied(err))
 	}
-	return aclDenied(register(m.conn, m.memberPath(), m.sess.ID(), m.instance))
+	return aclDenied(register(m.conn, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
 }
 
 // aclDenied marks err with recipe.ErrACLDenied, as recipe marks its own,
-// when ZooKeeper refused the request for lack of permission; err stays in
-// the chain.
+// when ZooKeeper refused the request for lack of permission, naming the
+// likely cause; err stays in the chain.
 func aclDenied(err error) error {
-	if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL) {
-		return fmt.Errorf("%w: %w", recipe.ErrACLDenied, err)
+	switch {
+	case errors.Is(err, zk.ErrNoAuth):
+		return fmt.Errorf("%w (the root's ACL does not grant this session's identity; does the member have the group's credentials?): %w",
+			recipe.ErrACLDenied, err)
+	case errors.Is(err, zk.ErrInvalidACL):
+		return fmt.Errorf("%w (Config.ACL names the creator's identity but this session has no credentials): %w",
+			recipe.ErrACLDenied, err)
 	}
 	return err
 }

@@ -25,8 +25,12 @@ import (
 // start; every other member re-reads the record after each write.
 const publishInterval = 50 * time.Millisecond
 
-// ensurePaths creates root and its three children if missing.
-func ensurePaths(conn *zk.Conn, root string) error {
+// ensurePaths creates root and its three children, with acl, if missing. A
+// create refused by an ACL is no failure when the znode exists: ZooKeeper
+// checks the parent's ACL (and an "auth" ACL's credentials) before it
+// looks for the znode, so a reader without the group's rights gets
+// ErrNoAuth or ErrInvalidACL rather than ErrNodeExists.
+func ensurePaths(conn *zk.Conn, root string, acl []zk.ACL) error {
 	var paths []string
 	for p := root; p != "/"; p = path.Dir(p) {
 		paths = append([]string{p}, paths...)
@@ -35,9 +39,16 @@ func ensurePaths(conn *zk.Conn, root string) error {
 		paths = append(paths, path.Join(root, child))
 	}
 	for _, p := range paths {
-		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("create %s: %w", p, err)
+		_, err := conn.Create(p, nil, 0, acl)
+		if err == nil || errors.Is(err, zk.ErrNodeExists) {
+			continue
 		}
+		if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL) {
+			if ok, _, xerr := conn.Exists(p); xerr == nil && ok {
+				continue
+			}
+		}
+		return fmt.Errorf("create %s: %w", p, err)
 	}
 	return nil
 }
@@ -54,9 +65,9 @@ const (
 // another session owns it, or when this session does but another Manager
 // registered it. A znode that vanishes between our create and our check (its
 // session just ended) is created again, a few times at most.
-func register(conn *zk.Conn, p string, session int64, instance []byte) error {
+func register(conn *zk.Conn, p string, session int64, instance []byte, acl []zk.ACL) error {
 	for range 3 {
-		_, err := conn.Create(p, instance, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(p, instance, zk.FlagEphemeral, acl)
 		if err == nil {
 			return nil
 		}
@@ -82,10 +93,10 @@ func register(conn *zk.Conn, p string, session int64, instance []byte) error {
 // keepRegistered re-creates the member znode whenever it disappears (the
 // session expired, or someone deleted it) until ctx is done. A duplicate
 // found on the way is reported on fail and ends the loop.
-func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instance []byte, log zerolog.Logger, fail func(error)) {
+func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instance []byte, acl []zk.ACL, log zerolog.Logger, fail func(error)) {
 	retry := newBackoff()
 	for ctx.Err() == nil {
-		err := registeredOnce(ctx, sess, p, instance, log)
+		err := registeredOnce(ctx, sess, p, instance, acl, log)
 		switch {
 		case errors.Is(err, ErrDuplicateMember):
 			fail(err)
@@ -102,7 +113,7 @@ func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instanc
 // registeredOnce watches the member znode, registers it again if it is
 // missing or owned by an older session, and waits until it may have
 // changed or ctx ends.
-func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instance []byte, log zerolog.Logger) error {
+func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instance []byte, acl []zk.ACL, log zerolog.Logger) error {
 	ctx, forget := context.WithCancel(ctx)
 	defer forget() // the watch, if it has not fired
 	ok, st, ch, err := sess.ExistsW(ctx, p)
@@ -110,7 +121,7 @@ func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instanc
 		return fmt.Errorf("watch own member znode: %w", err)
 	}
 	if id := sess.ID(); !ok || st.EphemeralOwner != id {
-		if err := register(sess.Conn(), p, id, instance); err != nil {
+		if err := register(sess.Conn(), p, id, instance, acl); err != nil {
 			return err
 		}
 		log.Info().Int64("session_id", id).Msg("member registered again")
@@ -152,6 +163,7 @@ var errNotRegistered = errors.New("partition: record changed by another writer a
 type publisher struct {
 	conn       *zk.Conn
 	path       string
+	acl        []zk.ACL // of the record when created
 	log        zerolog.Logger
 	registered func() (bool, error)
 
@@ -182,10 +194,10 @@ func (p *publisher) observeWrite(d time.Duration) {
 	p.slow.Store(old - (old-int64(d))/8)
 }
 
-// newPublisher returns the publisher of the record at p; registered
-// reports whether this Manager holds the member id now.
-func newPublisher(conn *zk.Conn, p string, registered func() (bool, error), log zerolog.Logger) *publisher {
-	return &publisher{conn: conn, path: p, registered: registered, log: log, kick: make(chan struct{}, 1)}
+// newPublisher returns the publisher of the record at p, created with acl;
+// registered reports whether this Manager holds the member id now.
+func newPublisher(conn *zk.Conn, p string, acl []zk.ACL, registered func() (bool, error), log zerolog.Logger) *publisher {
+	return &publisher{conn: conn, path: p, acl: acl, registered: registered, log: log, kick: make(chan struct{}, 1)}
 }
 
 // read notes the version of the record as just read.
@@ -291,7 +303,7 @@ func (p *publisher) store(data []byte) error {
 			return err
 		}
 	}
-	if _, err := p.conn.Create(p.path, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := p.conn.Create(p.path, data, 0, p.acl); err != nil {
 		return err
 	}
 	p.read(0)

@@ -29,7 +29,7 @@ const (
 // the batch order (members pass different values) so that racing members
 // mostly work on different batches, and a batch that loses the race is
 // retried with the znodes still missing (see createBatch).
-func ensureShardParents(conn *zk.Conn, root string, ids []string, start int) error {
+func ensureShardParents(conn *zk.Conn, root string, ids []string, start int, acl []zk.ACL) error {
 	dir := path.Join(root, shardsDir)
 	missing, err := missingShards(conn, dir, ids)
 	if err != nil {
@@ -52,7 +52,7 @@ func ensureShardParents(conn *zk.Conn, root string, ids []string, start int) err
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := createBatch(conn, dir, batch); err != nil {
+			if err := createBatch(conn, dir, batch, acl); err != nil {
 				mu.Lock()
 				first = cmp.Or(first, err)
 				mu.Unlock()
@@ -87,9 +87,9 @@ const parentRounds = 4
 // one (pipelined, ignoring ErrNodeExists). Creating one by one from the
 // start would cost a failed write per znode another member made. Any other
 // failure (an ACL refusal, a lost connection) is returned at once.
-func createBatch(conn *zk.Conn, dir string, ids []string) error {
+func createBatch(conn *zk.Conn, dir string, ids []string, acl []zk.ACL) error {
 	for range parentRounds {
-		_, err := conn.Multi(createOps(dir, ids)...)
+		_, err := conn.Multi(createOps(dir, ids, acl)...)
 		if !errors.Is(err, zk.ErrNodeExists) {
 			if err != nil {
 				return fmt.Errorf("create %d shard znodes under %s: %w", len(ids), dir, err)
@@ -100,12 +100,11 @@ func createBatch(conn *zk.Conn, dir string, ids []string) error {
 			return err
 		}
 	}
-	return createEach(conn, dir, ids)
+	return createEach(conn, dir, ids, acl)
 }
 
-// createOps returns a create request per id under dir.
-func createOps(dir string, ids []string) []any {
-	acl := zk.WorldACL(zk.PermAll)
+// createOps returns a create request per id under dir, with acl.
+func createOps(dir string, ids []string, acl []zk.ACL) []any {
 	ops := make([]any, len(ids))
 	for i, id := range ids {
 		ops[i] = &zk.CreateRequest{Path: path.Join(dir, id), Acl: acl}
@@ -115,8 +114,7 @@ func createOps(dir string, ids []string) []any {
 
 // createEach creates dir/<id> for every id, pipelined; ErrNodeExists is
 // success.
-func createEach(conn *zk.Conn, dir string, ids []string) error {
-	acl := zk.WorldACL(zk.PermAll)
+func createEach(conn *zk.Conn, dir string, ids []string, acl []zk.ACL) error {
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {

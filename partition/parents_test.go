@@ -39,7 +39,7 @@ func TestShardParentsRacingMembers(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(conns))
 	for i, conn := range conns {
-		wg.Go(func() { errs[i] = partition.EnsureShardParents(conn, root, ids, i*7) })
+		wg.Go(func() { errs[i] = partition.EnsureShardParents(conn, root, ids, i*7, zk.WorldACL(zk.PermAll)) })
 	}
 	wg.Wait()
 	for i, err := range errs {

@@ -79,7 +79,8 @@ func closeTimeout(session time.Duration) time.Duration {
 // while the shard is assigned here.
 func (l *loop) runShard(r *runner) {
 	cand, err := recipe.NewCandidate(l.m.sess, l.m.shardPath(r.id), recipe.WithParticipantID(l.m.cfg.MemberID),
-		recipe.WithCloseTimeout(closeTimeout(l.m.sess.Timeout())), recipe.WithMetricsLabel(l.m.shardsLabel()))
+		recipe.WithCloseTimeout(closeTimeout(l.m.sess.Timeout())), recipe.WithMetricsLabel(l.m.shardsLabel()),
+		recipe.WithACL(l.m.cfg.ACL))
 	if err != nil {
 		l.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
 		return

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -30,6 +32,13 @@ type child struct {
 	err  error         // result of Wait; read after done is closed
 }
 
+// childEnviron is this process's environment without the ZooKeeper
+// credentials: the child does the leader's work, not the group's
+// ZooKeeper administration.
+func childEnviron() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, envZKCredentials+"=") })
+}
+
 // startChild starts spec. The returned child owns one goroutine that reaps
 // the process; it ends when the process exits.
 func startChild(spec childSpec) (*child, error) {
@@ -37,7 +46,7 @@ func startChild(spec childSpec) (*child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
-	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Env = append(childEnviron(), spec.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)

@@ -36,6 +36,7 @@ const defaultFenceTimeout = 30 * time.Second
 
 func (f *fenceFlags) register(cmd *cobra.Command) {
 	f.common.register(cmd.Flags())
+	f.common.registerACL(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&f.target, "target", "", "ZooKeeper target znode written by the ZooKeeper guard")
 	fs.StringVar(&f.dialect, "sql", "", "SQL guard database: postgres or sqlite (with --dsn and --key)")
@@ -117,7 +118,8 @@ func (f *fenceFlags) open(ctx context.Context, stderr io.Writer) (fencedResource
 	if err != nil {
 		return nil, "", nil, err
 	}
-	z, err := zxidfence.NewZooKeeper(sess.Conn(), zxidfence.WithLogger(log))
+	acl, _ := f.common.znodeACL() // checked by validate
+	z, err := zxidfence.NewZooKeeper(sess.Conn(), zxidfence.WithLogger(log), zxidfence.WithACL(acl))
 	if err != nil {
 		_ = sess.Close()
 		return nil, "", nil, err

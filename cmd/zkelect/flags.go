@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -37,6 +38,8 @@ type commonFlags struct {
 	connectTimeout time.Duration
 	logLevel       string
 	logFormat      string
+	auth           authFlags
+	acl            *aclFlag // nil unless the command creates znodes (registerACL)
 }
 
 // register adds the shared flags to fs with log level info. The --zk
@@ -55,6 +58,22 @@ func (f *commonFlags) registerWithLevel(fs *pflag.FlagSet, level string) {
 		"give up if no session is established within this time")
 	fs.StringVar(&f.logLevel, "log-level", level, "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
+	f.auth.register(fs)
+}
+
+// registerACL adds --acl, for commands that create znodes.
+func (f *commonFlags) registerACL(fs *pflag.FlagSet) {
+	f.acl = &aclFlag{}
+	f.acl.register(fs)
+}
+
+// znodeACL returns the ACL --acl names (zk.WorldACL(zk.PermAll) for a
+// command without the flag).
+func (f *commonFlags) znodeACL() ([]zk.ACL, error) {
+	if f.acl == nil {
+		return zk.WorldACL(zk.PermAll), nil
+	}
+	return f.acl.acl(f.auth.scheme != "")
 }
 
 // validate checks every shared flag, returning a one-line error that names
@@ -73,7 +92,11 @@ func (f *commonFlags) validate() error {
 	if _, err := f.logger(io.Discard); err != nil {
 		return err
 	}
-	return nil
+	if _, err := f.auth.options(); err != nil {
+		return err
+	}
+	_, err := f.znodeACL()
+	return err
 }
 
 // servers parses --zk into host:port addresses.
@@ -135,12 +158,19 @@ func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prome
 	if reg != nil {
 		opts = append(opts, recipe.WithMetrics(reg))
 	}
+	auth, err := f.auth.options()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, auth...)
 	sess, err := recipe.Connect(ctx, servers, opts...)
 	switch {
 	case err == nil:
 		return sess, nil
 	case ctx.Err() != nil:
 		return nil, interrupted(ctx, "connect to ZooKeeper at "+f.zk)
+	case errors.Is(err, recipe.ErrACLDenied):
+		return nil, fmt.Errorf("ZooKeeper at %s refused the credentials of --zk-auth %s: check them (%v)", f.zk, f.auth.scheme, err)
 	case errors.Is(err, recipe.ErrUnreachable):
 		return nil, fmt.Errorf("cannot reach ZooKeeper at %s within %s: check --zk and that the ensemble is running (%v)",
 			f.zk, f.connectTimeout, err)

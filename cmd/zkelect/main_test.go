@@ -62,7 +62,7 @@ func testChild(path string) int {
 	code := 0
 	fmt.Sscan(os.Getenv("ZKELECT_TEST_CHILD_EXIT"), &code)
 	appendEvent(path, "start", os.Getenv(envParticipantID), os.Getenv(envFencingToken),
-		os.Getenv(envElection), os.Getenv(envZnode), fmt.Sprint(os.Getpid()), os.Getenv(envShard))
+		os.Getenv(envElection), os.Getenv(envZnode), fmt.Sprint(os.Getpid()), os.Getenv(envShard), os.Getenv(envZKCredentials))
 	if os.Getenv("ZKELECT_TEST_CHILD_QUIT") != "" {
 		return code
 	}

@@ -73,6 +73,7 @@ between children with --restart), run withdraws and exits 130 for SIGINT,
 		},
 	}
 	f.common.register(cmd.Flags())
+	f.common.registerACL(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&f.election, "election", "", "election path, e.g. /apps/cron/leader (required)")
 	fs.StringVar(&f.id, "id", defaultParticipantID(), "participant id stored in this candidate's znode (default host:pid)")
@@ -147,8 +148,9 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 	// deletion (twice: the delete, then calls still in flight): cut off from
 	// the ensemble, the znode goes with the session anyway, and a SIGTERM
 	// must not keep run alive for the library's default of 2 x 10s.
+	acl, _ := f.common.znodeACL() // checked by validate
 	cand, err := recipe.NewCandidate(sess, f.election, recipe.WithParticipantID(f.id),
-		recipe.WithCloseTimeout(sess.Timeout()/2))
+		recipe.WithCloseTimeout(sess.Timeout()/2), recipe.WithACL(acl))
 	if err != nil {
 		return fmt.Errorf("election %s: %w", f.election, err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/recipe"
 )
@@ -345,4 +348,37 @@ func sittingLeader(t *testing.T) (*recipe.Session, string) {
 		t.Fatal(err)
 	}
 	return s, election
+}
+
+// TestRunWithDigestAuthProtectsItsElection: run with --zk-auth digest (the
+// credentials from the environment) creates the election's znodes with the
+// group ACL by default: anyone may read them, only the group's identity may
+// delete the leader's znode; the child does not see the credentials.
+func TestRunWithDigestAuthProtectsItsElection(t *testing.T) {
+	s := testSession(t)
+	election, events := testPath(t), filepath.Join(t.TempDir(), "events")
+	startProc(t, "p1", runArgs(t, zkc.ConnectString(), election, "p1", "--zk-auth", "digest"),
+		envTestChild+"="+events, envZKCredentials+"=cmdgroup:cmdsecret")
+	eventually(t, 20*time.Second, "p1's child to start", func() bool { return countKind(readEvents(t, events), "start") == 1 })
+	if creds := readEvents(t, events)[0].fields[6]; creds != "-" {
+		t.Errorf("the child sees %s=%q; want it unset", envZKCredentials, creds)
+	}
+	ps := participants(t, s, election)
+	if len(ps) != 1 {
+		t.Fatalf("participants %v; want p1 (anyone may read)", ps)
+	}
+	for _, p := range []string{election, ps[0].Znode} {
+		acl, _, err := s.Conn().GetACL(p)
+		if err != nil {
+			t.Fatalf("GetACL %s: %v", p, err)
+		}
+		// ZooKeeper shows a digest's hash only to clients with ADMIN.
+		if len(acl) != 2 || acl[0].Scheme != "digest" || !strings.HasPrefix(acl[0].ID, "cmdgroup:") || acl[0].Perms != zk.PermAll ||
+			acl[1] != (zk.ACL{Perms: zk.PermRead, Scheme: "world", ID: "anyone"}) {
+			t.Errorf("ACL of %s = %v; want all for digest cmdgroup, read for world:anyone", p, acl)
+		}
+	}
+	if err := s.Conn().Delete(ps[0].Znode, -1); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("an unauthenticated client deleting the leader's znode: %v; want zk.ErrNoAuth", err)
+	}
 }

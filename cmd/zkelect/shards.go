@@ -62,6 +62,7 @@ the first balance) and /v1/leaderships (JSON) on --listen.`,
 		},
 	}
 	f.common.register(cmd.Flags())
+	f.common.registerACL(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&f.root, "root", "", "partition root, e.g. /apps/billing (required)")
 	fs.StringVar(&f.member, "member", defaultMemberID(), "member id, unique among live members (default $ZKELECT_MEMBER or the host name)")
@@ -177,8 +178,10 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 		return err
 	}
 	defer sess.Close()
+	acl, _ := f.common.znodeACL() // checked by validate
 	mgr, err := partition.NewManager(sess, f.root, partition.Config{
 		MemberID: f.member,
+		ACL:      acl,
 		Shards:   shards,
 		OnStartedLeading: func(ctx context.Context, shard string, token zxidfence.Token) {
 			work.lead(ctx, shard, token)
