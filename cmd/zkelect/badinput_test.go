@@ -55,6 +55,8 @@ func TestBadInputExitsWithOneLine(t *testing.T) {
 		{"group ACL without auth", []string{"run", zk, "--acl", "group", "--election", "/e", "--", "true"}, 1, "no --zk-auth is given"},
 		{"ACL entry without perms", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "2", "--acl", "world:anyone"}, 1, `invalid --acl entry "world:anyone"`},
 		{"ACL with a bad permission", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "2", "--acl", "world:anyone:rx"}, 1, `permission 'x' is not one of c, d, r, w, a`},
+		{"HTTPS certificate without key", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "2", "--listen-tls-cert", "/no/cert"}, 1, "--listen-tls-cert and --listen-tls-key go together"},
+		{"unreadable HTTPS certificate", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "2", "--listen-tls-cert", "/no/cert", "--listen-tls-key", "/no/key"}, 1, "load --listen-tls-cert /no/cert"},
 		{"bad log level", []string{"status", zk, "--election", "/a", "--log-level", "loud"}, 1, `invalid --log-level "loud"`},
 		{"unknown flag", []string{"run", "--frobnicate"}, 1, "unknown flag: --frobnicate"},
 		{"unknown command", []string{"frobnicate"}, 1, `unknown command "frobnicate"`},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,9 +51,17 @@ func newDaemonMux(reg *prometheus.Registry, ready readiness, list leadershipList
 // within five seconds. It returns once the listener is open; wait blocks
 // until the server has stopped and returns its error.
 func serveHTTP(ctx context.Context, addr string, h http.Handler) (bound net.Addr, wait func() error, err error) {
+	return serveHTTPS(ctx, addr, h, nil)
+}
+
+// serveHTTPS is serveHTTP over TLS with cfg (plain HTTP when cfg is nil).
+func serveHTTPS(ctx context.Context, addr string, h http.Handler, cfg *tls.Config) (bound net.Addr, wait func() error, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w (choose another --listen address)", addr, err)
+	}
+	if cfg != nil {
+		ln = tls.NewListener(ln, cfg)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)

@@ -26,6 +26,7 @@ type shardsFlags struct {
 	shards         string
 	exec           string
 	listen         string
+	listenTLS      listenTLSFlags
 	grace          time.Duration
 	handoffTimeout time.Duration
 	restartGrace   time.Duration
@@ -70,6 +71,7 @@ the first balance) and /v1/leaderships (JSON) on --listen.`,
 	fs.StringVar(&f.shards, "shards", "", `shard count N (shards "0".."N-1") or a comma-separated list of ids (required)`)
 	fs.StringVar(&f.exec, "exec", "", "command template run per led shard; {shard} and {token} are substituted")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:9464", "HTTP address for /metrics, /healthz, /readyz and /v1/leaderships")
+	f.listenTLS.register(fs)
 	fs.DurationVar(&f.grace, "grace", 3*time.Second,
 		"time between SIGTERM and SIGKILL when stopping a shard's child; keep it under a third of the session timeout")
 	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", 15*time.Second, "how long a handoff waits for a shard's work to stop")
@@ -110,6 +112,9 @@ func (f *shardsFlags) validate() ([]string, error) {
 		return nil, fmt.Errorf("invalid --max-handoffs %d: must be at least 1 (e.g. 8)", f.maxHandoffs)
 	}
 	if _, _, err := splitListen(f.listen); err != nil {
+		return nil, err
+	}
+	if _, err := f.listenTLS.config(); err != nil {
 		return nil, err
 	}
 	return parseShards(f.shards)
@@ -200,10 +205,15 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 
 	hctx, hcancel := context.WithCancel(context.Background())
 	defer hcancel()
-	addr, waitHTTP, err := serveHTTP(hctx, f.listen, newDaemonMux(reg, ready, work))
+	tlsCfg, err := f.listenTLS.config()
 	if err != nil {
 		return err
 	}
+	addr, waitHTTP, err := serveHTTPS(hctx, f.listen, newDaemonMux(reg, ready, work), tlsCfg)
+	if err != nil {
+		return err
+	}
+	warnPlain(log, addr, tlsCfg != nil)
 	f.warnTimings(log, sess.Timeout())
 	log.Info().Stringer("listen", addr).Int("shards", len(shards)).Msg("shards daemon started")
 	runErr := mgr.Run(ctx)
