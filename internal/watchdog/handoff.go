@@ -56,6 +56,14 @@ func (h *Handoff) Session(c Credentials) error {
 // forgotten.
 func (h *Handoff) Closed(id int64) error { return h.line(fmt.Sprintf("closed %x", uint64(id))) }
 
+// Guard names a process group (by its id) that acts on this process's
+// leaderships: once this process is dead the watchdog kills the group and
+// closes no session before the kernel reports the group empty.
+func (h *Handoff) Guard(pgid int) error { return h.line(fmt.Sprintf("guard %d", pgid)) }
+
+// Unguard forgets a process group (it has exited).
+func (h *Handoff) Unguard(pgid int) error { return h.line(fmt.Sprintf("unguard %d", pgid)) }
+
 // Bye tells the watchdog to stop watching without closing anything (this
 // process is leaving on purpose, or hands the duty to another watchdog).
 func (h *Handoff) Bye() error { return h.line("bye") }
@@ -74,11 +82,12 @@ func (h *Handoff) line(s string) error {
 type Book struct {
 	mu       sync.Mutex
 	sessions map[int64]Credentials
+	groups   map[int]bool
 	bye      bool
 }
 
 // NewBook returns an empty Book.
-func NewBook() *Book { return &Book{sessions: map[int64]Credentials{}} }
+func NewBook() *Book { return &Book{sessions: map[int64]Credentials{}, groups: map[int]bool{}} }
 
 // Read applies handoff lines from r until its end or a bye. It returns nil
 // at either, or an error wrapping ErrBadHandoff (the line is named) or the
@@ -112,6 +121,17 @@ func (b *Book) apply(line string) (bye bool, err error) {
 		}
 		delete(b.sessions, int64(id))
 		return false, nil
+	case len(f) == 2 && (f[0] == "guard" || f[0] == "unguard"):
+		pgid, err := strconv.Atoi(f[1])
+		if err != nil || pgid <= 1 {
+			return false, fmt.Errorf("%w %q: want a process group id above 1", ErrBadHandoff, line)
+		}
+		if f[0] == "guard" {
+			b.groups[pgid] = true
+		} else {
+			delete(b.groups, pgid)
+		}
+		return false, nil
 	case len(f) == 4 && f[0] == "session":
 		id, err := strconv.ParseUint(f[1], 16, 64)
 		if err != nil {
@@ -134,6 +154,17 @@ func (b *Book) Sessions() []Credentials {
 	out := make([]Credentials, 0, len(b.sessions))
 	for _, c := range b.sessions {
 		out = append(out, c)
+	}
+	return out
+}
+
+// Groups returns the process groups guarded and not unguarded since.
+func (b *Book) Groups() []int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]int, 0, len(b.groups))
+	for g := range b.groups {
+		out = append(out, g)
 	}
 	return out
 }

@@ -2,5 +2,13 @@
 
 package watchdog
 
+import (
+	"context"
+	"time"
+)
+
 // watchParent has no proof of death outside Linux.
 func watchParent(int) (<-chan struct{}, func(), error) { return nil, nil, ErrUnsupported }
+
+// killGroups is never reached outside Linux (watchParent fails first).
+func killGroups(context.Context, []int, time.Duration) error { return ErrUnsupported }

@@ -13,6 +13,8 @@ const (
 	// DefaultCloseTimeout bounds the closing of all the dead parent's
 	// sessions.
 	DefaultCloseTimeout = 10 * time.Second
+	// DefaultGroupTimeout bounds the wait for killed process groups.
+	DefaultGroupTimeout = 5 * time.Second
 	// drainLimit bounds the read of what the dead parent left in the pipe
 	// (its end arrives with the exit unless another process holds the
 	// pipe's write end).
@@ -32,16 +34,16 @@ type Config struct {
 	Parent int
 	// In is the handoff pipe from the parent (Handoff's writer).
 	In io.Reader
-	// BeforeClose, if set, runs once the parent is dead, before any
-	// session is closed: the place to stop what acted on the parent's
-	// leaderships (zkelect run's reaper kills the command there).
-	BeforeClose func()
 	// Close ends one session on the servers (resuming it with its
 	// password and sending closeSession); required.
 	Close func(ctx context.Context, c Credentials) error
 	// CloseTimeout bounds the closing of all sessions (default
 	// DefaultCloseTimeout).
 	CloseTimeout time.Duration
+	// GroupTimeout bounds the wait for the guarded process groups to be
+	// empty after they were killed (default DefaultGroupTimeout); a group
+	// still there by then leaves every session to its timeout.
+	GroupTimeout time.Duration
 }
 
 // Outcome says what Serve did.
@@ -55,9 +57,11 @@ type Outcome struct {
 }
 
 // Serve watches the parent until it says bye (Outcome.ParentDied false),
-// ctx ends (ctx's error), or the kernel reports its exit; then it runs
-// BeforeClose and closes every session the parent handed over and did not
-// close itself. A paused (SIGSTOPped) parent is alive: Serve waits on.
+// ctx ends (ctx's error), or the kernel reports its exit; then it kills the
+// process groups the parent guarded, waits until the kernel reports each
+// empty (a process that could still act on a leadership keeps every
+// session to its timeout: Outcome.Errors says so), and closes every session
+// the parent handed over and did not close itself. A paused (SIGSTOPped) parent is alive: Serve waits on.
 // The end of In alone proves nothing: Serve waits for the proof after it.
 // It returns ErrUnsupported where there is no proof of death, before
 // reading anything. Its reader of In ends when In does.
@@ -101,14 +105,11 @@ func Serve(ctx context.Context, cfg Config) (Outcome, error) {
 	if readErr != nil {
 		out.Errors = append(out.Errors, readErr)
 	}
-	if cfg.BeforeClose != nil {
-		cfg.BeforeClose()
+	if err := killGroups(ctx, book.Groups(), orDefault(cfg.GroupTimeout, DefaultGroupTimeout)); err != nil {
+		out.Errors = append(out.Errors, err)
+		return out, nil
 	}
-	timeout := cfg.CloseTimeout
-	if timeout <= 0 {
-		timeout = DefaultCloseTimeout
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orDefault(cfg.CloseTimeout, DefaultCloseTimeout))
 	defer cancel()
 	for _, c := range book.Sessions() {
 		if err := cfg.Close(cctx, c); err != nil {
@@ -118,4 +119,11 @@ func Serve(ctx context.Context, cfg Config) (Outcome, error) {
 		out.Closed = append(out.Closed, c.ID)
 	}
 	return out, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }

@@ -46,8 +46,9 @@ func TestMain(m *testing.M) {
 }
 
 // runParent holds an ephemeral znode on its own session, starts its
-// watchdog in a process group of its own, hands the session over, prints
-// "READY <watchdog pid>" and waits to be killed.
+// watchdog in a process group of its own and a worker (sleep) in another,
+// hands the session and the worker's group over, prints "READY <watchdog
+// pid> <worker pid>" and waits to be killed.
 func runParent() int {
 	conn, _, err := zk.Connect(strings.Split(os.Getenv(envServers), ","), sessionTimeout, zk.WithLogger(quiet{}))
 	if err != nil {
@@ -79,7 +80,15 @@ func runParent() int {
 	if err := h.Session(watchdog.Credentials{ID: conn.SessionID(), Password: pw, Servers: strings.Split(os.Getenv(envServers), ",")}); err != nil {
 		return fail(err)
 	}
-	fmt.Printf("READY %d\n", w.Process.Pid)
+	worker := exec.Command("sleep", "600")
+	worker.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := worker.Start(); err != nil {
+		return fail(err)
+	}
+	if err := h.Guard(worker.Process.Pid); err != nil {
+		return fail(err)
+	}
+	fmt.Printf("READY %d %d\n", w.Process.Pid, worker.Process.Pid)
 	select {} // until killed
 }
 
@@ -124,12 +133,12 @@ type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
 
-// watched starts a parent holding znode and returns it, its watchdog's pid
-// and the report file the watchdog writes when it is done.
-func watched(t *testing.T, znode string) (*testenv.Process, int, string) {
+// watched starts a parent holding znode and returns it, its watchdog's and
+// its worker's pids and the report file the watchdog writes when it is done.
+func watched(t *testing.T, znode string) (p *testenv.Process, wpid, worker int, report string) {
 	t.Helper()
-	report := t.TempDir() + "/report"
-	p := testenv.StartProcess(t, os.Args[0], nil, []string{
+	report = t.TempDir() + "/report"
+	p = testenv.StartProcess(t, os.Args[0], nil, []string{
 		envMode + "=parent", envServers + "=" + zkc.ConnectString(), envZnode + "=" + znode, envReport + "=" + report,
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -138,9 +147,14 @@ func watched(t *testing.T, znode string) (*testenv.Process, int, string) {
 	if err != nil {
 		t.Fatalf("parent not ready: %v", err)
 	}
-	wpid, _ := strconv.Atoi(strings.TrimPrefix(l, "READY "))
-	t.Cleanup(func() { _ = syscall.Kill(wpid, syscall.SIGKILL) })
-	return p, wpid, report
+	if _, err := fmt.Sscanf(l, "READY %d %d", &wpid, &worker); err != nil {
+		t.Fatalf("parent said %q: %v", l, err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(wpid, syscall.SIGKILL)
+		_ = syscall.Kill(-worker, syscall.SIGKILL)
+	})
+	return p, wpid, worker, report
 }
 
 // observer connects the test's own session and watches znode.
@@ -173,11 +187,12 @@ func awaitReport(t *testing.T, path string) string {
 }
 
 // TestKilledParentsSessionIsClosed: once its parent is SIGKILLed the
-// watchdog closes the handed-over session, so the parent's ephemeral znode
-// goes long before the session could have expired.
+// watchdog kills the guarded worker and then closes the handed-over
+// session, so the parent's ephemeral znode goes long before the session
+// could have expired, and no worker outlives it.
 func TestKilledParentsSessionIsClosed(t *testing.T) {
 	znode := fmt.Sprintf("/watchdog-killed-%d", time.Now().UnixNano())
-	p, _, report := watched(t, znode)
+	p, _, worker, report := watched(t, znode)
 	deleted := observer(t, znode)
 	killed := time.Now()
 	if err := p.Signal(syscall.SIGKILL); err != nil {
@@ -195,6 +210,9 @@ func TestKilledParentsSessionIsClosed(t *testing.T) {
 			znode, sessionTimeout/2, sessionTimeout)
 	}
 	t.Logf("znode deleted %s after the kill", time.Since(killed))
+	if st := procStateOf(worker); st != "gone" && st != "Z" {
+		t.Fatalf("the guarded worker (pid %d) is in state %s when the session is gone, want dead (gone or a zombie)", worker, st)
+	}
 	if got := awaitReport(t, report); got != "died=true closed=1 errors=<nil>\n" {
 		t.Fatalf("watchdog report %q, want the parent dead and its session closed", got)
 	}
@@ -205,7 +223,7 @@ func TestKilledParentsSessionIsClosed(t *testing.T) {
 // acts only once the parent is killed.
 func TestPausedParentIsAlive(t *testing.T) {
 	znode := fmt.Sprintf("/watchdog-paused-%d", time.Now().UnixNano())
-	p, wpid, report := watched(t, znode)
+	p, wpid, worker, report := watched(t, znode)
 	deleted := observer(t, znode)
 	if err := p.Pause(); err != nil {
 		t.Fatal(err)
@@ -228,6 +246,9 @@ func TestPausedParentIsAlive(t *testing.T) {
 	if err := syscall.Kill(wpid, 0); err != nil {
 		t.Fatalf("watchdog gone while its parent lives: %v", err)
 	}
+	if err := syscall.Kill(worker, 0); err != nil {
+		t.Fatalf("guarded worker killed while its parent lives: %v", err)
+	}
 	if err := p.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -235,4 +256,17 @@ func TestPausedParentIsAlive(t *testing.T) {
 	if !strings.HasPrefix(got, "died=true closed=0 errors=") || !strings.Contains(got, "no such session") {
 		t.Fatalf("watchdog report %q, want the parent dead and its (expired) session gone already", got)
 	}
+}
+
+// procStateOf is a process's state letter from /proc/<pid>/stat, or "gone".
+func procStateOf(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "gone"
+	}
+	s := string(b)
+	if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 {
+		return f[0]
+	}
+	return "unreadable"
 }
