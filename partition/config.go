@@ -154,7 +154,9 @@ type Config struct {
 	ACL []zk.ACL
 
 	// Logger receives the manager's logs, with the fields "member",
-	// "shard", "token" and "reason". The zero Logger selects the session's.
+	// "root", "shard", "token" and "reason" ("member" and "root" are not
+	// added again when the Logger already has them). The zero Logger
+	// selects the session's.
 	Logger zerolog.Logger
 
 	// Metrics registers the manager's Prometheus collectors (prefix

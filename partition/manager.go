@@ -73,7 +73,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		conn:     sess.Conn(),
 		root:     root,
 		cfg:      s,
-		log:      log.With().Str("member", s.MemberID).Str("root", root).Logger(),
+		log:      withFields(log, s.MemberID, root),
 		met:      newMetrics(reg, root, s.MemberID),
 		shards:   s.shards,
 		shardSet: shardSetDigest(s.shards),

@@ -95,3 +95,27 @@ func TestDuplicateMemberRefusedAfterWait(t *testing.T) {
 		t.Errorf("the live member leads %d shards after the refusal, want %d", n, len(shards))
 	}
 }
+
+// TestManagerLogsMemberOnce gives the Manager a logger that already names
+// the member: no log line carries the field twice.
+func TestManagerLogsMemberOnce(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 2)
+	logs := &syncBuffer{}
+	mb := startMember(t, root, "once", shards, tr, func(c *partition.Config) {
+		c.Logger = zerolog.New(logs).With().Str("member", "once").Logger()
+	})
+	waitBalanced(t, shards, []*member{mb}, 20*time.Second)
+	mb.stop(t)
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) == 0 || lines[0] == "" {
+		t.Fatal("the Manager logged nothing")
+	}
+	for _, l := range lines {
+		if n := strings.Count(l, `"member":`); n != 1 {
+			t.Errorf("%d member fields in %s", n, l)
+		}
+		if n := strings.Count(l, `"root":`); n != 1 {
+			t.Errorf("%d root fields in %s", n, l)
+		}
+	}
+}

@@ -64,6 +64,12 @@ func reap(args []string) (int, error) {
 	if os.Getppid() != parent {
 		return 137, syscall.Kill(0, syscall.SIGKILL)
 	}
+	// Orphans of the command (the worker of `sh -c './worker'` once the
+	// shell has died of the SIGTERM sent to the group) become our children,
+	// so that a stop waits for them.
+	if err := setChildSubreaper(); err != nil {
+		return 127, fmt.Errorf("reaper: %w", err)
+	}
 	cmd := &exec.Cmd{Path: args[1], Args: args[2:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	if err := cmd.Start(); err != nil {
 		return 127, fmt.Errorf("start %s: %w", args[1], err)
@@ -73,6 +79,7 @@ func reap(args []string) (int, error) {
 		_ = cmd.Wait()
 		close(done)
 	}()
+	signalled := false
 	for {
 		// The parent may have died between the last check and Start.
 		if os.Getppid() != parent {
@@ -80,8 +87,41 @@ func reap(args []string) (int, error) {
 		}
 		select {
 		case <-sigs:
+			signalled = true
 		case <-done:
-			return statusOf(cmd.ProcessState), nil
+			code := statusOf(cmd.ProcessState)
+			if signalled || len(sigs) > 0 || code > 128 {
+				// A stop: the rest of the group got the same signal and
+				// may be running its handler (a TERM trap). Wait for it;
+				// the supervisor kills the group after its grace.
+				reapOrphans()
+			}
+			return code, nil
+		}
+	}
+}
+
+// setChildSubreaper makes this process the reaper of its orphaned
+// descendants (prctl PR_SET_CHILD_SUBREAPER).
+func setChildSubreaper() error {
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", errno)
+	}
+	return nil
+}
+
+// reapOrphans waits for every remaining child (the orphans reparented to
+// us) to exit.
+func reapOrphans() {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil { // ECHILD: none left
+			return
 		}
 	}
 }

@@ -53,7 +53,7 @@ timeout: keep --grace below a third of --session-timeout so the two children
 never overlap. When the child exits on its own, run resigns and exits with the
 child's status (128+N for signal N), or campaigns again with --restart.
 SIGINT and SIGTERM are forwarded to the child; run then resigns and exits
-with the child's status. Interrupted while no child runs (before leading, or
+with the child's status, saying it stopped as asked. Interrupted while no child runs (before leading, or
 between children with --restart), run withdraws and exits 130 for SIGINT,
 143 for SIGTERM.`,
 		Example: `  # one nightly report across three hosts
@@ -181,6 +181,9 @@ func (r *runner) loop(ctx context.Context, cand *recipe.Candidate) error {
 			return fmt.Errorf("campaign in %s: %w", r.flags.election, err)
 		}
 		if exit, code := r.lead(ctx, lead); exit {
+			if ctx.Err() != nil {
+				return stoppedAsAsked(ctx, code)
+			}
 			return childExit(code)
 		}
 		if err := waitCtx(ctx, restartBackoff); err != nil {
@@ -247,6 +250,17 @@ func childExit(code int) error {
 		return nil
 	}
 	return &exitError{code: code, err: fmt.Errorf("child exited with status %d", code)}
+}
+
+// stoppedAsAsked is run's result when a signal stopped it while a child ran
+// (the signal forwarded, the child exited with code): nil for 0, else the
+// child's status with a message saying the stop was asked for.
+func stoppedAsAsked(ctx context.Context, code int) error {
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code: code, err: fmt.Errorf("stopped as asked by %s (forwarded to the child, which exited with status %d)",
+		signalName(signalOf(ctx)), code)}
 }
 
 // waitCtx waits for d or until ctx is done, returning ctx's error then.

@@ -382,3 +382,25 @@ func TestRunWithDigestAuthProtectsItsElection(t *testing.T) {
 		t.Errorf("an unauthenticated client deleting the leader's znode: %v; want zk.ErrNoAuth", err)
 	}
 }
+
+// TestRunStoppedBySIGTERMSaysSo: a leader whose child dies of the SIGTERM
+// run forwards exits with the child's 143 and says it stopped as asked,
+// not that its child failed.
+func TestRunStoppedBySIGTERMSaysSo(t *testing.T) {
+	started := filepath.Join(t.TempDir(), "started")
+	p := startProc(t, "run", []string{"run", "--zk", zkc.ConnectString(), "--election", testPath(t), "--id", "solo",
+		"--session-timeout", procSessionTimeout.String(), "--grace", "5s", "--log-format", "json",
+		"--", "/bin/sh", "-c", "touch " + shellQuote(started) + "; sleep 100"})
+	eventually(t, 20*time.Second, "the child to start", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(20 * time.Second); code != 143 {
+		t.Fatalf("run exited %d after SIGTERM, want the child's 143", code)
+	}
+	lines := strings.Split(strings.TrimRight(p.err.String(), "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "stopped as asked by SIGTERM") {
+		t.Errorf("last stderr line %q: want it to say run stopped as asked", last)
+	}
+}

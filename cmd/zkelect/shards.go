@@ -43,8 +43,11 @@ func newShardsCmd() *cobra.Command {
 per shard over one ZooKeeper session. With --exec, each led shard runs a command
 (through /bin/sh -c) with {shard} and {token} substituted and ZKELECT_SHARD,
 ZKELECT_FENCING_TOKEN, ZKELECT_ELECTION and ZKELECT_PARTICIPANT_ID set. It is
-stopped (SIGTERM, then SIGKILL after --grace) when the leadership ends, and
-restarted if it exits while the shard is still led.
+stopped when the leadership ends: SIGTERM to its whole process group (the
+shell and what it started, so a template with or without "exec" works and a
+worker's TERM handler runs), then SIGKILL after --grace; it is restarted if it
+exits while the shard is still led. Child start and stop are logged at info
+with shard, token, pid and exit status.
 
 --shards 64 means shards "0".."63"; --shards eu,us,ap names them.
 The daemon serves /metrics, /healthz, /readyz (ready once registered and past

@@ -298,3 +298,52 @@ func TestShardsExecSupervisesOneChildPerLedShard(t *testing.T) {
 		}
 	}
 }
+
+// TestShardsExecWithoutExecRunsWorkersTermHandler runs --exec with a
+// template that does not exec (the shell stays the worker's parent): on a
+// stop the worker still gets SIGTERM and its handler runs to completion
+// within --grace, rather than being killed when the shell dies.
+func TestShardsExecWithoutExecRunsWorkersTermHandler(t *testing.T) {
+	const n = 2
+	dir := t.TempDir()
+	events, worker := filepath.Join(dir, "events"), filepath.Join(dir, "worker.sh")
+	script := "#!/bin/sh\n" +
+		"trap 'sleep 0.3; echo \"trapped $1\" >> " + shellQuote(events) + "; exit 0' TERM\n" +
+		"echo \"started $1\" >> " + shellQuote(events) + "\n" +
+		"while :; do sleep 0.05; done\n"
+	if err := os.WriteFile(worker, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemonWith(t, testPath(t), "m1", n, []string{"--exec", shellQuote(worker) + " {shard}", "--grace", "5s"})
+	count := func(prefix string) int {
+		data, _ := os.ReadFile(events)
+		return strings.Count(string(data), prefix)
+	}
+	eventually(t, 20*time.Second, "a worker for each shard", func() bool { return count("started ") == n })
+	d.signal(syscall.SIGTERM)
+	if code := d.wait(20 * time.Second); code != 0 {
+		t.Fatalf("daemon exited %d after SIGTERM", code)
+	}
+	if got := count("trapped "); got != n {
+		data, _ := os.ReadFile(events)
+		t.Errorf("%d of %d workers ran their TERM handler to the end:\n%s", got, n, data)
+	}
+	if !strings.Contains(d.err.String(), `"message":"shard child stopped"`) {
+		t.Errorf("no info-level 'shard child stopped' log:\n%s", d.err.String())
+	}
+}
+
+// TestShardsWarnsListenBeyondLoopback: --listen on all interfaces serves
+// metrics and status to the network, and the daemon says so; loopback
+// does not warn.
+func TestShardsWarnsListenBeyondLoopback(t *testing.T) {
+	const warning = "--listen is not a loopback address"
+	exposed := startDaemonWith(t, testPath(t), "m1", 1, []string{"--listen", "0.0.0.0:0"})
+	local := startDaemonWith(t, testPath(t), "m1", 1, nil)
+	if !strings.Contains(exposed.err.String(), warning) {
+		t.Errorf("no warning for --listen 0.0.0.0:0:\n%s", exposed.err.String())
+	}
+	if strings.Contains(local.err.String(), warning) {
+		t.Errorf("a warning for a loopback --listen:\n%s", local.err.String())
+	}
+}

@@ -109,13 +109,13 @@ func (w *shardWork) runChild(ctx context.Context, log zerolog.Logger, shard stri
 	}
 	w.metrics.childrenRunning.Inc()
 	defer w.metrics.childrenRunning.Dec()
-	log.Debug().Int("pid", c.PID()).Msg("shard child started")
+	log.Info().Int("pid", c.PID()).Msg("shard child started")
 	select {
 	case <-c.Done():
-		log.Warn().Int("exit_status", c.ExitCode()).Msg("shard child exited while leading; restarting it")
+		log.Warn().Int("pid", c.PID()).Int("exit_status", c.ExitCode()).Msg("shard child exited while leading; restarting it")
 	case <-ctx.Done():
 		c.Stop(w.grace)
-		log.Debug().Int("exit_status", c.ExitCode()).Msg("shard child stopped")
+		log.Info().Int("pid", c.PID()).Int("exit_status", c.ExitCode()).Msg("shard child stopped")
 	}
 	w.metrics.childExits.Inc()
 }
