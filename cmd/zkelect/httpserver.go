@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rs/zerolog"
 	"net"
 	"net/http"
 	"time"
@@ -86,14 +85,3 @@ func serveHTTPS(ctx context.Context, addr string, h http.Handler, cfg *tls.Confi
 	return ln.Addr(), func() error { return <-stopped }, nil
 }
 
-// warnIfExposed logs a warning when the daemon's HTTP side listens beyond
-// loopback: /metrics, /v1/leaderships and the leader-change stream name
-// members, shards and tokens to whoever can reach the address.
-func warnIfExposed(log zerolog.Logger, addr net.Addr) {
-	tcp, ok := addr.(*net.TCPAddr)
-	if !ok || tcp.IP.IsLoopback() {
-		return
-	}
-	log.Warn().Stringer("listen", addr).
-		Msg("--listen is not a loopback address: metrics, health and leadership status are served to the network (no authentication); use 127.0.0.1 unless a firewall or a scraper needs it")
-}

@@ -332,18 +332,3 @@ func TestShardsExecWithoutExecRunsWorkersTermHandler(t *testing.T) {
 		t.Errorf("no info-level 'shard child stopped' log:\n%s", d.err.String())
 	}
 }
-
-// TestShardsWarnsListenBeyondLoopback: --listen on all interfaces serves
-// metrics and status to the network, and the daemon says so; loopback
-// does not warn.
-func TestShardsWarnsListenBeyondLoopback(t *testing.T) {
-	const warning = "--listen is not a loopback address"
-	exposed := startDaemonWith(t, testPath(t), "m1", 1, []string{"--listen", "0.0.0.0:0"})
-	local := startDaemonWith(t, testPath(t), "m1", 1, nil)
-	if !strings.Contains(exposed.err.String(), warning) {
-		t.Errorf("no warning for --listen 0.0.0.0:0:\n%s", exposed.err.String())
-	}
-	if strings.Contains(local.err.String(), warning) {
-		t.Errorf("a warning for a loopback --listen:\n%s", local.err.String())
-	}
-}
