@@ -84,4 +84,3 @@ func serveHTTPS(ctx context.Context, addr string, h http.Handler, cfg *tls.Confi
 	}()
 	return ln.Addr(), func() error { return <-stopped }, nil
 }
-
