@@ -19,6 +19,7 @@ func TestBadInputExitsWithOneLine(t *testing.T) {
 	}{
 		{"no ensemble", []string{"run", "--election", "/e", "--", "true"}, 1, "pass --zk host:port[,host:port] or set ZKELECT_ZK"},
 		{"malformed zk", []string{"status", "--zk", "localhost", "--election", "/e"}, 1, `invalid --zk entry "localhost"`},
+		{"chroot suffix", []string{"status", "--zk", "127.0.0.1:2181,127.0.0.1:2182/apps", "--election", "/e"}, 1, `a chroot suffix (/apps) is not supported; drop it and put it in front of --election or --root`},
 		{"unreachable", []string{"status", "--zk", "127.0.0.1:1", "--connect-timeout", "1s", "--election", "/e"}, 1, "cannot reach ZooKeeper at 127.0.0.1:1 within 1s"},
 		{"unroutable", []string{"status", "--zk", "192.0.2.1:2181", "--connect-timeout", "2s", "--election", "/e"}, 1, "cannot reach ZooKeeper at 192.0.2.1:2181 within 2s"},
 		{"relative path", []string{"run", zk, "--election", "apps/job", "--", "true"}, 1, "a ZooKeeper path starts with /"},
@@ -38,7 +39,7 @@ func TestBadInputExitsWithOneLine(t *testing.T) {
 		{"no target", []string{"status", zk}, 1, "pass --election PATH or --root ROOT"},
 		{"both targets", []string{"watch", zk, "--election", "/a", "--root", "/b"}, 1, "not both"},
 		{"bad output", []string{"status", zk, "--election", "/a", "-o", "yaml"}, 1, `invalid --output "yaml"`},
-		{"status of a root without shards", []string{"status", zk, "--root", "/no/such/root"}, 1, "partition root /no/such/root has no shards"},
+		{"status of a root without shards", []string{"status", zk, "--root", "/no/such/root"}, 2, "partition root /no/such/root has no shards"},
 		{"watch of a root without shards", []string{"watch", zk, "--root", "/no/such/root"}, 1, "partition root /no/such/root has no shards"},
 		{"no shards", []string{"shards", zk, "--root", "/r", "--member", "m"}, 1, "missing --shards"},
 		{"bad shard id", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "a,..,b"}, 1, `invalid --shards entry ".."`},

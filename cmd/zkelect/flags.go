@@ -50,7 +50,7 @@ func (f *commonFlags) register(fs *pflag.FlagSet) { f.registerWithLevel(fs, "inf
 // level: tools that print results (status, watch) log only errors.
 func (f *commonFlags) registerWithLevel(fs *pflag.FlagSet, level string) {
 	fs.StringVar(&f.zk, "zk", os.Getenv(envZK),
-		"ZooKeeper ensemble, comma-separated host:port list (default $"+envZK+")")
+		"ZooKeeper ensemble, comma-separated host:port list (default $"+envZK+"); no chroot suffix: put it in the paths")
 	hideDefault(fs, "zk")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", defaultSessionTimeout,
 		"requested ZooKeeper session timeout; the server may negotiate another")
@@ -103,6 +103,10 @@ func (f *commonFlags) validate() error {
 func (f *commonFlags) servers() ([]string, error) {
 	if strings.TrimSpace(f.zk) == "" {
 		return nil, errors.New("no ZooKeeper ensemble given: pass --zk host:port[,host:port] or set " + envZK)
+	}
+	if i := strings.IndexByte(f.zk, '/'); i >= 0 {
+		return nil, fmt.Errorf("invalid --zk %q: a chroot suffix (%s) is not supported; drop it and put it in front of "+
+			"--election or --root instead (e.g. --zk %s --root %s/billing)", f.zk, f.zk[i:], f.zk[:i], strings.TrimSuffix(f.zk[i:], "/"))
 	}
 	var out []string
 	for _, s := range strings.Split(f.zk, ",") {

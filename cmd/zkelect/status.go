@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
 
 	"github.com/zkelect/zkelect/partition"
@@ -69,7 +71,12 @@ func newStatusCmd() *cobra.Command {
 		Long: `For an election: the leader with its fencing token (hex zxid and epoch:counter)
 and every participant in order. Works on elections made by zkelect, Curator's
 LeaderLatch and kazoo. For a partition root: each shard's leader, token and
-standbys, and how many shards each member leads.`,
+standbys, and how many shards each member leads.
+
+Exit status, for health checks: 0 when the election has a leader (every shard
+of the root has one); 1 when it could not be read (bad flags, ZooKeeper out of
+reach); 2 when there is no such election or root, or --election names a
+partition root; 3 when the election has no leader, or some shard has none.`,
 		Example: `  zkelect status --zk 127.0.0.1:2181 --election /apps/cron/leader
   zkelect status --zk 127.0.0.1:2181 --root /apps/billing -o json`,
 		Args: cobra.NoArgs,
@@ -94,17 +101,72 @@ func runStatus(cmd *cobra.Command, f *targetFlags) error {
 	ctx, cancel := context.WithTimeout(ctx, f.common.sessionTimeout)
 	defer cancel()
 	if f.election != "" {
+		if err := checkIsElection(ctx, sess, f.election); err != nil {
+			return err
+		}
 		st, err := electionStatusOf(ctx, sess, f.election)
 		if err != nil {
 			return err
 		}
-		return st.write(cmd.OutOrStdout(), f.output)
+		if err := st.write(cmd.OutOrStdout(), f.output); err != nil {
+			return err
+		}
+		return st.health()
 	}
 	st, err := rootStatusOf(ctx, sess, f.root)
 	if err != nil {
 		return err
 	}
-	return st.write(cmd.OutOrStdout(), f.output)
+	if err := st.write(cmd.OutOrStdout(), f.output); err != nil {
+		return err
+	}
+	return st.health()
+}
+
+// Exit statuses of status, for health checks.
+const (
+	statusMissing = 2 // no such election or partition root, or --election names a partition root
+	statusUnled   = 3 // the election has no leader, or some shard of the root has none
+)
+
+// checkIsElection fails with statusMissing when path does not exist or is
+// a partition root (it has members, owners and shards children).
+func checkIsElection(ctx context.Context, sess *recipe.Session, path string) error {
+	wctx, forget := context.WithCancel(ctx)
+	defer forget() // removes the watch
+	children, _, _, err := sess.ChildrenW(wctx, path)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return &exitError{code: statusMissing, err: fmt.Errorf("election %s does not exist: check --election", path)}
+	case err != nil:
+		return fmt.Errorf("read election %s: %w", path, err)
+	case slices.Contains(children, "members") && slices.Contains(children, "shards"):
+		return &exitError{code: statusMissing, err: fmt.Errorf("%s is a partition root, not an election: use --root %s", path, path)}
+	}
+	return nil
+}
+
+// health is status's verdict on an election: statusUnled without a leader.
+func (st *electionStatus) health() error {
+	if st.Leader == nil {
+		return &exitError{code: statusUnled, err: fmt.Errorf("election %s has no leader", st.Election)}
+	}
+	return nil
+}
+
+// health is status's verdict on a root: statusUnled while a shard has no
+// leader.
+func (st *rootStatus) health() error {
+	unled := 0
+	for _, s := range st.Shards {
+		if s.Leader == "" {
+			unled++
+		}
+	}
+	if unled > 0 {
+		return &exitError{code: statusUnled, err: fmt.Errorf("%d of %d shards of %s have no leader", unled, len(st.Shards), st.Root)}
+	}
+	return nil
 }
 
 // tokenJSON is a token in the forms people read and programs parse.
@@ -207,7 +269,7 @@ func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*root
 		return nil, fmt.Errorf("read partition root %s: %w", root, err)
 	}
 	if len(owners) == 0 {
-		return nil, errNoShards(root)
+		return nil, &exitError{code: statusMissing, err: errNoShards(root)}
 	}
 	st := &rootStatus{Root: root, Shards: []shardJSON{}, Members: map[string]int{}}
 	for shard, o := range owners {

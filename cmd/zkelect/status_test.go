@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"syscall"
 	"testing"
@@ -77,13 +78,45 @@ func TestStatusReadsCuratorAndKazooElections(t *testing.T) {
 	}
 }
 
-func TestStatusOfEmptyElection(t *testing.T) {
-	p := startProc(t, "status", []string{"status", "--zk", zkc.ConnectString(), "--election", testPath(t)})
-	if code := p.wait(10 * time.Second); code != 0 {
-		t.Fatalf("status exited %d: %s", code, p.err.String())
+// TestStatusExitCodesForHealthChecks: 2 for a missing election or one that
+// is a partition root, 3 for an election without a leader or a root with
+// an unled shard, 0 for a root whose shards are all led.
+func TestStatusExitCodesForHealthChecks(t *testing.T) {
+	s := testSession(t)
+	empty, root := testPath(t)+"/empty", testPath(t)+"/root"
+	parts := strings.Split(empty[1:], "/")
+	for i := range parts {
+		p := "/" + strings.Join(parts[:i+1], "/")
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatalf("create %s: %v", p, err)
+		}
 	}
-	if !strings.Contains(p.out.String(), "leader:        none") {
-		t.Errorf("status of an empty election:\n%s", p.out.String())
+	startDaemon(t, root, "m1", 2)
+	eventually(t, 20*time.Second, "both shards led", func() bool {
+		o := owners(t, s, root)
+		return len(o) == 2 && o["0"].Member != "" && o["1"].Member != ""
+	})
+	status := func(target ...string) (int, string, string) {
+		p := startProc(t, "status", append([]string{"status", "--zk", zkc.ConnectString()}, target...))
+		return p.wait(10 * time.Second), p.out.String(), p.err.String()
+	}
+	if code, _, errs := status("--root", root); code != 0 {
+		t.Errorf("status of a root with every shard led exited %d: %s", code, errs)
+	}
+	if code, _, errs := status("--election", testPath(t)+"/missing"); code != 2 || !strings.Contains(errs, "does not exist") {
+		t.Errorf("status of a missing election exited %d (%s), want 2", code, errs)
+	}
+	if code, _, errs := status("--election", root); code != 2 || !strings.Contains(errs, "is a partition root") {
+		t.Errorf("status --election on a partition root exited %d (%s), want 2", code, errs)
+	}
+	if code, out, errs := status("--election", empty); code != 3 || !strings.Contains(out, "leader:        none") {
+		t.Errorf("status of an election without a leader exited %d (%s%s), want 3", code, out, errs)
+	}
+	if _, err := s.Conn().Create(root+"/shards/9", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := status("--root", root); code != 3 || !strings.Contains(errs, "1 of 3 shards") {
+		t.Errorf("status of a root with an unled shard exited %d (%s), want 3", code, errs)
 	}
 }
 
