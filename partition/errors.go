@@ -20,12 +20,16 @@ var (
 	// Manager on the same session) already registered this member id under
 	// <root>/members. Two processes must not
 	// share a member id; a member restarted before its old session expired
-	// gets this error until the old session's znode is gone.
+	// waits for the old session's znode to go (Run) before it gets this
+	// error.
 	ErrDuplicateMember = errors.New("partition: member id already registered by another live session")
 	// ErrNilSession reports a nil *recipe.Session.
 	ErrNilSession = errors.New("partition: nil session")
 	// ErrInvalidRoot reports a root path that is not an absolute znode path.
 	ErrInvalidRoot = errors.New("partition: invalid root path")
+	// ErrPruneRefused reports that Prune found a live member that may run
+	// the shards it was asked to remove (see Prune); the error names it.
+	ErrPruneRefused = errors.New("partition: prune refused")
 	// ErrAlreadyRunning reports a second call of Run on one Manager.
 	ErrAlreadyRunning = errors.New("partition: manager already running")
 

@@ -39,6 +39,7 @@ func newRootCmd() *cobra.Command {
 		newShardsCmd(),
 		newStatusCmd(),
 		newWatchCmd(),
+		newPruneCmd(),
 		newDemoCmd(),
 		newDevCmd(),
 		newBenchCmd(),

@@ -332,3 +332,38 @@ func TestShardsExecWithoutExecRunsWorkersTermHandler(t *testing.T) {
 		t.Errorf("no info-level 'shard child stopped' log:\n%s", d.err.String())
 	}
 }
+
+// TestPruneRemovesLeftoverShardElections: a daemon started by mistake with
+// 4 shards beside one with 2 leaves elections 2 and 3; prune refuses while
+// it runs, then removes exactly those and status is healthy again.
+func TestPruneRemovesLeftoverShardElections(t *testing.T) {
+	root := testPath(t)
+	startDaemon(t, root, "m1", 2)
+	wrong := startDaemon(t, root, "m2", 4)
+	s := testSession(t)
+	eventually(t, 20*time.Second, "4 elections, shard 3 led", func() bool {
+		o := owners(t, s, root)
+		return len(o) == 4 && o["3"].Member == "m2"
+	})
+	prune := func(extra ...string) (int, string, string) {
+		p := startProc(t, "prune", append([]string{"prune", "--zk", zkc.ConnectString(), "--root", root, "--shards", "2"}, extra...))
+		return p.wait(20 * time.Second), p.out.String(), p.err.String()
+	}
+	if code, _, errs := prune(); code != 1 || !strings.Contains(errs, "live member m2 runs another shard list (4 shards)") {
+		t.Fatalf("prune while m2 runs 4 shards exited %d: %s", code, errs)
+	}
+	wrong.signal(syscall.SIGTERM)
+	if code := wrong.wait(20 * time.Second); code != 0 {
+		t.Fatalf("m2 exited %d", code)
+	}
+	if code, out, errs := prune("--dry-run"); code != 0 || !strings.Contains(out, "would delete the elections of 2 shards: 2, 3") {
+		t.Fatalf("prune --dry-run exited %d: %s%s", code, out, errs)
+	}
+	if code, out, errs := prune(); code != 0 || !strings.Contains(out, "deleted the elections of 2 shards: 2, 3") {
+		t.Fatalf("prune exited %d: %s%s", code, out, errs)
+	}
+	eventually(t, 20*time.Second, "status of the root healthy again", func() bool {
+		p := startProc(t, "status", []string{"status", "--zk", zkc.ConnectString(), "--root", root})
+		return p.wait(10*time.Second) == 0
+	})
+}
