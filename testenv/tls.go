@@ -12,6 +12,8 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,9 +37,9 @@ const (
 )
 
 // TLSOptions give every server a secure client port besides its plain one
-// (ZooKeeper's Netty connection factory and secureClientPort). A fresh CA,
-// the servers' keystore and truststore (PKCS#12, made with the JDK's keytool
-// in the cluster's directory) and a client certificate are created for each
+// (ZooKeeper's Netty connection factory and secureClientPort). The servers'
+// keystore and truststore (PKCS#12, made with the JDK's keytool in the
+// cluster's directory) and a client certificate are created fresh for each
 // cluster; the plain port stays for four-letter words and plain clients.
 type TLSOptions struct {
 	// ClientAuth is ZooKeeper's ssl.clientAuth: ClientAuthWant (the
@@ -48,8 +50,8 @@ type TLSOptions struct {
 // TLSFiles are a TLS cluster's client-side files, PEM encoded, kept until
 // the cluster's Close.
 type TLSFiles struct {
-	CAFile   string // the CA certificate that issued the servers' and the client's certificates
-	CertFile string // a client certificate (its subject is CN=zkelect-test-client)
+	CAFile   string // the servers' certificate (self-signed, a CA): what clients trust
+	CertFile string // a client certificate the servers trust (self-signed, CN=zkelect-test-client)
 	KeyFile  string // the client certificate's private key
 }
 
@@ -83,8 +85,14 @@ type tlsMaterial struct {
 	client                         TLSFiles
 }
 
-// makeTLS creates a CA, the servers' keystore and truststore and a client
-// certificate in dir with keytool, found beside java.
+// keytoolJVM keeps each keytool run's JVM start short.
+var keytoolJVM = []string{"-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-J-XX:-UsePerfData", "-J-Xshare:auto"}
+
+// makeTLS creates, in dir, the servers' keystore (a self-signed
+// certificate for 127.0.0.1 and TLSServerName, which is also the clients'
+// CA) and truststore (holding the client certificate, self-signed, made
+// here) with the JDK's keytool, found beside java. The two keytool chains
+// run side by side.
 func makeTLS(ctx context.Context, dir, java string) (tlsMaterial, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return tlsMaterial{}, fmt.Errorf("create TLS dir: %w", err)
@@ -100,33 +108,30 @@ func makeTLS(ctx context.Context, dir, java string) (tlsMaterial, error) {
 	p := func(name string) string { return filepath.Join(dir, name) }
 	m := tlsMaterial{keyStore: p("server.p12"), trustStore: p("trust.p12"), password: pw,
 		client: TLSFiles{CAFile: p("ca.pem"), CertFile: p("client.pem"), KeyFile: p("client-key.pem")}}
-	run := func(args ...string) error { return keytool(ctx, kt, append(args, "-storepass", pw)...) }
-	store := func(path string) []string { return []string{"-keystore", path, "-storetype", "PKCS12"} }
-	ca := store(p("ca.p12"))
-	ec := []string{"-keyalg", "EC", "-groupname", "secp256r1", "-validity", "7"}
-	san := "san=ip:127.0.0.1,dns:" + TLSServerName
-	steps := [][]string{
-		join([]string{"-genkeypair", "-alias", "ca", "-dname", "CN=zkelect testenv CA",
-			"-ext", "bc:c", "-ext", "ku:c=keyCertSign,cRLSign"}, ca, ec),
-		join([]string{"-exportcert", "-rfc", "-alias", "ca", "-file", m.client.CAFile}, ca),
-		join([]string{"-genkeypair", "-alias", "server", "-dname", "CN=" + TLSServerName}, store(m.keyStore), ec),
-		join([]string{"-certreq", "-alias", "server", "-file", p("server.csr")}, store(m.keyStore)),
-		join([]string{"-gencert", "-rfc", "-alias", "ca", "-infile", p("server.csr"), "-outfile", p("server.pem"),
-			"-ext", san, "-ext", "eku=serverAuth,clientAuth", "-validity", "7"}, ca),
-		join([]string{"-importcert", "-noprompt", "-alias", "ca", "-file", m.client.CAFile}, store(m.keyStore)),
-		join([]string{"-importcert", "-alias", "server", "-file", p("server.pem")}, store(m.keyStore)),
-		join([]string{"-importcert", "-noprompt", "-alias", "ca", "-file", m.client.CAFile}, store(m.trustStore)),
-	}
-	for _, s := range steps {
-		if err := run(s...); err != nil {
-			return tlsMaterial{}, err
-		}
-	}
-	if err := writeClientRequest(p("client.csr"), m.client.KeyFile); err != nil {
+	if err := writeClientCertificate(m.client.CertFile, m.client.KeyFile); err != nil {
 		return tlsMaterial{}, err
 	}
-	err = run(join([]string{"-gencert", "-rfc", "-alias", "ca", "-infile", p("client.csr"), "-outfile", m.client.CertFile,
-		"-ext", san, "-ext", "eku=clientAuth", "-validity", "7"}, ca)...)
+	run := func(args ...string) error {
+		return keytool(ctx, kt, append(append(append([]string{}, keytoolJVM...), args...), "-storepass", pw)...)
+	}
+	store := func(path string) []string { return []string{"-keystore", path, "-storetype", "PKCS12"} }
+	server := [][]string{
+		join([]string{"-genkeypair", "-alias", "server", "-dname", "CN=" + TLSServerName,
+			"-keyalg", "EC", "-groupname", "secp256r1", "-validity", "7",
+			"-ext", "san=ip:127.0.0.1,dns:" + TLSServerName, "-ext", "bc:c", "-ext", "eku=serverAuth,clientAuth"}, store(m.keyStore)),
+		join([]string{"-exportcert", "-rfc", "-alias", "server", "-file", m.client.CAFile}, store(m.keyStore)),
+	}
+	trust := join([]string{"-importcert", "-noprompt", "-alias", "client", "-file", m.client.CertFile}, store(m.trustStore))
+	errc := make(chan error, 1)
+	go func() { errc <- run(trust...) }()
+	for _, s := range server {
+		if err = run(s...); err != nil {
+			break
+		}
+	}
+	if terr := <-errc; err == nil {
+		err = terr
+	}
 	return m, err
 }
 
@@ -169,9 +174,10 @@ func keytool(ctx context.Context, path string, args ...string) error {
 	return nil
 }
 
-// writeClientRequest makes the client's key (written to keyFile) and a
-// certificate request for it (written to csrFile) for keytool to sign.
-func writeClientRequest(csrFile, keyFile string) error {
+// writeClientCertificate makes the client's key (written to keyFile) and
+// a self-signed certificate for it (written to certFile), which the
+// servers' truststore holds.
+func writeClientCertificate(certFile, keyFile string) error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return fmt.Errorf("client key: %w", err)
@@ -183,12 +189,21 @@ func writeClientRequest(csrFile, keyFile string) error {
 	if err := writePEM(keyFile, "PRIVATE KEY", der); err != nil {
 		return err
 	}
-	csr, err := x509.CreateCertificateRequest(rand.Reader,
-		&x509.CertificateRequest{Subject: pkix.Name{CommonName: "zkelect-test-client"}}, key)
+	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
 	if err != nil {
-		return fmt.Errorf("client certificate request: %w", err)
+		return fmt.Errorf("serial: %w", err)
 	}
-	return writePEM(csrFile, "CERTIFICATE REQUEST", csr)
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: "zkelect-test-client"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(7 * 24 * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{TLSServerName},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	cert, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return fmt.Errorf("client certificate: %w", err)
+	}
+	return writePEM(certFile, "CERTIFICATE", cert)
 }
 
 func writePEM(path, kind string, der []byte) error {
