@@ -52,6 +52,13 @@ type Options struct {
 	// Default DefaultHeap; at least 32m.
 	Heap string
 
+	// JuteMaxBuffer sets every server's jute.maxbuffer (-Djute.maxbuffer),
+	// in bytes: the largest request and znode it accepts and, with as much
+	// again, the largest transaction it reads back from a peer or its
+	// log. Zero keeps ZooKeeper's default (1,048,575); at least 4096.
+	// Lower it to make size limits bite at test scale.
+	JuteMaxBuffer int
+
 	// Dir is where the cluster's temporary directory (data, configuration,
 	// logs) is created; default os.TempDir(). Close removes the directory.
 	Dir string
@@ -136,6 +143,8 @@ func (o Options) checkNumbers() error {
 		return bad("MinSessionTimeout", o.MinSessionTimeout, whole+" (2 ticks)")
 	case o.MaxSessionTimeout < 0 || o.MaxSessionTimeout%time.Millisecond != 0:
 		return bad("MaxSessionTimeout", o.MaxSessionTimeout, whole+" (20 ticks)")
+	case o.JuteMaxBuffer != 0 && o.JuteMaxBuffer < 4096:
+		return bad("JuteMaxBuffer", o.JuteMaxBuffer, "want at least 4096 bytes, or 0 for ZooKeeper's default")
 	case o.MaxSessionTimeout > 0 && o.minSessionTimeout() > o.MaxSessionTimeout:
 		return bad("MaxSessionTimeout", o.MaxSessionTimeout,
 			fmt.Sprintf("ZooKeeper wants at least its minimum session timeout, %v", o.minSessionTimeout()))
@@ -263,13 +272,14 @@ func (c *Cluster) configure(ctx context.Context) error {
 	}
 	for i := range n {
 		s := &server{
-			index:        i,
-			dir:          filepath.Join(c.dir, fmt.Sprintf("server-%d", i)),
-			clientPort:   ports[per*i],
-			quorumPort:   ports[per*i+1],
-			electionPort: ports[per*i+2],
-			heap:         c.opts.Heap,
-			security:     sec,
+			index:         i,
+			dir:           filepath.Join(c.dir, fmt.Sprintf("server-%d", i)),
+			clientPort:    ports[per*i],
+			quorumPort:    ports[per*i+1],
+			electionPort:  ports[per*i+2],
+			heap:          c.opts.Heap,
+			security:      sec,
+			juteMaxBuffer: c.opts.JuteMaxBuffer,
 		}
 		if sec.tls != nil {
 			s.securePort = ports[per*i+3]

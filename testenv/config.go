@@ -187,6 +187,9 @@ func writeLogConfigs(dir string) error {
 func javaArgs(s *server, inst installation) []string {
 	args := append([]string{}, jvmFlags...)
 	args = append(args, s.security.sysProps()...)
+	if s.juteMaxBuffer > 0 {
+		args = append(args, fmt.Sprintf("-Djute.maxbuffer=%d", s.juteMaxBuffer))
+	}
 	args = append(args, "-Xmx"+s.heap,
 		"-Dlog4j.configuration=file:"+filepath.Join(s.dir, "log4j.properties"),
 		"-Dlogback.configurationFile="+filepath.Join(s.dir, "logback.xml"),

@@ -45,14 +45,39 @@ func (c *Cluster) Wchc(ctx context.Context, i int) (map[int64][]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return perSession(reply, fmt.Sprintf("wchc of server %d", i))
+}
+
+// Ephemerals returns the ephemeral znodes server i knows, per owning
+// session id, sorted: the ephemeral part of its "dump" reply. Only a
+// standalone server and the quorum leader answer dump with them. It fails
+// when the server does not answer (see FourLetterWord) or its reply has no
+// ephemeral part.
+func (c *Cluster) Ephemerals(ctx context.Context, i int) (map[int64][]string, error) {
+	reply, err := c.FourLetterWord(ctx, i, "dump")
+	if err != nil {
+		return nil, err
+	}
+	_, eph, ok := strings.Cut(reply, "ephemeral nodes dump:")
+	if !ok {
+		return nil, fmt.Errorf("dump of server %d has no ephemeral nodes (not the quorum leader?)", i)
+	}
+	eph, _, _ = strings.Cut(eph, "Connections dump:")
+	return perSession(eph, fmt.Sprintf("dump of server %d", i))
+}
+
+// perSession parses a four-letter word's list of paths per session:
+// "0x<session id>" lines (a trailing colon allowed), each followed by its
+// paths, one a line after a tab.
+func perSession(reply, what string) (map[int64][]string, error) {
 	out := map[int64][]string{}
 	var session int64
 	for _, line := range strings.Split(reply, "\n") {
 		switch {
 		case strings.HasPrefix(line, "0x"):
-			id, err := strconv.ParseUint(strings.TrimSpace(line[2:]), 16, 64)
+			id, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(line[2:]), ":"), 16, 64)
 			if err != nil {
-				return nil, fmt.Errorf("wchc of server %d: bad session line %q", i, line)
+				return nil, fmt.Errorf("%s: bad session line %q", what, line)
 			}
 			session = int64(id)
 		case strings.HasPrefix(line, "\t"):

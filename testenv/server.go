@@ -20,14 +20,15 @@ const stopGrace = 10 * time.Second
 // server is one ZooKeeper server of a cluster: its ports and directory,
 // which outlive its processes, and the Java process running now, if any.
 type server struct {
-	index        int
-	dir          string
-	clientPort   int
-	quorumPort   int
-	electionPort int
-	securePort   int    // TLS client port; 0 without Options.TLS
-	heap         string // the JVM's -Xmx value, such as "128m"
-	security     serverSecurity
+	index         int
+	dir           string
+	clientPort    int
+	quorumPort    int
+	electionPort  int
+	securePort    int    // TLS client port; 0 without Options.TLS
+	heap          string // the JVM's -Xmx value, such as "128m"
+	security      serverSecurity
+	juteMaxBuffer int // -Djute.maxbuffer, 0 for ZooKeeper's default
 
 	mu      sync.Mutex
 	proc    *javaProc // nil before the first start and after a kill or stop
