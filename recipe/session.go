@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ type Session struct {
 	cfg     sessionConfig
 	log     zerolog.Logger
 	metrics *metrics
+	dial    dialArgs // what Connect was given, for Sibling
 
 	calls       inflight      // candidates' ZooKeeper calls in flight
 	established chan struct{} // closed at the first session
@@ -96,6 +98,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 		}
 	}
 	s := newSession(newWireTracker(len(servers), cfg.timeout, cfg.log), cfg)
+	s.dial = dialArgs{servers: slices.Clone(servers), opts: slices.Clone(opts)}
 	conn, events, err := zk.Connect(servers, cfg.timeout,
 		zk.WithDialer(s.wire.dialer(cfg.dialer)),
 		zk.WithEventCallback(s.onEvent),

@@ -1,0 +1,29 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+)
+
+// dialArgs are the servers and options a Session was connected with.
+type dialArgs struct {
+	servers []string
+	opts    []SessionOption
+}
+
+// errNoDialArgs refuses Sibling on a Session that Connect did not make.
+var errNoDialArgs = errors.New("recipe: session has no servers to open a sibling on")
+
+// Sibling opens another, independent session to the same servers with the
+// same options (timeout, auth, dialer, logger, metrics) as s, as Connect
+// would: it has its own session id, ephemeral znodes and lease, and expires
+// on its own. It blocks like Connect (bounded by ctx and the connect
+// timeout) and returns Connect's errors. The caller must Close it; closing
+// s does not close it. A partition member uses siblings to bound the
+// ephemeral znodes one session owns.
+func (s *Session) Sibling(ctx context.Context) (*Session, error) {
+	if len(s.dial.servers) == 0 {
+		return nil, errNoDialArgs
+	}
+	return Connect(ctx, s.dial.servers, s.dial.opts...)
+}
