@@ -153,6 +153,32 @@ type Config struct {
 	// A non-nil empty ACL is invalid.
 	ACL []zk.ACL
 
+	// MaxShardsPerSession bounds the shard elections (leading or standing
+	// by) one ZooKeeper session carries. A member with more spreads them
+	// over sessions of its own (recipe.Session.Sibling of the session
+	// given to NewManager, opened as needed, closed when Run returns), each
+	// with its own lease: one member, one id, one record and one set of
+	// callbacks, and a session that expires ends only its own shards'
+	// leaderships. The bound keeps each session's closeSession transaction
+	// (every ephemeral's path) within JuteMaxBuffer: above about twice
+	// that, ZooKeeper servers cannot read the transaction back
+	// (ZOOKEEPER-4306) and fail to load their database. Zero selects
+	// DefaultMaxShardsPerSession (5,000), or fewer when the election paths
+	// are too long for that (see bound.go); NewManager refuses a value whose
+	// sessions would exceed JuteMaxBuffer with a
+	// *ConfigError wrapping a *LimitError (errors.Is ErrOverLimit).
+	MaxShardsPerSession int
+
+	// JuteMaxBuffer is the servers' and clients' jute.maxbuffer, in bytes.
+	// It bounds one session's closeSession transaction (see
+	// MaxShardsPerSession) and the listing of <root>/shards: a shard list
+	// whose getChildren reply (ListingBytes) would exceed it is refused by
+	// NewManager and SetShards (a *ConfigError wrapping a *LimitError).
+	// Zero selects DefaultJuteMaxBuffer (1,048,575, ZooKeeper's default);
+	// set it only to the value every server and client of the ensemble
+	// runs with.
+	JuteMaxBuffer int
+
 	// Logger receives the manager's logs, with the fields "member",
 	// "root", "shard", "token" and "reason" ("member" and "root" are not
 	// added again when the Logger already has them). The zero Logger
@@ -171,9 +197,9 @@ type settings struct {
 	shards []string
 }
 
-// validate checks c and applies defaults; sessionTimeout sizes the default
-// restart grace.
-func (c Config) validate(sessionTimeout time.Duration) (settings, error) {
+// validate checks c for a Manager under root and applies defaults;
+// sessionTimeout sizes the default restart grace.
+func (c Config) validate(root string, sessionTimeout time.Duration) (settings, error) {
 	if c.MemberID == "" {
 		return settings{}, &ConfigError{Field: "MemberID", Reason: "is empty"}
 	}
@@ -195,9 +221,26 @@ func (c Config) validate(sessionTimeout time.Duration) (settings, error) {
 	if c.ACL != nil && len(c.ACL) == 0 {
 		return settings{}, &ConfigError{Field: "ACL", Reason: "is empty (nil selects the open default)"}
 	}
+	if c.MaxShardsPerSession < 0 {
+		return settings{}, &ConfigError{Field: "MaxShardsPerSession", Reason: fmt.Sprintf("is negative (%d)", c.MaxShardsPerSession)}
+	}
+	if c.JuteMaxBuffer < 0 {
+		return settings{}, &ConfigError{Field: "JuteMaxBuffer", Reason: fmt.Sprintf("is negative (%d)", c.JuteMaxBuffer)}
+	}
 	s := settings{Config: c, shards: append([]string(nil), c.Shards...)}
 	if s.ACL == nil {
 		s.ACL = zk.WorldACL(zk.PermAll)
+	}
+	if s.JuteMaxBuffer == 0 {
+		s.JuteMaxBuffer = DefaultJuteMaxBuffer
+	}
+	perSession, err := sessionCap(root, c.MemberID, s.shards, c.MaxShardsPerSession, s.JuteMaxBuffer)
+	if err != nil {
+		return settings{}, &ConfigError{Field: "MaxShardsPerSession", Reason: "is over ZooKeeper's limit", Err: err}
+	}
+	s.MaxShardsPerSession = perSession
+	if err := checkListing(s.shards, s.JuteMaxBuffer); err != nil {
+		return settings{}, &ConfigError{Field: "Shards", Reason: "is over ZooKeeper's limit", Err: err}
 	}
 	if s.HandoffTimeout == 0 {
 		s.HandoffTimeout = DefaultHandoffTimeout

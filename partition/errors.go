@@ -32,6 +32,10 @@ var (
 	ErrPruneRefused = errors.New("partition: prune refused")
 	// ErrAlreadyRunning reports a second call of Run on one Manager.
 	ErrAlreadyRunning = errors.New("partition: manager already running")
+	// ErrOverLimit reports a configuration whose numbers would exceed one
+	// of ZooKeeper's size limits (see MaxShardsPerSession and
+	// JuteMaxBuffer); the error is a *LimitError inside a *ConfigError.
+	ErrOverLimit = errors.New("partition: over ZooKeeper's size limit")
 
 	// ErrHandoff is the reason given to OnStoppedLeading when a leadership
 	// is handed over to another member to balance the shards.
@@ -85,3 +89,22 @@ func (e *ShardIDError) Error() string {
 
 // Is reports whether target is ErrInvalidShardID.
 func (e *ShardIDError) Is(target error) bool { return target == ErrInvalidShardID }
+
+// LimitError reports that a configuration would make ZooKeeper write or
+// send more bytes than its limit (jute.maxbuffer, Config.JuteMaxBuffer):
+// a session's closeSession transaction or the listing of <root>/shards.
+// It matches ErrOverLimit with errors.Is.
+type LimitError struct {
+	Limit  string // "closeSession" (ephemerals of one session) or "getChildren" (<root>/shards)
+	Bytes  int    // the size the configuration would produce, in bytes
+	Max    int    // the limit, in bytes
+	Reason string // what produces the size, and what would fit
+}
+
+// Error implements error.
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("partition: %s of %d bytes would exceed jute.maxbuffer (%d bytes): %s", e.Limit, e.Bytes, e.Max, e.Reason)
+}
+
+// Is reports whether target is ErrOverLimit.
+func (e *LimitError) Is(target error) bool { return target == ErrOverLimit }

@@ -1,5 +1,7 @@
 package partition
 
+import "github.com/zkelect/zkelect/recipe"
+
 // CampaignUnassigned runs the election of shard on m's session the way a
 // running member does, outside any Run, while m's assignment names
 // assignedTo for the shard: when its candidate wins, it must pass the shard
@@ -21,3 +23,14 @@ func CampaignUnassigned(m *Manager, shard, assignedTo string) (done <-chan struc
 // EnsureShardParents creates root's shard znodes for ids the way Run does
 // before its first election; start rotates the batch order.
 var EnsureShardParents = ensureShardParents
+
+// SessionOf returns the i-th session m's elections run on (0 is the one
+// given to NewManager), or nil while m has fewer.
+func SessionOf(m *Manager, i int) *recipe.Session {
+	m.pool.mu.Lock()
+	defer m.pool.mu.Unlock()
+	if i >= len(m.pool.open) {
+		return nil
+	}
+	return m.pool.open[i].sess
+}

@@ -75,9 +75,10 @@ const (
 )
 
 type runnerEvent struct {
-	r     *runner
-	kind  eventKind
-	token uint64 // evStarted: the leadership's token
+	r      *runner
+	kind   eventKind
+	token  uint64 // evStarted: the leadership's token
+	reason error  // evStopped: why the leadership ended
 }
 
 func newLoop(m *Manager) *loop {
@@ -93,7 +94,7 @@ func newLoop(m *Manager) *loop {
 		updates:     updates,
 		events:      make(chan runnerEvent, 1024),
 		fatal:       make(chan error, 1),
-		starts:      newLimiter(m.cfg.MaxInFlight, m.sess.AnswerLag, m.sess.Timeout),
+		starts:      newLimiter(m.cfg.MaxInFlight, m.pool.answerLag, m.sess.Timeout),
 		runners:     map[string]*runner{},
 		leading:     map[string]uint64{},
 		moving:      map[string]time.Time{},
@@ -292,6 +293,7 @@ func (l *loop) handle(ev runnerEvent) {
 	case evStopped:
 		delete(l.leading, r.id)
 		l.recordChanged = true
+		l.reserveLost(r.id, ev.reason)
 	case evDeferred:
 		if r.handoff {
 			r.handoff = false
@@ -374,7 +376,12 @@ func (l *loop) selfLive() bool {
 // report sends a runner event to the loop, which drains events until every
 // runner has finished.
 func (l *loop) report(r *runner, kind eventKind, token uint64) {
-	l.events <- runnerEvent{r, kind, token}
+	l.events <- runnerEvent{r: r, kind: kind, token: token}
+}
+
+// reportStopped reports the end of a leadership and its reason.
+func (l *loop) reportStopped(r *runner, reason error) {
+	l.events <- runnerEvent{r: r, kind: evStopped, reason: reason}
 }
 
 // deleteShard deletes a removed shard's election znode; it stays while
@@ -418,6 +425,7 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 	}
 	l.cancel()
 	l.workers.Wait()
+	l.m.pool.close()
 }
 
 // unregister deletes the member znode if our session owns it.

@@ -19,9 +19,10 @@ import (
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
-// Manager runs one leader election per shard for one member, on one shared
-// session, and keeps the shards balanced across the live members of its
-// root. Create it with NewManager and start it with Run. Its methods are
+// Manager runs one leader election per shard for one member, on the
+// session given to NewManager and, above MaxShardsPerSession elections, on
+// sibling sessions of its own, and keeps the shards balanced across the
+// live members of its root. Create it with NewManager and start it with Run. Its methods are
 // safe for concurrent use.
 type Manager struct {
 	sess *recipe.Session
@@ -30,6 +31,7 @@ type Manager struct {
 	cfg  settings
 	log  zerolog.Logger
 	met  *metrics
+	pool *sessions // the sessions the elections run on
 
 	instance []byte // random; the member znode's data tells this Manager from another on the same session
 
@@ -55,7 +57,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	if err := validateRoot(root); err != nil {
 		return nil, err
 	}
-	s, err := cfg.validate(sess.Timeout())
+	s, err := cfg.validate(root, sess.Timeout())
 	if err != nil {
 		return nil, err
 	}
@@ -67,14 +69,17 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	if reg == nil {
 		reg = sess.Registerer()
 	}
+	log = withFields(log, s.MemberID, root)
+	met := newMetrics(reg, root, s.MemberID)
 	return &Manager{
 		instance: []byte(rand.Text()),
+		pool:     newSessions(sess, s.MaxShardsPerSession, met.sessions, log),
 		sess:     sess,
 		conn:     sess.Conn(),
 		root:     root,
 		cfg:      s,
-		log:      withFields(log, s.MemberID, root),
-		met:      newMetrics(reg, root, s.MemberID),
+		log:      log,
+		met:      met,
 		shards:   s.shards,
 		shardSet: shardSetDigest(s.shards),
 		leading:  map[string]zxidfence.Token{},
@@ -131,6 +136,12 @@ func (m *Manager) SetShards(ids []string) error {
 	if err := validateShards(ids); err != nil {
 		return &ConfigError{Field: "Shards", Reason: "has an invalid id", Err: err}
 	}
+	if _, err := sessionCap(m.root, m.cfg.MemberID, ids, m.cfg.MaxShardsPerSession, m.cfg.JuteMaxBuffer); err != nil {
+		return &ConfigError{Field: "Shards", Reason: "has ids too long for MaxShardsPerSession", Err: err}
+	}
+	if err := checkListing(ids, m.cfg.JuteMaxBuffer); err != nil {
+		return &ConfigError{Field: "Shards", Reason: "is over ZooKeeper's limit", Err: err}
+	}
 	set := shardSetDigest(ids)
 	m.mu.Lock()
 	m.shards, m.shardSet = slices.Clone(ids), set
@@ -140,6 +151,15 @@ func (m *Manager) SetShards(ids []string) error {
 	default:
 	}
 	return nil
+}
+
+// Sessions returns what each of the member's ZooKeeper sessions carries
+// now, the session given to NewManager first: one entry until the
+// elections outgrow MaxShardsPerSession, then one per sibling session
+// opened. Siblings stay open (possibly with no elections) until Run
+// returns.
+func (m *Manager) Sessions() []SessionLoad {
+	return m.pool.loads(electionPathBytes(m.root, m.currentShards()))
 }
 
 // currentShardSet returns the digest of the shard ids to run.

@@ -18,6 +18,7 @@ type metrics struct {
 	handoffs    prometheus.Histogram
 	failovers   prometheus.Histogram
 	assignments prometheus.Counter
+	sessions    prometheus.Gauge
 }
 
 // newMetrics registers the collectors on reg; a nil reg keeps them
@@ -45,6 +46,8 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 		}),
 		assignments: prometheus.NewCounter(prometheus.CounterOpts(opts("assignments_total", "Assignments computed from the observed state."))),
+		sessions: prometheus.NewGauge(prometheus.GaugeOpts(opts("sessions",
+			"ZooKeeper sessions this member's elections run on (at most MaxShardsPerSession elections each)."))),
 	}
 	if reg == nil {
 		return m
@@ -56,6 +59,7 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 	m.handoffs = registry.Register(reg, m.handoffs)
 	m.failovers = registry.Register(reg, m.failovers)
 	m.assignments = registry.Register(reg, m.assignments)
+	m.sessions = registry.Register(reg, m.sessions)
 	return m
 }
 

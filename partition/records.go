@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file keeps this member's record (<root>/owners/<member>) and the
@@ -34,6 +36,20 @@ func (l *loop) noticeSession() {
 		l.m.log.Info().Int64("session_id", id).Int("shards", len(l.reserved)).Msg("new session: shards reserved")
 	}
 	l.session = id
+}
+
+// reserveLost reserves a shard whose leadership a session expiry ended (a
+// sibling session's, or the primary's), for the restart grace: its runner
+// campaigns again on the session's replacement, and the reservation keeps
+// the other members from dealing the shard elsewhere meanwhile, as after a
+// restart. It extends the grace of earlier reservations.
+func (l *loop) reserveLost(s string, reason error) {
+	if l.m.cfg.RestartGrace < 0 || !errors.Is(reason, recipe.ErrSessionExpired) {
+		return
+	}
+	l.reserved[s] = true
+	l.reservedUntil = time.Now().Add(l.m.cfg.RestartGrace)
+	l.recordChanged = true
 }
 
 // publish queues the member's record if it changed, at most once per

@@ -78,8 +78,13 @@ func closeTimeout(session time.Duration) time.Duration {
 // runShard campaigns until the runner is stopped, leading whenever it wins
 // while the shard is assigned here.
 func (l *loop) runShard(r *runner) {
-	cand, err := recipe.NewCandidate(l.m.sess, l.m.shardPath(r.id), recipe.WithParticipantID(l.m.cfg.MemberID),
-		recipe.WithCloseTimeout(closeTimeout(l.m.sess.Timeout())), recipe.WithMetricsLabel(l.m.shardsLabel()),
+	seat := l.takeSeat(r)
+	if seat == nil {
+		return
+	}
+	defer l.m.pool.leave(seat) // after the candidate's Close
+	cand, err := recipe.NewCandidate(seat.sess, l.m.shardPath(r.id), recipe.WithParticipantID(l.m.cfg.MemberID),
+		recipe.WithCloseTimeout(closeTimeout(seat.sess.Timeout())), recipe.WithMetricsLabel(l.m.shardsLabel()),
 		recipe.WithACL(l.m.cfg.ACL))
 	if err != nil {
 		l.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
@@ -107,6 +112,24 @@ func (l *loop) runShard(r *runner) {
 			return
 		}
 		l.lead(r, lead)
+	}
+}
+
+// takeSeat places the runner's election on one of the member's sessions,
+// retrying with backoff while a sibling session cannot be opened; it
+// returns nil once the runner is stopped or the member's sessions closed.
+func (l *loop) takeSeat(r *runner) *seat {
+	retry := newBackoff()
+	for {
+		seat, err := l.m.pool.place(r.ctx)
+		if err == nil {
+			return seat
+		}
+		if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) {
+			return nil
+		}
+		l.m.log.Warn().Err(err).Str("shard", r.id).Msg("place election on a session")
+		retry.wait(r.ctx)
 	}
 }
 
@@ -156,7 +179,7 @@ func (l *loop) lead(r *runner, lead *recipe.Leadership) {
 		f(r.id, reason)
 	}
 	l.m.met.stopped.WithLabelValues(reasonLabel(reason)).Inc()
-	l.report(r, evStopped, 0)
+	l.reportStopped(r, reason)
 	l.m.log.Debug().Str("shard", r.id).Stringer("token", token).AnErr("reason", reason).Msg("stopped leading")
 	if lead.Err() == nil {
 		l.resign(r, lead)

@@ -1,0 +1,118 @@
+package partition_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkelect/zkelect/partition"
+)
+
+// overLimit fails unless err is NewManager's or SetShards' refusal of a
+// configuration over ZooKeeper's limit named limit.
+func overLimit(t *testing.T, err error, field, limit string) {
+	t.Helper()
+	var ce *partition.ConfigError
+	var le *partition.LimitError
+	if !errors.As(err, &ce) || ce.Field != field || !errors.Is(err, partition.ErrInvalidConfig) ||
+		!errors.As(err, &le) || le.Limit != limit || !errors.Is(err, partition.ErrOverLimit) || le.Bytes <= le.Max {
+		t.Fatalf("got %v, want a *ConfigError for %s wrapping a *LimitError for %s", err, field, limit)
+	}
+}
+
+// TestSessionBoundDefaultsAndRefusals: the default bound is 5,000
+// elections a session for short paths and fewer for long ones; a bound
+// whose closeSession transaction would exceed JuteMaxBuffer is refused at
+// NewManager, and so are SetShards ids too long for the bound in force.
+func TestSessionBoundDefaultsAndRefusals(t *testing.T) {
+	sess := connect(t, sessionTimeout)
+	root := "/zkelect"
+	cfg := partition.Config{MemberID: "m", Shards: partition.Range(0, 100000)}
+	if _, err := partition.NewManager(sess, root, cfg); err != nil {
+		t.Fatalf("NewManager(100,000 shards, default bound): %v", err)
+	}
+	// "/zkelect/shards/99999/" and a 56-byte candidate name: 79 bytes.
+	if got, want := partition.CloseSessionBytes(partition.DefaultMaxShardsPerSession, 79), 415084; got != want {
+		t.Errorf("CloseSessionBytes(5000, 79) = %d, want %d (the documented arithmetic)", got, want)
+	}
+	long := []string{strings.Repeat("x", partition.MaxIDLength)}
+	cfg.Shards, cfg.MaxShardsPerSession = long, partition.DefaultMaxShardsPerSession
+	_, err := partition.NewManager(sess, root, cfg)
+	overLimit(t, err, "MaxShardsPerSession", "closeSession")
+	cfg.MaxShardsPerSession = 0 // the default fits the paths
+	if _, err := partition.NewManager(sess, root, cfg); err != nil {
+		t.Fatalf("NewManager(ids of %d bytes, default bound): %v", partition.MaxIDLength, err)
+	}
+	cfg.MaxShardsPerSession = -1
+	if _, err := partition.NewManager(sess, root, cfg); !errors.Is(err, partition.ErrInvalidConfig) || errors.Is(err, partition.ErrOverLimit) {
+		t.Errorf("NewManager(MaxShardsPerSession -1): %v, want ErrInvalidConfig (not over a limit)", err)
+	}
+
+	cfg = partition.Config{MemberID: "m", Shards: []string{"a"}, MaxShardsPerSession: 5000}
+	m, err := partition.NewManager(sess, root, cfg)
+	if err != nil {
+		t.Fatalf("NewManager: %v", err)
+	}
+	overLimit(t, m.SetShards(long), "Shards", "closeSession")
+	cfg.JuteMaxBuffer = -1
+	if _, err := partition.NewManager(sess, root, cfg); !errors.Is(err, partition.ErrInvalidConfig) {
+		t.Errorf("NewManager(JuteMaxBuffer -1): %v, want ErrInvalidConfig", err)
+	}
+}
+
+// listingAt returns shard ids whose <root>/shards listing is exactly n
+// bytes: ids of MaxIDLength bytes and one shorter one.
+func listingAt(n int) []string {
+	per := 4 + partition.MaxIDLength
+	base := partition.ListingBytes(nil)
+	count, rest := (n-base)/per, (n-base)%per
+	for rest < 5 { // the last id: 4 bytes of length and at least one character
+		count--
+		rest += per
+	}
+	ids := make([]string, 0, count+1)
+	for i := range count {
+		id := fmt.Sprintf("%06d-", i)
+		ids = append(ids, id+strings.Repeat("x", partition.MaxIDLength-len(id)))
+	}
+	return append(ids, strings.Repeat("y", rest-4))
+}
+
+// TestShardListingAtTheLimit: a shard list whose listing of <root>/shards
+// is exactly JuteMaxBuffer bytes is accepted, and Owners lists every shard
+// of it from ZooKeeper; one byte more is refused by NewManager and
+// SetShards, which then changes nothing.
+func TestShardListingAtTheLimit(t *testing.T) {
+	sess := connect(t, sessionTimeout)
+	root := newRoot(t)
+	ids := listingAt(partition.DefaultJuteMaxBuffer)
+	if n := partition.ListingBytes(ids); n != partition.DefaultJuteMaxBuffer {
+		t.Fatalf("listingAt built a listing of %d bytes", n)
+	}
+	cfg := partition.Config{MemberID: "m", Shards: ids}
+	m, err := partition.NewManager(sess, root, cfg)
+	if err != nil {
+		t.Fatalf("NewManager(listing of exactly jute.maxbuffer): %v", err)
+	}
+	over := append(ids[:len(ids)-1:len(ids)-1], ids[len(ids)-1]+"y")
+	overLimit(t, m.SetShards(over), "Shards", "getChildren")
+	cfg.Shards = over
+	_, err = partition.NewManager(sess, root, cfg)
+	overLimit(t, err, "Shards", "getChildren")
+
+	createPersistent(t, sess.Conn(), nil, "/partition-test", root, root+"/shards")
+	if err := partition.EnsureShardParents(sess.Conn(), root, ids, 0); err != nil {
+		t.Fatalf("create %d shard znodes: %v", len(ids), err)
+	}
+	start := time.Now()
+	owners, err := partition.Owners(t.Context(), sess, root)
+	if err != nil {
+		t.Fatalf("Owners over a listing of %d bytes: %v", partition.DefaultJuteMaxBuffer, err)
+	}
+	if len(owners) != len(ids) {
+		t.Errorf("Owners listed %d shards, want %d", len(owners), len(ids))
+	}
+	t.Logf("Owners of %d shards (listing %d bytes) in %v", len(ids), partition.DefaultJuteMaxBuffer, time.Since(start))
+}

@@ -1,0 +1,165 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// This file holds the ZooKeeper sessions of one member, so that none owns
+// more than a bounded number of ephemeral znodes (see bound.go).
+
+// sessions are the sessions one member's elections run on: the one given
+// to NewManager (the primary, which also owns the member znode and writes
+// the record) and the siblings opened when the elections outgrow it. A
+// shard's runner takes its place when it starts: on the lowest-numbered
+// session with room (perSession elections, one fewer on the primary for the
+// member znode), opening the next sibling when every session is full. It
+// keeps that place until it finishes, so each session's runners behave as
+// on one shared session, a session's expiry ends only its own runners'
+// leaderships, and its replacement (go-zookeeper's new session after
+// expiry) carries the same runners. Siblings stay open until close.
+type sessions struct {
+	primary    *recipe.Session
+	perSession int
+	log        zerolog.Logger
+	count      prometheus.Gauge // sessions open
+
+	turn chan struct{} // capacity 1: held by the runner placing itself (it may open a sibling)
+
+	mu     sync.Mutex
+	open   []*seat // open[0] is the primary
+	closed bool
+}
+
+// seat is one session and the number of elections placed on it.
+type seat struct {
+	sess      *recipe.Session
+	elections int
+}
+
+func newSessions(primary *recipe.Session, perSession int, count prometheus.Gauge, log zerolog.Logger) *sessions {
+	count.Set(1)
+	return &sessions{
+		primary: primary, perSession: perSession, count: count, log: log,
+		turn: make(chan struct{}, 1), open: []*seat{{sess: primary}},
+	}
+}
+
+// room is how many elections the i-th session carries at most.
+func (p *sessions) room(i int) int {
+	if i == 0 {
+		return p.perSession - 1 // and the member znode
+	}
+	return p.perSession
+}
+
+// place takes a place for one election and returns its seat, opening a
+// sibling session when every open one is full. It blocks while another
+// runner opens one, until ctx ends (ctx's error) or the sibling's Connect
+// fails (its error, wrapped). Give the seat back with leave.
+func (p *sessions) place(ctx context.Context) (*seat, error) {
+	select {
+	case p.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-p.turn }()
+	p.mu.Lock()
+	for i, s := range p.open {
+		if s.elections < p.room(i) {
+			s.elections++
+			p.mu.Unlock()
+			return s, nil
+		}
+	}
+	n, closed := len(p.open), p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("partition: %w", recipe.ErrSessionClosed)
+	}
+	sib, err := p.primary.Sibling(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("partition: open session %d of the member (%d elections each): %w", n+1, p.perSession, err)
+	}
+	s := &seat{sess: sib, elections: 1}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		_ = sib.Close()
+		return nil, fmt.Errorf("partition: %w", recipe.ErrSessionClosed)
+	}
+	p.open = append(p.open, s)
+	p.mu.Unlock()
+	p.count.Set(float64(n + 1))
+	p.log.Info().Int("sessions", n+1).Int64("session_id", sib.ID()).Int("per_session", p.perSession).
+		Msg("elections spread over another session")
+	return s, nil
+}
+
+// leave gives back a place taken by place.
+func (p *sessions) leave(s *seat) {
+	p.mu.Lock()
+	s.elections--
+	p.mu.Unlock()
+}
+
+// answerLag returns the largest Session.AnswerLag of the open sessions:
+// election starts slow down when any of them lags.
+func (p *sessions) answerLag() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var lag time.Duration
+	for _, s := range p.open {
+		lag = max(lag, s.sess.AnswerLag())
+	}
+	return lag
+}
+
+// loads returns what each open session carries, the primary first.
+func (p *sessions) loads(pathBytes int) []SessionLoad {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]SessionLoad, 0, len(p.open))
+	for i, s := range p.open {
+		n := s.elections
+		if i == 0 {
+			n++ // the member znode
+		}
+		out = append(out, SessionLoad{SessionID: s.sess.ID(), Ephemerals: n, CloseSessionBytes: CloseSessionBytes(n, pathBytes)})
+	}
+	return out
+}
+
+// close closes the siblings (their remaining ephemerals go with them),
+// once every runner has left; the primary is the caller's. Idempotent.
+func (p *sessions) close() {
+	p.mu.Lock()
+	p.closed = true
+	sibs := p.open[1:]
+	p.open = p.open[:1]
+	p.mu.Unlock()
+	for _, s := range sibs {
+		_ = s.sess.Close() // always nil
+	}
+	p.count.Set(1)
+}
+
+// SessionLoad is what one of a member's ZooKeeper sessions carries.
+type SessionLoad struct {
+	// SessionID is the session's current id (0 while it has none).
+	SessionID int64
+	// Ephemerals counts the shard elections placed on it, each owning at
+	// most one ephemeral znode, plus the member znode on the primary.
+	Ephemerals int
+	// CloseSessionBytes bounds the size of its closeSession transaction
+	// with those ephemerals at the longest election path (see
+	// CloseSessionBytes), to compare with jute.maxbuffer.
+	CloseSessionBytes int
+}
