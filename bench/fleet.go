@@ -35,6 +35,7 @@ type fleet struct {
 type fleetMember struct {
 	id      string
 	sess    *recipe.Session
+	m       *partition.Manager
 	proxy   *testenv.Proxy // nil: a direct session
 	crashed bool           // silenced by crash
 	cancel  context.CancelFunc
@@ -73,7 +74,7 @@ func (f *fleet) addVia(ctx context.Context, id string, proxy *testenv.Proxy) err
 		return fmt.Errorf("bench: manager %s: %w", id, err)
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	fm := &fleetMember{id: id, sess: sess, proxy: proxy, cancel: cancel, done: make(chan error, 1)}
+	fm := &fleetMember{id: id, sess: sess, m: m, proxy: proxy, cancel: cancel, done: make(chan error, 1)}
 	f.mu.Lock()
 	f.members[id] = fm
 	f.mu.Unlock()
@@ -119,6 +120,19 @@ func (f *fleet) crash(id string) {
 		fm.proxy.Blackhole()
 	}
 	f.mu.Unlock()
+}
+
+// managers returns the Managers of the live (not crashed) members.
+func (f *fleet) managers() map[string]*partition.Manager {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]*partition.Manager{}
+	for id, fm := range f.members {
+		if !fm.crashed {
+			out[id] = fm.m
+		}
+	}
+	return out
 }
 
 // close stops every member.

@@ -192,7 +192,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	begin := time.Now()
-	cluster, err := testenv.Start(ctx, testenv.Options{Servers: cfg.Servers, TickTime: cfg.TickTime})
+	heap := testenv.DefaultHeap
+	if slices.Contains(cfg.Scenarios, ScenarioShards) && slices.Max(cfg.Shards) >= boundSteps {
+		heap = boundHeap // 100,000 shards are 200,000 znodes and as many watches
+	}
+	cluster, err := testenv.Start(ctx, testenv.Options{Servers: cfg.Servers, TickTime: cfg.TickTime, Heap: heap})
 	if err != nil {
 		return nil, fmt.Errorf("bench: start ensemble: %w", err)
 	}

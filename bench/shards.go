@@ -63,6 +63,13 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 		Note: fmt.Sprintf("%.2fx the floor; %d members start together; until every shard is led and none leads more than its share; %d candidate creates",
 			cold.Seconds()/floor.Seconds(), members, creates),
 	}}
+	if memory && n >= boundSteps {
+		res, err := e.boundAt(ctx, fleet, n, "a cold start")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res...)
+	}
 	if memory {
 		heap1, gr1 := heapNow()
 		out = append(out,
@@ -105,12 +112,27 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 	}
 	leave, extra := countMoves(fleet.takeMoves(), own)
 	leaveTime := done.Sub(start)
+	var restarts []Result
+	if n >= boundSteps {
+		r, err := e.restartServers(ctx, fleet, n, "a graceful stop")
+		if err != nil {
+			return nil, err
+		}
+		restarts = append(restarts, r)
+	}
 	crash, err := e.crashRecovery(ctx, fleet, n)
 	if err != nil {
 		return nil, err
 	}
+	if n >= boundSteps {
+		r, err := e.restartServers(ctx, fleet, n, "a crash")
+		if err != nil {
+			return nil, err
+		}
+		restarts = append(restarts, r)
+	}
 	ideal := n / (members + 1)
-	return []Result{
+	return append([]Result{
 		{Scenario: fmt.Sprintf("shards/moves on join (%d shards)", n), Value: float64(join), Unit: "shards",
 			Floor: fmt.Sprintf("%d (shards/(members+1))", ideal),
 			Note:  fmt.Sprintf("member %d joins %d; balanced again in %s", members+1, members, joinTime.Round(time.Millisecond))},
@@ -121,7 +143,7 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 		{Scenario: fmt.Sprintf("shards/led again after a graceful stop (%d shards)", n), Value: msf(leaveTime), Unit: "ms",
 			Note: fmt.Sprintf("the leaver's %d shards led and balanced again", len(own))},
 		crash,
-	}, nil
+	}, restarts...), nil
 }
 
 // crashRecovery adds a member through a proxy, waits for balance, silences

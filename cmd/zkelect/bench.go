@@ -32,7 +32,11 @@ raw ZooKeeper operation that bounds it from below in the same run:
   herd      watch notifications per failover with many candidates
   shards    cold start of partition members over each --shards count; moves
             when a member joins and leaves (smallest count); heap bytes and
-            goroutines per shard (largest count)
+            goroutines per shard (largest count); from 20,000 shards also
+            the sessions per member, the largest closeSession transaction
+            (from the leader's dump) beside jute.maxbuffer, and a restart
+            of every server after the cold start, a graceful stop and a
+            crash (each must load its database)
   peers     zkelect, kazoo's Election and Curator's LeaderLatch side by side:
             each candidate its own process on its own session, each failover
             timed from the instruction to step down (resign; close and exit;
@@ -45,7 +49,8 @@ kill). Needs Java and ZooKeeper, and for peers javac, Curator and
 python3-kazoo (make deps).`,
 		Example: `  zkelect bench --out bench.json
   zkelect bench --scenarios raw,failover --resign-trials 500
-  zkelect bench --scenarios peers --peer-trials 40 --peer-kill-trials 10 --out peers.json`,
+  zkelect bench --scenarios peers --peer-trials 40 --peer-kill-trials 10 --out peers.json
+  zkelect bench --scenarios shards --shards 100000 --members 5 --session-timeout 2s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkBenchFlags(cmd.Flags(), cfg, out); err != nil {
