@@ -108,9 +108,9 @@ type Config struct {
 	MaxConcurrentHandoffs int
 
 	// MaxInFlight caps how many shard elections this member starts at once
-	// on the shared session, so thousands of shards are pipelined without
-	// flooding the server. Within the cap the member adapts the number to
-	// how promptly ZooKeeper answers (Session.AnswerLag): it starts at 32,
+	// on each of its sessions, so thousands of shards are pipelined without
+	// flooding the server. Within the cap each session adapts the number to
+	// how promptly ZooKeeper answers it (Session.AnswerLag): it starts at 32,
 	// grows by one per election started while answers come within a
 	// quarter of the session timeout, and halves when they lag by more than
 	// half (TCP's additive increase, multiplicative decrease), so a slow

@@ -9,8 +9,16 @@
 //	<root>/owners/<member>    persistent: the member's record, JSON {session, leading, reserved}
 //	<root>/shards/<shard>     one recipe election per shard (Curator LeaderLatch naming)
 //
-// All of a member's elections run on its one recipe.Session; requests for
-// many shards are in flight together (Config.MaxInFlight).
+// A member's elections run on the recipe.Session given to NewManager and,
+// above Config.MaxShardsPerSession elections (default 5,000), on sibling
+// sessions it opens itself (recipe.Session.Sibling), so that no session
+// owns more ephemeral znodes than ZooKeeper can list in the closeSession
+// transaction that ends it (see MaxShardsPerSession and ZOOKEEPER-4306).
+// They are one member: one id, one member znode and record (on the first
+// session), one set of callbacks and metrics. Requests for many shards are
+// in flight together on each session (Config.MaxInFlight). A shard list
+// whose listing of <root>/shards would exceed jute.maxbuffer is refused
+// (Config.JuteMaxBuffer).
 //
 // # Guarantees
 //
@@ -59,9 +67,12 @@
 // requests. They lag the elections by up to the publish interval plus a
 // write; the fencing token, not this report, keeps writes safe.
 //
-// Session expiry: every election of the member re-enters with a new znode
-// (a new, larger token); OnStoppedLeading reports recipe.ErrSessionExpired
-// and OnStartedLeading is called again when the shard is led again.
+// Session expiry: every election on the expired session re-enters with a
+// new znode (a new, larger token) on its replacement; OnStoppedLeading
+// reports recipe.ErrSessionExpired and OnStartedLeading is called again
+// when the shard is led again. The member's other sessions, and their
+// leaderships, are not affected; the shards of the expired one stay
+// reserved for the member for its restart grace.
 //
 // # Design choices
 //

@@ -26,7 +26,6 @@ type loop struct {
 	updates chan update
 	events  chan runnerEvent
 	fatal   chan error
-	starts  *limiter // election starts in flight, at most MaxInFlight
 
 	runners  map[string]*runner
 	leading  map[string]uint64    // shards whose runner reported started, with their tokens
@@ -94,7 +93,6 @@ func newLoop(m *Manager) *loop {
 		updates:     updates,
 		events:      make(chan runnerEvent, 1024),
 		fatal:       make(chan error, 1),
-		starts:      newLimiter(m.cfg.MaxInFlight, m.pool.answerLag, m.sess.Timeout),
 		runners:     map[string]*runner{},
 		leading:     map[string]uint64{},
 		moving:      map[string]time.Time{},

@@ -73,7 +73,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	met := newMetrics(reg, root, s.MemberID)
 	return &Manager{
 		instance: []byte(rand.Text()),
-		pool:     newSessions(sess, s.MaxShardsPerSession, met.sessions, log),
+		pool:     newSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
 		sess:     sess,
 		conn:     sess.Conn(),
 		root:     root,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -24,10 +23,14 @@ import (
 // keeps that place until it finishes, so each session's runners behave as
 // on one shared session, a session's expiry ends only its own runners'
 // leaderships, and its replacement (go-zookeeper's new session after
-// expiry) carries the same runners. Siblings stay open until close.
+// expiry) carries the same runners. Each session paces its own election
+// starts (MaxInFlight, adapted to its own answers): a line of requests
+// waits on one connection, and one session's lag says nothing of another's.
+// Siblings stay open until close.
 type sessions struct {
 	primary    *recipe.Session
 	perSession int
+	inFlight   int // MaxInFlight
 	log        zerolog.Logger
 	count      prometheus.Gauge // sessions open
 
@@ -38,18 +41,26 @@ type sessions struct {
 	closed bool
 }
 
-// seat is one session and the number of elections placed on it.
+// seat is one session, its election starts in flight and the number of
+// elections placed on it (under sessions.mu).
 type seat struct {
 	sess      *recipe.Session
+	starts    *limiter
 	elections int
 }
 
-func newSessions(primary *recipe.Session, perSession int, count prometheus.Gauge, log zerolog.Logger) *sessions {
+func (p *sessions) newSeat(sess *recipe.Session) *seat {
+	return &seat{sess: sess, starts: newLimiter(p.inFlight, sess.AnswerLag, sess.Timeout)}
+}
+
+func newSessions(primary *recipe.Session, perSession, inFlight int, count prometheus.Gauge, log zerolog.Logger) *sessions {
 	count.Set(1)
-	return &sessions{
-		primary: primary, perSession: perSession, count: count, log: log,
-		turn: make(chan struct{}, 1), open: []*seat{{sess: primary}},
+	p := &sessions{
+		primary: primary, perSession: perSession, inFlight: inFlight, count: count, log: log,
+		turn: make(chan struct{}, 1),
 	}
+	p.open = []*seat{p.newSeat(primary)}
+	return p
 }
 
 // room is how many elections the i-th session carries at most.
@@ -62,8 +73,8 @@ func (p *sessions) room(i int) int {
 
 // place takes a place for one election and returns its seat, opening a
 // sibling session when every open one is full. It blocks while another
-// runner opens one, until ctx ends (ctx's error) or the sibling's Connect
-// fails (its error, wrapped). Give the seat back with leave.
+// runner opens one, until ctx ends (ctx's error), or while it opens one
+// itself, until it is open or its Connect fails (its error, wrapped). Give the seat back with leave.
 func (p *sessions) place(ctx context.Context) (*seat, error) {
 	select {
 	case p.turn <- struct{}{}:
@@ -84,11 +95,16 @@ func (p *sessions) place(ctx context.Context) (*seat, error) {
 	if closed {
 		return nil, fmt.Errorf("partition: %w", recipe.ErrSessionClosed)
 	}
-	sib, err := p.primary.Sibling(ctx)
+	// A sibling being opened is not given up when this runner stops: an
+	// abandoned handshake leaves go-zookeeper closing it in the background;
+	// Connect is bounded by its connect timeout, and the session serves the
+	// next runners.
+	sib, err := p.primary.Sibling(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("partition: open session %d of the member (%d elections each): %w", n+1, p.perSession, err)
 	}
-	s := &seat{sess: sib, elections: 1}
+	s := p.newSeat(sib)
+	s.elections = 1
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -108,18 +124,6 @@ func (p *sessions) leave(s *seat) {
 	p.mu.Lock()
 	s.elections--
 	p.mu.Unlock()
-}
-
-// answerLag returns the largest Session.AnswerLag of the open sessions:
-// election starts slow down when any of them lags.
-func (p *sessions) answerLag() time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var lag time.Duration
-	for _, s := range p.open {
-		lag = max(lag, s.sess.AnswerLag())
-	}
-	return lag
 }
 
 // loads returns what each open session carries, the primary first.

@@ -97,7 +97,7 @@ func (l *loop) runShard(r *runner) {
 	}()
 	retry := newBackoff()
 	for r.ctx.Err() == nil {
-		lead, err := l.campaign(r, cand)
+		lead, err := l.campaign(r, seat, cand)
 		if err != nil {
 			if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || errors.Is(err, recipe.ErrClosed) {
 				return
@@ -133,22 +133,19 @@ func (l *loop) takeSeat(r *runner) *seat {
 	}
 }
 
-// campaign runs one Campaign while holding one of the MaxInFlight
-// election-start slots, given back when Campaign returns or slotHold passes.
-func (l *loop) campaign(r *runner, cand *recipe.Candidate) (*recipe.Leadership, error) {
-	if !l.acquire(r.ctx) {
+// campaign runs one Campaign while holding one of its session's
+// MaxInFlight election-start slots, given back when Campaign returns or
+// slotHold passes.
+func (l *loop) campaign(r *runner, seat *seat, cand *recipe.Candidate) (*recipe.Leadership, error) {
+	if !seat.starts.acquire(r.ctx) {
 		return nil, r.ctx.Err()
 	}
 	var once sync.Once
-	release := func() { once.Do(l.release) }
+	release := func() { once.Do(seat.starts.release) }
 	t := time.AfterFunc(slotHold, release)
 	defer func() { t.Stop(); release() }()
 	return cand.Campaign(r.ctx)
 }
-
-func (l *loop) acquire(ctx context.Context) bool { return l.starts.acquire(ctx) }
-
-func (l *loop) release() { l.starts.release() }
 
 // passOn resigns a leadership won while the shard is assigned elsewhere,
 // before any callback runs.
