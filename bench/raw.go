@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -57,13 +58,9 @@ func timeDeletion(ctx context.Context, owner, watcher *zk.Conn, path string, fla
 	if _, err := owner.Create(path, nil, flags, zk.WorldACL(zk.PermAll)); err != nil {
 		return 0, fmt.Errorf("bench: create %s: %w", path, err)
 	}
-	// watcher's server may not have applied the create yet: sync it first.
-	if _, err := watcher.Sync(path); err != nil {
-		return 0, fmt.Errorf("bench: sync %s: %w", path, err)
-	}
-	_, _, watch, err := watcher.GetW(path)
+	watch, err := watchCreated(watcher, path)
 	if err != nil {
-		return 0, fmt.Errorf("bench: watch %s: %w", path, err)
+		return 0, err
 	}
 	start := time.Now()
 	if err := remove(); err != nil {
@@ -82,6 +79,27 @@ func timeDeletion(ctx context.Context, owner, watcher *zk.Conn, path string, fla
 	case <-ctx.Done():
 		return 0, fmt.Errorf("bench: waiting for the deletion of %s: %w", path, ctx.Err())
 	}
+}
+
+// watchCreated sets a data watch on path, which another session just
+// created. The watcher's server may not have applied the create yet: it
+// syncs first, and again when the read still finds no znode (the watcher
+// reconnected meanwhile to a server further behind), a few times.
+func watchCreated(watcher *zk.Conn, path string) (<-chan zk.Event, error) {
+	var err error
+	for range 3 {
+		if _, err = watcher.Sync(path); err != nil {
+			return nil, fmt.Errorf("bench: sync %s: %w", path, err)
+		}
+		var watch <-chan zk.Event
+		if _, _, watch, err = watcher.GetW(path); err == nil {
+			return watch, nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			break
+		}
+	}
+	return nil, fmt.Errorf("bench: watch %s: %w", path, err)
 }
 
 // rawCreate measures, trials times, the round trip of one ephemeral
