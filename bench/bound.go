@@ -103,7 +103,7 @@ func (e *env) restartServers(ctx context.Context, f *fleet, n int, after string)
 		}
 	}
 	restarted := time.Since(start)
-	done, err := f.awaitConverged(ctx, convergeLimit)
+	done, err := f.awaitConverged(ctx, convergeLimit(n))
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: balanced after the servers restarted: %w", err)
 	}

@@ -8,8 +8,12 @@ import (
 	"time"
 )
 
-// convergeLimit bounds each wait for a fleet to converge.
-const convergeLimit = 3 * time.Minute
+// convergeLimit bounds each wait for a fleet of n shards to converge: 3
+// minutes, or 5 ms a shard for more than 36,000 (a bound on a loaded
+// machine, not a measurement).
+func convergeLimit(n int) time.Duration {
+	return max(3*time.Minute, time.Duration(n)*5*time.Millisecond)
+}
 
 func (e *env) runShards(ctx context.Context, cfg Config, rep *Report) error {
 	f, err := e.floors(ctx, cfg)
@@ -35,7 +39,7 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 	heap0, gr0 := heapNow()
 	fleet := e.newFleet(fmt.Sprintf("/bench/shards-%d-%d", n, time.Now().UnixNano()), n)
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), convergeLimit)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), convergeLimit(n))
 		defer cancel()
 		_ = fleet.close(cctx)
 	}()
@@ -45,7 +49,7 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 			return nil, err
 		}
 	}
-	done, err := fleet.awaitConverged(ctx, convergeLimit)
+	done, err := fleet.awaitConverged(ctx, convergeLimit(n))
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +100,7 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 	if err := fleet.add(ctx, "joiner"); err != nil {
 		return nil, err
 	}
-	done, err := fleet.awaitConverged(ctx, convergeLimit)
+	done, err := fleet.awaitConverged(ctx, convergeLimit(n))
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +111,7 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 	if err := fleet.remove(ctx, "joiner"); err != nil {
 		return nil, err
 	}
-	if done, err = fleet.awaitConverged(ctx, convergeLimit); err != nil {
+	if done, err = fleet.awaitConverged(ctx, convergeLimit(n)); err != nil {
 		return nil, err
 	}
 	leave, extra := countMoves(fleet.takeMoves(), own)
@@ -158,13 +162,13 @@ func (e *env) crashRecovery(ctx context.Context, fleet *fleet, n int) (Result, e
 		_ = p.Close()
 		return Result{}, err
 	}
-	if _, err := fleet.awaitConverged(ctx, convergeLimit); err != nil {
+	if _, err := fleet.awaitConverged(ctx, convergeLimit(n)); err != nil {
 		return Result{}, err
 	}
 	own := len(fleet.ledBy("crasher"))
 	start := time.Now()
 	fleet.crash("crasher")
-	done, err := fleet.awaitConverged(ctx, convergeLimit)
+	done, err := fleet.awaitConverged(ctx, convergeLimit(n))
 	if err != nil {
 		return Result{}, err
 	}
