@@ -1,12 +1,12 @@
 # zkelect: the two commands a newcomer needs are `make demo` and `make test`.
 # Both first install what is missing (a C compiler for -race, Java and
-# ZooKeeper, PostgreSQL, Curator, kazoo, docker-compose) from Debian's packages when
+# ZooKeeper, PostgreSQL, Curator, kazoo, docker-compose, Prometheus) from Debian's packages when
 # apt-get is available and we are root or have password-less sudo; otherwise
 # they stop and name what to install.
 
 GO       ?= go
 PKGS     ?= ./...
-DEB_PKGS := gcc default-jre-headless zookeeper libcurator-recipes-java python3-kazoo postgresql docker-compose
+DEB_PKGS := gcc default-jre-headless zookeeper libcurator-recipes-java python3-kazoo postgresql docker-compose prometheus
 
 .PHONY: test deps vet build demo dev
 
@@ -15,7 +15,7 @@ test: deps
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
-## deps: install ZooKeeper, Java, PostgreSQL, Curator, kazoo and docker-compose if missing.
+## deps: install ZooKeeper, Java, PostgreSQL, Curator, kazoo, docker-compose and Prometheus if missing.
 deps:
 	@./scripts/install-deps.sh $(DEB_PKGS)
 

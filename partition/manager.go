@@ -71,7 +71,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	}
 	log = withFields(log, s.MemberID, root)
 	met := newMetrics(reg, root, s.MemberID)
-	return &Manager{
+	m := &Manager{
 		instance: []byte(rand.Text()),
 		pool:     newSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
 		sess:     sess,
@@ -84,7 +84,9 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		shardSet: shardSetDigest(s.shards),
 		leading:  map[string]zxidfence.Token{},
 		changed:  make(chan struct{}, 1),
-	}, nil
+	}
+	m.met.shards.Set(float64(len(s.shards)))
+	return m, nil
 }
 
 // Run registers the member, runs the elections of its assigned shards and
@@ -146,6 +148,7 @@ func (m *Manager) SetShards(ids []string) error {
 	m.mu.Lock()
 	m.shards, m.shardSet = slices.Clone(ids), set
 	m.mu.Unlock()
+	m.met.shards.Set(float64(len(ids)))
 	select {
 	case m.changed <- struct{}{}:
 	default:

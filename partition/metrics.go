@@ -11,6 +11,7 @@ import (
 // member keep several managers apart on one registry; shard ids are never
 // labels (their number is unbounded).
 type metrics struct {
+	shards      prometheus.Gauge
 	led         prometheus.Gauge
 	started     prometheus.Counter
 	stopped     *prometheus.CounterVec // by reason
@@ -30,6 +31,7 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 		return prometheus.Opts{Namespace: "zkelect", Subsystem: "partition", Name: name, Help: help, ConstLabels: labels}
 	}
 	m := &metrics{
+		shards:   prometheus.NewGauge(prometheus.GaugeOpts(opts("shards", "Shards in this member's set (Config.Shards, or the last SetShards): what all members together should lead."))),
 		led:      prometheus.NewGauge(prometheus.GaugeOpts(opts("shards_led", "Shards this member leads now."))),
 		started:  prometheus.NewCounter(prometheus.CounterOpts(opts("leaderships_started_total", "Shard leaderships started (OnStartedLeading calls)."))),
 		stopped:  prometheus.NewCounterVec(prometheus.CounterOpts(opts("leaderships_stopped_total", "Shard leaderships stopped, by reason.")), []string{"reason"}),
@@ -52,6 +54,7 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 	if reg == nil {
 		return m
 	}
+	m.shards = registry.Register(reg, m.shards)
 	m.led = registry.Register(reg, m.led)
 	m.started = registry.Register(reg, m.started)
 	m.stopped = registry.Register(reg, m.stopped)

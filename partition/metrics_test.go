@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
@@ -72,15 +73,48 @@ func TestFailoverSecondsCountsTakeovers(t *testing.T) {
 // failoversObserved returns zkelect_partition_failover_seconds' count.
 func failoversObserved(t *testing.T, reg prometheus.Gatherer) int {
 	t.Helper()
+	return int(gatherOne(t, reg, "zkelect_partition_failover_seconds").GetHistogram().GetSampleCount())
+}
+
+// gatherOne returns the first series of the metric family name in reg.
+func gatherOne(t *testing.T, reg prometheus.Gatherer, name string) *dto.Metric {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() == "zkelect_partition_failover_seconds" {
-			return int(mf.GetMetric()[0].GetHistogram().GetSampleCount())
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0]
 		}
 	}
-	t.Fatal("no zkelect_partition_failover_seconds")
-	return 0
+	t.Fatalf("no %s series", name)
+	return nil
+}
+
+// TestShardsGaugeFollowsTheShardSet: zkelect_partition_shards is the size
+// of the member's shard set from NewManager on, and follows SetShards (the
+// "no leader for a shard" alert compares it with the shards led).
+func TestShardsGaugeFollowsTheShardSet(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := recipe.Connect(ctx, zkc.Addrs(), recipe.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	m, err := partition.NewManager(sess, newRoot(t), partition.Config{MemberID: "a", Shards: partition.Range(0, 12), Metrics: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := gatherOne(t, reg, "zkelect_partition_shards").GetGauge().GetValue(); n != 12 {
+		t.Fatalf("zkelect_partition_shards = %v after NewManager with 12 shards", n)
+	}
+	if err := m.SetShards(partition.Range(0, 20)); err != nil {
+		t.Fatal(err)
+	}
+	if n := gatherOne(t, reg, "zkelect_partition_shards").GetGauge().GetValue(); n != 20 {
+		t.Fatalf("zkelect_partition_shards = %v after SetShards of 20", n)
+	}
 }

@@ -25,6 +25,11 @@ provided() {
 		command -v "${CC:-gcc}" >/dev/null || command -v cc >/dev/null ;;
 	docker-compose)
 		command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 ;;
+	prometheus)
+		# The dashboard and alert tests run a real Prometheus and its promtool.
+		for bin in prometheus promtool; do
+			command -v "$bin" >/dev/null || [ -x "${PROMETHEUS_HOME:-/nonexistent}/$bin" ] || return 1
+		done ;;
 	*)
 		dpkg -s "$1" >/dev/null 2>&1 ;;
 	esac
@@ -39,7 +44,8 @@ if [ "${#missing[@]}" -eq 0 ]; then
 fi
 
 hint="install a C compiler (for go test -race), Java 11+ and Apache ZooKeeper (or set ZOOKEEPER_HOME to an unpacked release),
-  Apache Curator, kazoo (python3), PostgreSQL and docker-compose; on Debian/Ubuntu: apt-get install ${missing[*]}"
+  Apache Curator, kazoo (python3), PostgreSQL, docker-compose and Prometheus (or set PROMETHEUS_HOME to an unpacked release);
+  on Debian/Ubuntu: apt-get install ${missing[*]}"
 if ! command -v apt-get >/dev/null; then
 	echo "install-deps: missing: ${missing[*]}; no apt-get here: $hint" >&2
 	exit 1

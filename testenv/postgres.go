@@ -106,26 +106,9 @@ func (p *Postgres) DSN() string { return p.dsn }
 // its directory. It is idempotent.
 func (p *Postgres) Close() error {
 	p.closeOnce.Do(func() {
-		p.closeErr = p.stop()
-		if err := os.RemoveAll(p.dir); err != nil && p.closeErr == nil {
-			p.closeErr = fmt.Errorf("testenv: remove postgres dir: %w", err)
-		}
+		p.closeErr = stopChildServer("postgres", p.cmd.Process, p.exited, syscall.SIGQUIT, p.dir)
 	})
 	return p.closeErr
-}
-
-func (p *Postgres) stop() error {
-	_ = p.cmd.Process.Signal(syscall.SIGQUIT)
-	timer := time.NewTimer(10 * time.Second)
-	defer timer.Stop()
-	select {
-	case <-p.exited:
-		return nil
-	case <-timer.C:
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.exited
-	return fmt.Errorf("testenv: postgres did not stop on SIGQUIT within 10s; killed")
 }
 
 func pgStartIn(ctx context.Context, bin, dir string, cred *syscall.Credential) (*Postgres, error) {
@@ -166,7 +149,7 @@ func pgStartIn(ctx context.Context, bin, dir string, cred *syscall.Credential) (
 	ready := make(chan struct{})
 	go pg.readLog(stderr, ready)
 	if err := pg.awaitReady(ctx, ready); err != nil {
-		_ = pg.stop()
+		_ = stopChildServer("postgres", cmd.Process, pg.exited, syscall.SIGQUIT, "")
 		return nil, err
 	}
 	return pg, nil

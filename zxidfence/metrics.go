@@ -40,6 +40,10 @@ const (
 //	zkelect_fence_highest_counter{guard,resource}         highest token this process accepted,
 //	zkelect_fence_highest_generation{guard,resource}      its counter and its generation
 //
+// The accepted and rejected counters of a guard and resource exist, at 0
+// for every reason, from its first decision on: an alert on
+// increase(zkelect_fence_rejected_total[5m]) then sees the first rejection.
+//
 // A token is exported as epoch and counter because Prometheus samples are
 // float64, exact only up to 2^53: the raw zxid is never a sample.
 type Metrics struct {
@@ -54,6 +58,7 @@ type Metrics struct {
 
 	mu      sync.Mutex
 	highest map[[2]string]Fence // (guard, resource) -> highest exported
+	counted map[[2]string]bool  // (guard, resource) pairs whose counters exist
 }
 
 // NewMetrics registers the fencing series on reg and returns them. resources
@@ -68,6 +73,7 @@ func NewMetrics(reg prometheus.Registerer, resources ...string) (*Metrics, error
 	m := &Metrics{
 		named:       make(map[string]bool, len(resources)),
 		highest:     make(map[[2]string]Fence),
+		counted:     make(map[[2]string]bool),
 		accepted:    counterVec("accepted_total", "Writes admitted by a fencing guard.", "guard", "resource"),
 		rejected:    counterVec("rejected_total", "Writes refused by a fencing guard, by reason.", "guard", "resource", "reason"),
 		generations: counterVec("generation_changes_total", "Resources moved to a new generation by an operator.", "guard", "resource"),
@@ -111,6 +117,7 @@ func (m *Metrics) observe(kind, key string, f Fence, err error) {
 		return
 	}
 	res := m.resource(key)
+	m.initCounters(kind, res)
 	if err == nil {
 		m.accepted.WithLabelValues(kind, res).Inc()
 		m.raise(kind, res, f)
@@ -118,6 +125,24 @@ func (m *Metrics) observe(kind, key string, f Fence, err error) {
 	}
 	if reason := rejectReason(err); reason != "" {
 		m.rejected.WithLabelValues(kind, res, reason).Inc()
+	}
+}
+
+// initCounters creates the accepted and rejected series of a guard and
+// resource at zero, for every reason, when it first sees the pair: a
+// counter that appears only at its first rejection, already at 1, shows
+// no increase() to an alert on rejections.
+func (m *Metrics) initCounters(kind, res string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := [2]string{kind, res}
+	if m.counted[k] {
+		return
+	}
+	m.counted[k] = true
+	m.accepted.WithLabelValues(kind, res)
+	for _, r := range [...]string{reasonStale, reasonNoToken, reasonGeneration, reasonNotLeader, reasonMalformed} {
+		m.rejected.WithLabelValues(kind, res, r)
 	}
 }
 

@@ -39,9 +39,19 @@ func TestMetricsCountDecisionsAndExportTokenHalves(t *testing.T) {
 		`zkelect_fence_rejected_total{guard="memory",reason="no_token",resource="shard-1"}`: 1,
 		`zkelect_fence_rejected_total{guard="memory",reason="stale",resource="shard-1"}`:    1,
 	}
+	// Every reason's rejection counter exists, at 0 until it counts, for
+	// each resource that saw a decision (an alert's increase() needs it).
+	for _, res := range []string{"", "shard-1"} {
+		for _, reason := range []string{"stale", "no_token", "unknown_generation", "not_leader", "malformed"} {
+			k := `zkelect_fence_rejected_total{guard="memory",reason="` + reason + `",resource="` + res + `"}`
+			if _, ok := want[k]; !ok {
+				want[k] = 0
+			}
+		}
+	}
 	got := gather(t, reg)
 	for k, v := range want {
-		if got[k] != v {
+		if g, ok := got[k]; !ok || g != v {
 			t.Errorf("%s = %v; want %v", k, got[k], v)
 		}
 	}

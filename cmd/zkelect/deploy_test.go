@@ -109,24 +109,9 @@ func TestDashboardUsesOnlyExportedMetrics(t *testing.T) {
 	}
 	exported := rec.names()
 
-	b, err := os.ReadFile("../../deploy/grafana/dashboards/zkelect.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dash struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-	}
-	if err := json.Unmarshal(b, &dash); err != nil {
-		t.Fatalf("dashboard JSON: %v", err)
-	}
 	metric := regexp.MustCompile(`\bzkelect_[a-z0-9_]+`)
 	used := 0
-	for _, p := range dash.Panels {
+	for _, p := range readDashboard(t) {
 		if len(p.Targets) == 0 {
 			t.Errorf("panel %q has no query", p.Title)
 		}
@@ -147,6 +132,30 @@ func TestDashboardUsesOnlyExportedMetrics(t *testing.T) {
 			t.Errorf("expected the daemon to export %s; it exports %v", want, exported)
 		}
 	}
+}
+
+// dashboardPanel is a panel of the Grafana dashboard with its queries.
+type dashboardPanel struct {
+	Title   string `json:"title"`
+	Targets []struct {
+		Expr string `json:"expr"`
+	} `json:"targets"`
+}
+
+// readDashboard decodes the panels of the Grafana dashboard.
+func readDashboard(t *testing.T) []dashboardPanel {
+	t.Helper()
+	b, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []dashboardPanel `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatalf("dashboard JSON %s: %v", dashboardFile, err)
+	}
+	return dash.Panels
 }
 
 // histogramFamily strips a histogram series suffix.
