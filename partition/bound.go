@@ -25,14 +25,15 @@ import (
 // framing (3,090,084 bytes measured for 30,000 paths of 99 bytes: 30,000 x
 // 103 + 84). An election's path is
 //
-//	<root>/shards/<id>/_c_<36-character GUID>-latch-<10-digit sequence>
+//	<root>/shards/<id>/_c_<24 hex digits>-<10-digit sequence>
 //
-// that is len(root) + 8 + len(id) + 1 + 56 bytes (the candidate's name is
-// Apache Curator's LeaderLatch naming, 56 of those bytes). With the
-// daemon's root "/zkelect" and ids of up to 6 characters a path is 79
-// bytes, so 83 bytes an election, and DefaultMaxShardsPerSession = 5,000
-// elections write at most 5,000 x 83 + 84 = 415,084 bytes: 40% of
-// jute.maxbuffer (1,048,575) and 20% of what the servers read back. The
+// that is len(root) + 8 + len(id) + 1 + 38 bytes (recipe.ShortNaming:
+// Curator LeaderLatch's "_c_<36-character GUID>-latch-<seq>", which
+// earlier releases used, takes 56). With the daemon's root "/zkelect" and
+// ids of up to 6 characters a path is 61 bytes, so 65 bytes an election,
+// and DefaultMaxShardsPerSession = 5,000 elections write at most 5,000 x
+// 65 + 84 = 325,084 bytes: 31% of jute.maxbuffer (1,048,575) and 16% of
+// what the servers read back (with LeaderLatch names, 415,084). The
 // bound the Manager enforces is jute.maxbuffer itself (half what the
 // servers read back): the default is 5,000 or, with longer paths, the
 // most elections whose transaction stays within jute.maxbuffer; a
@@ -60,8 +61,8 @@ const (
 	// from its paths, in bytes.
 	closeSessionOverhead = 84
 	// candidateNameBytes is the length of a shard candidate's znode name,
-	// "_c_<36-character GUID>-latch-<10-digit sequence>".
-	candidateNameBytes = 3 + 36 + 1 + 6 + 10
+	// "_c_<24 hex digits>-<10-digit sequence>" (recipe.ShortNaming).
+	candidateNameBytes = 3 + 24 + 1 + 10
 	// listingOverhead is a getChildren2 reply's size apart from its
 	// names: reply header (16), stat (68), count (4), rounded up.
 	listingOverhead = 128

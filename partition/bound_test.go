@@ -35,9 +35,9 @@ func TestSessionBoundDefaultsAndRefusals(t *testing.T) {
 	if _, err := partition.NewManager(sess, root, cfg); err != nil {
 		t.Fatalf("NewManager(100,000 shards, default bound): %v", err)
 	}
-	// "/zkelect/shards/99999/" and a 56-byte candidate name: 79 bytes.
-	if got, want := partition.CloseSessionBytes(partition.DefaultMaxShardsPerSession, 79), 415084; got != want {
-		t.Errorf("CloseSessionBytes(5000, 79) = %d, want %d (the documented arithmetic)", got, want)
+	// "/zkelect/shards/999999/" and a 38-byte candidate name: 61 bytes.
+	if got, want := partition.CloseSessionBytes(partition.DefaultMaxShardsPerSession, 61), 325084; got != want {
+		t.Errorf("CloseSessionBytes(5000, 61) = %d, want %d (the documented arithmetic)", got, want)
 	}
 	long := []string{strings.Repeat("x", partition.MaxIDLength)}
 	cfg.Shards, cfg.MaxShardsPerSession = long, partition.DefaultMaxShardsPerSession

@@ -7,7 +7,7 @@
 //
 //	<root>/members/<member>   ephemeral: the member is live (its session owns it)
 //	<root>/owners/<member>    persistent: the member's record, JSON {session, leading, reserved}
-//	<root>/shards/<shard>     one recipe election per shard (Curator LeaderLatch naming)
+//	<root>/shards/<shard>     one recipe election per shard (recipe.ShortNaming; Curator LeaderLatch naming before, both order together)
 //
 // A member's elections run on the recipe.Session given to NewManager and,
 // above Config.MaxShardsPerSession elections (default 5,000), on sibling

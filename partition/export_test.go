@@ -34,3 +34,8 @@ func SessionOf(m *Manager, i int) *recipe.Session {
 	}
 	return m.pool.open[i].sess
 }
+
+// UseCuratorNaming makes m name its shards' candidate znodes as releases
+// before recipe.ShortNaming did (Curator LeaderLatch's naming), for
+// rolling-upgrade tests. Call it before Run.
+func UseCuratorNaming(m *Manager) { m.naming = recipe.CuratorNaming() }

@@ -32,6 +32,11 @@ type Manager struct {
 	log  zerolog.Logger
 	met  *metrics
 	pool *sessions // the sessions the elections run on
+	// naming names the shards' candidate znodes: recipe.ShortNaming (38
+	// bytes, against Curator LeaderLatch's 56, in every request, watch and
+	// closeSession transaction); earlier releases used CuratorNaming, and
+	// both order together.
+	naming recipe.Naming
 
 	instance []byte // random; the member znode's data tells this Manager from another on the same session
 
@@ -74,6 +79,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	m := &Manager{
 		instance: []byte(rand.Text()),
 		pool:     newSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
+		naming:   recipe.ShortNaming(),
 		sess:     sess,
 		conn:     sess.Conn(),
 		root:     root,

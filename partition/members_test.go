@@ -79,6 +79,14 @@ func startMember(t *testing.T, root, id string, shards []string, tr *tracker, tu
 // startMemberOn is startMember on a given session.
 func startMemberOn(t *testing.T, sess *recipe.Session, root, id string, shards []string, tr *tracker, tune ...func(*partition.Config)) *member {
 	t.Helper()
+	mb := newMember(t, sess, root, id, shards, tr, tune...)
+	mb.run(t)
+	return mb
+}
+
+// newMember is startMemberOn without starting Run.
+func newMember(t *testing.T, sess *recipe.Session, root, id string, shards []string, tr *tracker, tune ...func(*partition.Config)) *member {
+	t.Helper()
 	cfg := partition.Config{
 		MemberID:         id,
 		Shards:           shards,
@@ -94,15 +102,20 @@ func startMemberOn(t *testing.T, sess *recipe.Session, root, id string, shards [
 	if err != nil {
 		t.Fatalf("NewManager(%s): %v", id, err)
 	}
+	return &member{id: id, sess: sess, m: m, done: make(chan error, 1), ended: make(chan struct{})}
+}
+
+// run starts the member's Run; it is stopped at cleanup if the test did
+// not stop it.
+func (mb *member) run(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	mb := &member{id: id, sess: sess, m: m, cancel: cancel, done: make(chan error, 1), ended: make(chan struct{})}
+	mb.cancel = cancel
 	go func() {
-		err := m.Run(ctx)
+		err := mb.m.Run(ctx)
 		close(mb.ended)
 		mb.done <- err
 	}()
 	t.Cleanup(func() { mb.stop(t) })
-	return mb
 }
 
 // stop cancels the member's Run and waits for it to return.

@@ -19,6 +19,7 @@ func TestNamingPrefix(t *testing.T) {
 		{CuratorNaming(), "_c_" + testGUID + "-latch-"},
 		{Naming{}, "_c_" + testGUID + "-latch-"},
 		{KazooNaming(), "0f8fad5bd9cb469fa16570867728950e__lock__"},
+		{ShortNaming(), "_c_0f8fad5bd9cb469fa1657086-"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.naming.String(), func(t *testing.T) {
@@ -57,6 +58,9 @@ func TestOwnsNode(t *testing.T) {
 		{"_c_" + testGUID + "-latch-0000000001", testGUID, true},
 		{"_c_" + testGUID + "-lock-0000000001", testGUID, true},
 		{"0f8fad5bd9cb469fa16570867728950e__lock__0000000001", testGUID, true},
+		{"_c_0f8fad5bd9cb469fa1657086-0000000001", testGUID, true},
+		{"_c_0f8fad5bd9cb469fa1657086--000000001", testGUID, true},
+		{"_c_9c8589018a57479181fe4c45-0000000001", testGUID, false},
 		{"_c_" + other + "-latch-0000000001", testGUID, false},
 		{"9c8589018a57479181fe4c455b099bc9__lock__0000000001", testGUID, false},
 		{"x_c_" + testGUID + "-latch-0000000001", testGUID, false},
