@@ -29,6 +29,10 @@ type loop struct {
 
 	runners  map[string]*runner
 	leading  map[string]uint64    // shards whose runner reported started, with their tokens
+	// suspended: shards in leading whose leadership ended for a lost
+	// connection while their candidate stays first in the election (the
+	// record keeps claiming them: see holdSuspended), and since when.
+	suspended map[string]time.Time
 	handoffs int                  // balancing handoffs in flight
 	queue    []string             // settled handoffs waiting for the throttle
 	moving   map[string]time.Time // led here, assigned elsewhere since
@@ -71,6 +75,7 @@ const (
 	evStopped                   // leadership over, OnStoppedLeading returned
 	evFinished                  // runner returned; its candidate is closed
 	evDeferred                  // a handoff found no successor campaigning: still leading
+	evSuspended                 // leadership over for a lost connection, OnStoppedLeading returned; campaigning on
 )
 
 type runnerEvent struct {
@@ -95,6 +100,7 @@ func newLoop(m *Manager) *loop {
 		fatal:       make(chan error, 1),
 		runners:     map[string]*runner{},
 		leading:     map[string]uint64{},
+		suspended:   map[string]time.Time{},
 		moving:      map[string]time.Time{},
 		targets:     map[string]string{},
 		reserved:    map[string]bool{},
@@ -282,6 +288,7 @@ func (l *loop) handle(ev runnerEvent) {
 	switch ev.kind {
 	case evStarted:
 		l.leading[r.id] = ev.token
+		delete(l.suspended, r.id)
 		delete(l.reserved, r.id)
 		l.recordChanged = true
 		if since, ok := l.orphaned[r.id]; ok {
@@ -290,8 +297,13 @@ func (l *loop) handle(ev runnerEvent) {
 		}
 	case evStopped:
 		delete(l.leading, r.id)
+		delete(l.suspended, r.id)
 		l.recordChanged = true
 		l.reserveLost(r.id, ev.reason)
+	case evSuspended:
+		if _, led := l.leading[r.id]; led {
+			l.suspended[r.id] = time.Now()
+		}
 	case evDeferred:
 		if r.handoff {
 			r.handoff = false
@@ -302,6 +314,7 @@ func (l *loop) handle(ev runnerEvent) {
 		}
 	case evFinished:
 		delete(l.leading, r.id)
+		delete(l.suspended, r.id)
 		delete(l.moving, r.id)
 		if l.runners[r.id] == r {
 			delete(l.runners, r.id)

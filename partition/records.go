@@ -17,6 +17,30 @@ import (
 // reservation after a restart or a session expiry, and the deletion of the
 // records of members absent for longer than the grace.
 
+// holdSuspended is why a leadership suspended by a lost connection stays
+// in our record: our candidate's znode is still first and, once the
+// session answers again, leads again with the same token. Every member
+// reconnects at once after a quorum-leader failover and regains thousands
+// of shards over a moment; a record that dropped them meanwhile would show
+// them orphaned to the others, whose assignment would deal them elsewhere,
+// and we would pass them on when we regained them (and get them back
+// later): two moves for a failover every session survived. The claim ends
+// when the shard is led again, its runner ends, a new session replaces
+// ours (noticeSession), or after one session timeout (dropSuspended): by
+// then the session may have expired and the znode gone.
+//
+// dropSuspended ends the claims suspended for longer than a session
+// timeout.
+func (l *loop) dropSuspended(now time.Time) {
+	for s, since := range l.suspended {
+		if now.Sub(since) > l.m.sess.Timeout() {
+			delete(l.suspended, s)
+			delete(l.leading, s)
+			l.recordChanged = true
+		}
+	}
+}
+
 // noticeSession reserves the shards assigned here when the session changes
 // (the old one expired): this member comes back with new znodes, like a
 // restart, and should get the same shards back within the restart grace.
@@ -24,6 +48,11 @@ func (l *loop) noticeSession() {
 	id := l.m.sess.ID()
 	if id == 0 || id == l.session {
 		return
+	}
+	for s := range l.suspended { // their znodes went with the old session
+		delete(l.suspended, s)
+		delete(l.leading, s)
+		l.recordChanged = true
 	}
 	if l.session != 0 && l.m.cfg.RestartGrace >= 0 {
 		for s, m := range l.targets {
@@ -124,6 +153,7 @@ const orphanedTTL = time.Minute
 // restart grace (version-checked, so a member that came back and rewrote
 // its record keeps it) and ends our own reservation when its grace is over.
 func (l *loop) collect(now time.Time) {
+	l.dropSuspended(now)
 	for s, since := range l.orphaned { // taken over elsewhere, or never here
 		if now.Sub(since) > orphanedTTL {
 			delete(l.orphaned, s)

@@ -176,7 +176,11 @@ func (l *loop) lead(r *runner, lead *recipe.Leadership) {
 		f(r.id, reason)
 	}
 	l.m.met.stopped.WithLabelValues(reasonLabel(reason)).Inc()
-	l.reportStopped(r, reason)
+	if errors.Is(reason, recipe.ErrSuspended) && r.ctx.Err() == nil {
+		l.report(r, evSuspended, 0) // the record keeps the shard: see holdSuspended
+	} else {
+		l.reportStopped(r, reason)
+	}
 	l.m.log.Debug().Str("shard", r.id).Stringer("token", token).AnErr("reason", reason).Msg("stopped leading")
 	if lead.Err() == nil {
 		l.resign(r, lead)

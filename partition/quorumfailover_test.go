@@ -1,0 +1,111 @@
+package partition_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/testenv"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// moveCounter counts leaderships started on a member other than the
+// shard's first leader, and handoffs.
+type moveCounter struct {
+	mu       sync.Mutex
+	first    map[string]string // shard → its first leader
+	moves    []string
+	handoffs int
+	reasons  map[string]int
+}
+
+func (mc *moveCounter) started(member string) func(context.Context, string, zxidfence.Token) {
+	return func(ctx context.Context, shard string, _ zxidfence.Token) {
+		mc.mu.Lock()
+		switch f, ok := mc.first[shard]; {
+		case !ok:
+			mc.first[shard] = member
+		case f != member:
+			mc.moves = append(mc.moves, fmt.Sprintf("%s: %s→%s", shard, f, member))
+		}
+		mc.mu.Unlock()
+		<-ctx.Done()
+	}
+}
+
+func (mc *moveCounter) stopped(_ string, reason error) {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	mc.reasons[fmt.Sprint(reason)]++
+	if errors.Is(reason, partition.ErrHandoff) {
+		mc.handoffs++
+	}
+}
+
+func (mc *moveCounter) snapshot() ([]string, int) {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	return append([]string(nil), mc.moves...), mc.handoffs
+}
+
+// TestQuorumLeaderFailoverMovesNoShard kills the quorum leader of a
+// 3-server ensemble under 3 members and 1,000 shards, and restarts it,
+// several times. Every member's session survives each failover, so no shard
+// may move: every shard is led again by the member that led it before.
+func TestQuorumLeaderFailoverMovesNoShard(t *testing.T) {
+	const n, faults = 1000, 3
+	// Sessions of 6s outlive a quorum-leader election (a few ticks) and
+	// the reconnect to a surviving server.
+	c := testenv.New(t, testenv.Options{Servers: 3, MaxSessionTimeout: 6 * time.Second})
+	mc := &moveCounter{first: map[string]string{}, reasons: map[string]int{}}
+	root, shards := newRoot(t), partition.Range(0, n)
+	var ms []*member
+	for _, id := range []string{"m1", "m2", "m3"} {
+		ms = append(ms, startMemberOn(t, connectTo(t, c.Addrs(), 6*time.Second), root, id, shards, newTracker(),
+			func(cfg *partition.Config) {
+				cfg.OnStartedLeading, cfg.OnStoppedLeading = mc.started(id), mc.stopped
+			}))
+	}
+	waitBalanced(t, shards, ms, 45*time.Second)
+	// Moves while the first balance settles are not failover moves.
+	waitFor(t, 20*time.Second, "the first balance to settle", func() (bool, string) {
+		lead := leaders(t, ms)
+		return balanced(shards, lead, len(ms))
+	})
+	mc.mu.Lock()
+	for s, m := range leaders(t, ms) {
+		mc.first[s] = m
+	}
+	mc.moves, mc.handoffs = nil, 0
+	mc.mu.Unlock()
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	defer cancel()
+	for i := range faults {
+		ql, err := c.QuorumLeader(ctx)
+		if err != nil {
+			t.Fatalf("fault %d: find the quorum leader: %v", i, err)
+		}
+		if err := c.Kill(ql); err != nil {
+			t.Fatalf("fault %d: kill server %d: %v", i, ql, err)
+		}
+		if _, err := c.WaitQuorumLeader(ctx, ql); err != nil {
+			t.Fatalf("fault %d: a new quorum leader: %v", i, err)
+		}
+		waitBalanced(t, shards, ms, 30*time.Second)
+		if err := c.Restart(ctx, ql); err != nil {
+			t.Fatalf("fault %d: restart server %d: %v", i, ql, err)
+		}
+		waitBalanced(t, shards, ms, 30*time.Second)
+	}
+	moves, handoffs := mc.snapshot() // before the members stop and hand their shards to each other
+	mc.mu.Lock()
+	t.Logf("leaderships ended, by reason: %v", mc.reasons)
+	mc.mu.Unlock()
+	if len(moves) > 0 || handoffs > 0 {
+		t.Errorf("%d quorum-leader failovers moved %d shards (%d handoffs); want none: %v", faults, len(moves), handoffs, moves)
+	}
+}
