@@ -48,6 +48,20 @@ func TestDevServesUntilSIGTERM(t *testing.T) {
 		t.Fatalf("create through the dev ensemble: %v", err)
 	}
 
+	// The other commands' default session timeout is what dev grants.
+	daemon := startProc(t, "shards on dev", []string{"shards", "--zk", strings.Join(servers, ","), "--root", "/dev-test-shards",
+		"--member", "m1", "--shards", "2", "--listen", "127.0.0.1:0", "--exec", "sleep 100"})
+	daemon.waitStderr(ctx, "shards daemon started")
+	daemon.signal(syscall.SIGTERM)
+	if code := daemon.wait(20 * time.Second); code != 0 {
+		t.Errorf("shards daemon on dev exited %d", code)
+	}
+	for _, warning := range []string{"granted another session timeout", "--grace is above"} {
+		if strings.Contains(daemon.err.String(), warning) {
+			t.Errorf("a daemon with default flags on zkelect dev warns %q:\n%s", warning, daemon.err.String())
+		}
+	}
+
 	if err := dev.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,9 @@ import (
 
 // Defaults for the shared flags.
 const (
+	// maxDefaultGrace caps the default --grace of run and shards: a third
+	// of the negotiated session timeout, at most this.
+	maxDefaultGrace       = 3 * time.Second
 	defaultSessionTimeout = 10 * time.Second
 	defaultConnectTimeout = 5 * time.Second
 	envZK                 = "ZKELECT_ZK"
@@ -289,3 +292,18 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// childGrace is --grace as given, or by default a third of the negotiated
+// session timeout, at most maxDefaultGrace: a cut-off leader notices the
+// lost connection within about 2/3 of the timeout and the next leader
+// starts after the full timeout, so the old child is gone before the new
+// one starts.
+func childGrace(fs *pflag.FlagSet, given, sessionTimeout time.Duration) time.Duration {
+	if fs.Changed("grace") {
+		return given
+	}
+	return min(maxDefaultGrace, sessionTimeout/3)
+}
+
+// graceUsage is the --grace help text of run and shards.
+const graceUsage = "time between SIGTERM and SIGKILL when stopping the child (default a third of the session timeout, at most 3s); keep it under a third of the session timeout"

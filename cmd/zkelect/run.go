@@ -78,8 +78,7 @@ between children with --restart), run withdraws and exits 130 for SIGINT,
 	fs.StringVar(&f.election, "election", "", "election path, e.g. /apps/cron/leader (required)")
 	fs.StringVar(&f.id, "id", defaultParticipantID(), "participant id stored in this candidate's znode (default host:pid)")
 	hideDefault(fs, "id")
-	fs.DurationVar(&f.grace, "grace", 3*time.Second,
-		"time between SIGTERM and SIGKILL when stopping the child; keep it under a third of the session timeout")
+	fs.DurationVar(&f.grace, "grace", maxDefaultGrace, graceUsage)
 	fs.BoolVar(&f.restart, "restart", false, "campaign again when the child exits instead of exiting with its status")
 	return cmd
 }
@@ -140,6 +139,7 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 	}
 	defer c.close()
 	ctx, log, sess := c.ctx, c.log, c.sess
+	f.grace = childGrace(cmd.Flags(), f.grace, sess.Timeout())
 	if t := sess.Timeout(); f.grace > t/3 {
 		log.Warn().Dur("grace", f.grace).Dur("session_timeout", t).
 			Msg("--grace is above a third of the session timeout: a cut-off leader's child may still be stopping when the next leader's child starts")

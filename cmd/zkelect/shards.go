@@ -75,9 +75,9 @@ the first balance) and /v1/leaderships (JSON) on --listen.`,
 	fs.StringVar(&f.exec, "exec", "", "command template run per led shard; {shard} and {token} are substituted")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:9464", "HTTP address for /metrics, /healthz, /readyz and /v1/leaderships")
 	f.listenTLS.register(fs)
-	fs.DurationVar(&f.grace, "grace", 3*time.Second,
-		"time between SIGTERM and SIGKILL when stopping a shard's child; keep it under a third of the session timeout")
-	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", 15*time.Second, "how long a handoff waits for a shard's work to stop")
+	fs.DurationVar(&f.grace, "grace", maxDefaultGrace, graceUsage)
+	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", partition.DefaultHandoffTimeout,
+		"how long a handoff waits for a shard's work to stop (the library's default); keep it above --grace")
 	fs.IntVar(&f.maxHandoffs, "max-handoffs", 8, "balancing handoffs in flight at once")
 	fs.DurationVar(&f.restartGrace, "restart-grace", 0,
 		"how long a departed member's shards stay reserved for it (0: twice the session timeout; negative: none)")
@@ -179,13 +179,13 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	defer stop()
 
 	reg, metrics := newDaemonRegistry(f.member)
-	work := newShardWork(f.member, f.root, execTemplate(f.exec), f.grace, log, metrics)
-
 	sess, err := f.common.connect(ctx, log, reg)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
+	f.grace = childGrace(cmd.Flags(), f.grace, sess.Timeout())
+	work := newShardWork(f.member, f.root, execTemplate(f.exec), f.grace, log, metrics)
 	acl, _ := f.common.znodeACL() // checked by validate
 	mgr, err := partition.NewManager(sess, f.root, partition.Config{
 		MemberID: f.member,

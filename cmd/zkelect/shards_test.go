@@ -367,3 +367,17 @@ func TestPruneRemovesLeftoverShardElections(t *testing.T) {
 		return p.wait(10*time.Second) == 0
 	})
 }
+
+// TestShardsDefaultGraceFollowsSessionTimeout: with a short session
+// timeout and no --grace, the default grace is a third of it, so the daemon
+// does not warn that --grace is too long.
+func TestShardsDefaultGraceFollowsSessionTimeout(t *testing.T) {
+	d := startDaemonWith(t, testPath(t), "m1", 1, []string{"--session-timeout", "1500ms", "--exec", "sleep 100"})
+	d.signal(syscall.SIGTERM)
+	if code := d.wait(20 * time.Second); code != 0 {
+		t.Fatalf("daemon exited %d", code)
+	}
+	if strings.Contains(d.err.String(), "--grace is above") {
+		t.Errorf("default --grace warned about with a 1.5s session timeout:\n%s", d.err.String())
+	}
+}
