@@ -30,14 +30,17 @@ func newDevCmd() *cobra.Command {
 each server a Java process with its data in a temporary directory, and prints
 its connect string as a ZKELECT_ZK=... line. On Ctrl-C (SIGINT) or SIGTERM it
 kills every server and removes the directory. Session timeouts are bounded to
-2 ticks..--max-session-timeout (10s by default: what the other commands ask for
-by default, so none of them warns that the server granted less). Needs Java
+2 ticks..--max-session-timeout (by default 20 ticks, and at least 10s: what the
+other commands ask for by default, so none of them is granted less). Needs Java
 and ZooKeeper (make deps installs them).`,
 		Example: `  make dev
   zkelect dev --servers 5 --tick-time 100ms
   zkelect dev --servers 1 --heap 2g --max-session-timeout 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("max-session-timeout") {
+				opts.MaxSessionTimeout = max(20*opts.TickTime, defaultSessionTimeout)
+			}
 			if err := checkDevOptions(opts); err != nil {
 				return err
 			}
@@ -49,8 +52,8 @@ and ZooKeeper (make deps installs them).`,
 	cmd.Flags().IntVar(&opts.Servers, "servers", 3, "number of servers: 1 (standalone), 3 or 5")
 	cmd.Flags().DurationVar(&opts.TickTime, "tick-time", devTick,
 		"ZooKeeper tickTime, whole milliseconds, at least 10ms; session timeouts may range over 2..20 ticks")
-	cmd.Flags().DurationVar(&opts.MaxSessionTimeout, "max-session-timeout", defaultSessionTimeout,
-		"upper bound on negotiated session timeouts, at least 2 ticks (the default grants what the other commands ask by default)")
+	cmd.Flags().DurationVar(&opts.MaxSessionTimeout, "max-session-timeout", 0,
+		"upper bound on negotiated session timeouts, at least 2 ticks (default the longer of 20 ticks and 10s, what the other commands ask by default)")
 	cmd.Flags().StringVar(&opts.Heap, "heap", devHeap, "maximum Java heap of each server (java -Xmx), e.g. 512m or 2g")
 	return cmd
 }

@@ -180,7 +180,7 @@ func TestDevHelpStatesTheRealDefaults(t *testing.T) {
 		t.Fatalf("dev --help: exit %d", code)
 	}
 	help := p.out.String()
-	for _, want := range []string{"(default 200ms)", `--heap string`, `(default "512m")`, "at least 2 ticks (default 20 ticks)"} {
+	for _, want := range []string{"(default 200ms)", `--heap string`, `(default "512m")`, "at least 2 ticks (default the longer of 20 ticks and 10s"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("dev --help lacks %q:\n%s", want, help)
 		}
