@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/zkelect/zkelect/internal/registry"
+	"github.com/zkelect/zkelect/zxidfence"
 )
 
 // metrics holds the recipe's collectors. A nil *metrics records nothing, so
@@ -18,6 +19,9 @@ type metrics struct {
 	sessionState *prometheus.GaugeVec     // state
 	expiries     prometheus.Counter
 	requests     *prometheus.HistogramVec // op, result
+	tokenEpoch   *prometheus.GaugeVec     // election: single elections only
+	tokenCounter *prometheus.GaugeVec     // election: single elections only
+	leases       *leaseGauges
 }
 
 // sessionStates are the values of the state label of zkelect_session_state.
@@ -59,6 +63,17 @@ func newMetrics(r prometheus.Registerer) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0002, 4, 10),
 		}, []string{"op", "result"}),
 	}
+	m.tokenEpoch = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "zkelect_leader_token_epoch",
+		Help: "Epoch (high 32 bits of the zxid) of the fencing token this process leads a single election with; absent while not leading. Elections sharing a metrics label (a partition's shards) are left out.",
+	}, []string{"election"})
+	m.tokenCounter = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "zkelect_leader_token_counter",
+		Help: "Counter (low 32 bits of the zxid) of the fencing token this process leads a single election with; absent while not leading.",
+	}, []string{"election"})
+	m.tokenEpoch = registry.Register(r, m.tokenEpoch)
+	m.tokenCounter = registry.Register(r, m.tokenCounter)
+	m.leases = newLeaseGauges(r)
 	m.isLeader = registry.Register(r, m.isLeader)
 	m.acquired = registry.Register(r, m.acquired)
 	m.lost = registry.Register(r, m.lost)
@@ -108,6 +123,33 @@ func (m *metrics) leading(election string, since time.Time) {
 	if !since.IsZero() {
 		m.timeToLead.WithLabelValues(election).Observe(time.Since(since).Seconds())
 	}
+}
+
+// trackSession adds (or, with on false, removes) s to the lease gauges.
+func (m *metrics) trackSession(s *Session, on bool) {
+	if m == nil {
+		return
+	}
+	if on {
+		m.leases.track(s)
+	} else {
+		m.leases.untrack(s)
+	}
+}
+
+// token sets (or, with ok false, removes) the token gauges of a single
+// election.
+func (m *metrics) token(election string, t zxidfence.Token, ok bool) {
+	if m == nil {
+		return
+	}
+	if !ok {
+		m.tokenEpoch.DeleteLabelValues(election)
+		m.tokenCounter.DeleteLabelValues(election)
+		return
+	}
+	m.tokenEpoch.WithLabelValues(election).Set(float64(t.Epoch()))
+	m.tokenCounter.WithLabelValues(election).Set(float64(t.Counter()))
 }
 
 func (m *metrics) notLeading(election string, reason error) {

@@ -3,6 +3,7 @@ package recipe_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -125,4 +126,39 @@ func seriesOf(t *testing.T, reg prometheus.Gatherer, name string) int {
 		}
 	}
 	return 0
+}
+
+// TestSessionLeaseAndTokenMetrics: each session exports how long its lease
+// still holds and how late ZooKeeper answers it (label session_id), and a
+// single election's leader exports its token's epoch and counter, absent
+// once it resigns.
+func TestSessionLeaseAndTokenMetrics(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	path := electionPath(t)
+	s := session(t, zkc.ConnectString(), recipe.WithMetrics(reg))
+	id := map[string]string{"session_id": fmt.Sprintf("0x%x", s.ID())}
+	if v := metricValue(t, reg, "zkelect_session_lease_remaining_seconds", id); v <= 0 || v > s.Timeout().Seconds() {
+		t.Errorf("lease remaining %v, want in (0, %v]", v, s.Timeout().Seconds())
+	}
+	if v := metricValue(t, reg, "zkelect_session_answer_lag_seconds", id); v < 0 || v >= s.Timeout().Seconds() {
+		t.Errorf("answer lag %v, want in [0, %v)", v, s.Timeout().Seconds())
+	}
+	l := lead(t, candidate(t, s, path))
+	election := map[string]string{"election": path}
+	if v := metricValue(t, reg, "zkelect_leader_token_epoch", election); v != float64(l.Token().Epoch()) {
+		t.Errorf("token epoch gauge %v, want %d", v, l.Token().Epoch())
+	}
+	if v := metricValue(t, reg, "zkelect_leader_token_counter", election); v != float64(l.Token().Counter()) {
+		t.Errorf("token counter gauge %v, want %d", v, l.Token().Counter())
+	}
+	if err := l.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if v := metricValue(t, reg, "zkelect_leader_token_counter", election); v != -1 {
+		t.Errorf("token counter gauge %v after resigning, want none", v)
+	}
+	s.Close()
+	if v := metricValue(t, reg, "zkelect_session_lease_remaining_seconds", id); v != -1 {
+		t.Errorf("lease remaining %v after Close, want no series", v)
+	}
 }

@@ -128,6 +128,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 			Msg("server granted another session timeout; deadlines use the negotiated one")
 	}
 	go s.watchRequests()
+	s.metrics.trackSession(s, true)
 	return s, nil
 }
 
@@ -152,6 +153,7 @@ func (s *Session) awaitFirst(ctx context.Context, servers []string) error {
 // and is idempotent; it always returns nil.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
+		s.metrics.trackSession(s, false)
 		s.mu.Lock()
 		s.closed = true
 		s.connected = false

@@ -334,6 +334,9 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 	st.lead = l
 	c.current.Store(l)
 	c.sess.metrics.leading(c.cfg.metricsLabel, st.since)
+	if c.cfg.metricsLabel == c.path {
+		c.sess.metrics.token(c.path, l.token, true)
+	}
 	st.since = time.Time{}
 	c.log.Info().Str("znode", znode).Stringer("token", l.token).Int64("session_id", st.sessID).Msg("leadership acquired")
 	c.armLease(l)
@@ -381,6 +384,9 @@ func (c *Candidate) endLead(reason error) {
 	}
 	reason = l.Err()
 	c.sess.metrics.notLeading(c.cfg.metricsLabel, reason)
+	if c.cfg.metricsLabel == c.path {
+		c.sess.metrics.token(c.path, 0, false)
+	}
 	ev := c.log.Info().Str("znode", l.znode).Stringer("token", l.token).Int64("session_id", l.sessionID).
 		Str("reason", reasonLabel(reason))
 	if l.open() {

@@ -23,17 +23,24 @@ type readiness interface {
 // leadershipLister lists the leaderships a daemon holds now.
 type leadershipLister interface{ List() []leadershipView }
 
-// newDaemonMux serves /metrics from reg, /healthz, /readyz and
-// /v1/leaderships.
-func newDaemonMux(reg *prometheus.Registry, ready readiness, list leadershipLister) *http.ServeMux {
+// health reports why the daemon is unhealthy, or nil.
+type health interface{ Healthy() error }
+
+// newDaemonMux serves /metrics from reg, /healthz (503 with the reason when
+// unhealthy), /readyz and /v1/leaderships.
+func newDaemonMux(reg *prometheus.Registry, ready readiness, healthy health, list leadershipLister) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := healthy.Healthy(); err != nil {
+			http.Error(w, "unhealthy: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, req *http.Request) {
 		if !ready.Ready(req.Context()) {
-			http.Error(w, "not ready: registering or waiting for the first balance", http.StatusServiceUnavailable)
+			http.Error(w, "not ready: registering, waiting for the first balance, or draining", http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ready")

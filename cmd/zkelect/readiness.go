@@ -10,13 +10,14 @@ import (
 	"github.com/zkelect/zkelect/recipe"
 )
 
-// managerReadiness decides /readyz: the member is ready once it is
-// registered under <root>/members by this session and it leads its fair
-// share of the shards (between floor and ceil of shards/live members), that
-// is, once the first balance is done. Live members are counted as the
-// Manager counts them (partition.LiveMembers: persistent znodes under
-// members are not members). Readiness then stays latched: later rebalances
-// do not make a running member unready.
+// managerReadiness decides /readyz: the member is ready while it is
+// registered under <root>/members by this session, not draining (stopping
+// after a signal), and once it has led its fair share of the shards
+// (between floor and ceil of shards/live members), that is, once the first
+// balance is done. Live members are counted as the Manager counts them
+// (partition.LiveMembers: persistent znodes under members are not
+// members). The balance is latched: later rebalances do not make a running
+// member unready; registration and draining are checked every time.
 type managerReadiness struct {
 	sess    *recipe.Session
 	mgr     *partition.Manager
@@ -25,27 +26,41 @@ type managerReadiness struct {
 	nShards int
 	gauge   prometheus.Gauge
 
-	ready atomic.Bool
+	balanced atomic.Bool // the first balance was reached
+	draining atomic.Bool
 }
 
-// Ready implements readiness. It reads the member znodes while not yet
-// ready and nothing afterwards; ctx bounds the reads.
+// drain makes the member unready for good: it is stopping.
+func (r *managerReadiness) drain() {
+	r.draining.Store(true)
+	r.gauge.Set(0)
+}
+
+// Ready implements readiness. It reads the member znodes; ctx bounds the
+// reads.
 func (r *managerReadiness) Ready(ctx context.Context) bool {
-	if r.ready.Load() {
-		return true
+	ok := r.check(ctx)
+	if ok {
+		r.balanced.Store(true)
 	}
-	if !r.check(ctx) {
-		return false
+	v := 0.0
+	if ok {
+		v = 1
 	}
-	r.ready.Store(true)
-	r.gauge.Set(1)
-	return true
+	r.gauge.Set(v)
+	return ok
 }
 
 func (r *managerReadiness) check(ctx context.Context) bool {
+	if r.draining.Load() {
+		return false
+	}
 	members, err := partition.LiveMembers(ctx, r.sess, r.root)
 	if err != nil || members[r.member] != r.sess.ID() {
 		return false
+	}
+	if r.balanced.Load() {
+		return true
 	}
 	led := len(r.mgr.Leaderships())
 	floor := r.nShards / len(members)

@@ -50,8 +50,13 @@ exits while the shard is still led. Child start and stop are logged at info
 with shard, token, pid and exit status.
 
 --shards 64 means shards "0".."63"; --shards eu,us,ap names them.
-The daemon serves /metrics, /healthz, /readyz (ready once registered and past
-the first balance) and /v1/leaderships (JSON) on --listen.`,
+The daemon serves /metrics, /healthz, /readyz and /v1/leaderships (JSON) on
+--listen. /healthz answers 503 with the reason when the session has had no
+answer from ZooKeeper for a session timeout (cut off past its lease), has
+expired and is not replaced yet, or a child is still running more than --grace
+after its leadership ended. /readyz answers 503 until the member is registered
+and past its first balance, whenever it is not registered, and from a SIGTERM
+on (draining).`,
 		Example: `  zkelect shards --zk 127.0.0.1:2181 --root /apps/billing --member node-a --shards 64
 
   zkelect shards --root /apps/billing --shards 256 \
@@ -212,13 +217,15 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	if err != nil {
 		return err
 	}
-	addr, waitHTTP, err := serveHTTPS(hctx, f.listen, newDaemonMux(reg, ready, work), tlsCfg)
+	addr, waitHTTP, err := serveHTTPS(hctx, f.listen, newDaemonMux(reg, ready, &daemonHealth{sess: sess, work: work, grace: f.grace}, work), tlsCfg)
 	if err != nil {
 		return err
 	}
 	warnPlain(log, addr, tlsCfg != nil)
 	f.warnTimings(log, sess.Timeout())
 	log.Info().Stringer("listen", addr).Int("shards", len(shards)).Msg("shards daemon started")
+	stopDrain := context.AfterFunc(ctx, ready.drain) // a signal: not ready while handing off
+	defer stopDrain()
 	runErr := mgr.Run(ctx)
 	hcancel()
 	httpErr := waitHTTP()

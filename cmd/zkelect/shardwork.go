@@ -37,9 +37,14 @@ type shardWork struct {
 	log     zerolog.Logger
 	metrics *daemonMetrics
 
-	mu   sync.Mutex
-	held map[string]leadershipView
+	mu       sync.Mutex
+	held     map[string]leadershipView
+	stopping stops // children whose leadership ended, until reaped
 }
+
+// overdueStop returns a child still running longer than d after its
+// leadership ended, if any.
+func (w *shardWork) overdueStop(d time.Duration) (stoppingChild, bool) { return w.stopping.overdue(d) }
 
 func newShardWork(member, root string, tmpl execTemplate, grace time.Duration, log zerolog.Logger, m *daemonMetrics) *shardWork {
 	return &shardWork{
@@ -114,7 +119,9 @@ func (w *shardWork) runChild(ctx context.Context, log zerolog.Logger, shard stri
 	case <-c.Done():
 		log.Warn().Int("pid", c.PID()).Int("exit_status", c.ExitCode()).Msg("shard child exited while leading; restarting it")
 	case <-ctx.Done():
+		w.stopping.begin(shard, c.PID())
 		c.Stop(w.grace)
+		w.stopping.end(c.PID())
 		log.Info().Int("pid", c.PID()).Int("exit_status", c.ExitCode()).Msg("shard child stopped")
 	}
 	w.metrics.childExits.Inc()
