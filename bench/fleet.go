@@ -3,6 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +33,7 @@ type fleet struct {
 	leading map[string]string // shard -> member acting as its leader
 	last    map[string]string // shard -> member that led it last
 	moved   map[string]int    // shard -> moves since the last takeMoves
+	allLed  time.Time         // when every shard first had a leader
 }
 
 type fleetMember struct {
@@ -65,7 +69,7 @@ func (f *fleet) addVia(ctx context.Context, id string, proxy *testenv.Proxy) err
 		return err
 	}
 	m, err := partition.NewManager(sess, f.root, partition.Config{
-		MemberID: id, Shards: f.shards,
+		MemberID: id, Shards: f.shards, StartupSettle: f.settle(),
 		OnStartedLeading: func(_ context.Context, shard string, _ zxidfence.Token) { f.started(id, shard) },
 		OnStoppedLeading: func(shard string, _ error) { f.stopped(id, shard) },
 	})
@@ -135,6 +139,40 @@ func (f *fleet) managers() map[string]*partition.Manager {
 	return out
 }
 
+// settle is the members' StartupSettle: the default, or 3 s from
+// boundSteps shards, where members added one after another on a loaded
+// machine register further apart than the default's 1.2 s at most, and
+// the first one up would start every election and hand most on.
+func (f *fleet) settle() time.Duration {
+	if len(f.shards) >= boundSteps {
+		return 3 * time.Second
+	}
+	return 0
+}
+
+// firstAllLed returns when every shard first had a leader (zero if never).
+func (f *fleet) firstAllLed() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.allLed
+}
+
+// loads describes how many shards each member leads.
+func (f *fleet) loads() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	per := map[string]int{}
+	for _, id := range f.leading {
+		per[id]++
+	}
+	ids := slices.Sorted(maps.Keys(per))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, fmt.Sprintf("%s %d", id, per[id]))
+	}
+	return strings.Join(out, ", ")
+}
+
 // close stops every member.
 func (f *fleet) close(ctx context.Context) error {
 	f.mu.Lock()
@@ -164,6 +202,9 @@ func (f *fleet) started(id, shard string) {
 		f.moved[shard]++
 	}
 	f.leading[shard], f.last[shard] = id, id
+	if f.allLed.IsZero() && len(f.leading) == len(f.shards) {
+		f.allLed = time.Now()
+	}
 	f.mu.Unlock()
 	f.signal()
 }
@@ -221,7 +262,7 @@ func (f *fleet) awaitConverged(ctx context.Context, limit time.Duration) (time.T
 		select {
 		case <-f.changed:
 		case <-t.C:
-			return time.Time{}, fmt.Errorf("bench: %d shards not converged after %s (%d led)", len(f.shards), limit, f.ledCount())
+			return time.Time{}, fmt.Errorf("bench: %d shards not converged after %s (%d led: %s)", len(f.shards), limit, f.ledCount(), f.loads())
 		case <-ctx.Done():
 			return time.Time{}, fmt.Errorf("bench: waiting for convergence: %w", ctx.Err())
 		}

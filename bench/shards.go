@@ -54,6 +54,7 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 		return nil, err
 	}
 	cold := done.Sub(start)
+	allLed := fleet.firstAllLed().Sub(start)
 	creates, err := fleet.creates()
 	if err != nil {
 		return nil, err
@@ -64,8 +65,8 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 	out := []Result{{
 		Scenario: fmt.Sprintf("shards/cold start %d", n), Value: msf(cold), Unit: "ms",
 		Floor: fmt.Sprintf("%d creates at %.0f/s = %s", n, fl.throughput, floor.Round(time.Millisecond)),
-		Note: fmt.Sprintf("%.2fx the floor; %d members start together; until every shard is led and none leads more than its share; %d candidate creates",
-			cold.Seconds()/floor.Seconds(), members, creates),
+		Note: fmt.Sprintf("%.2fx the floor; %d members start together; until every shard is led (after %s) and none leads more than its share; %d candidate creates",
+			cold.Seconds()/floor.Seconds(), members, allLed.Round(time.Millisecond), creates),
 	}}
 	if memory && n >= boundSteps {
 		res, err := e.boundAt(ctx, fleet, n, "a cold start")

@@ -74,7 +74,8 @@ func (p *sessions) room(i int) int {
 // place takes a place for one election and returns its seat, opening a
 // sibling session when every open one is full. It blocks while another
 // runner opens one, until ctx ends (ctx's error), or while it opens one
-// itself, until it is open or its Connect fails (its error, wrapped). Give the seat back with leave.
+// itself, until it is open or its Connect fails (its error, wrapped). Give
+// the seat back with leave.
 func (p *sessions) place(ctx context.Context) (*seat, error) {
 	select {
 	case p.turn <- struct{}{}:
