@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/testenv"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -50,7 +52,8 @@ func shardOf(root, p string) string {
 // reports them, and reports the same sessions.
 func TestMemberAboveTheCapSpreadsItsElectionsOverSessions(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 40)
-	capTen := func(c *partition.Config) { c.MaxShardsPerSession = 10 }
+	reg := prometheus.NewRegistry()
+	capTen := func(c *partition.Config) { c.MaxShardsPerSession, c.Metrics = 10, reg }
 	a := startMember(t, root, "a", shards, tr, capTen)
 	waitBalanced(t, shards, []*member{a}, 20*time.Second)
 
@@ -72,6 +75,9 @@ func TestMemberAboveTheCapSpreadsItsElectionsOverSessions(t *testing.T) {
 		}
 	}
 	loads := a.m.Sessions()
+	if n := gatherOne(t, reg, "zkelect_partition_sessions").GetGauge().GetValue(); int(n) != len(loads) {
+		t.Errorf("zkelect_partition_sessions is %v; Sessions() lists %d", n, len(loads))
+	}
 	if loads[0].SessionID != a.sess.ID() {
 		t.Errorf("Sessions()[0] is session 0x%x, want the member's own 0x%x", loads[0].SessionID, a.sess.ID())
 	}
