@@ -32,6 +32,7 @@ func TestBadInputExitsWithOneLine(t *testing.T) {
 		{"huge session timeout", []string{"run", zk, "--session-timeout", "1000h", "--election", "/e", "--", "true"}, 1, "invalid --session-timeout 1000h0m0s"},
 		{"zero handoff timeout", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "2", "--handoff-timeout", "0"}, 1, "invalid --handoff-timeout 0s"},
 		{"zero max handoffs", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "2", "--max-handoffs", "0"}, 1, "invalid --max-handoffs 0"},
+		{"negative shards per session", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "2", "--max-shards-per-session", "-1"}, 1, "invalid --max-shards-per-session -1"},
 		{"negative grace", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "2", "--grace", "-1s"}, 1, "invalid --grace -1s"},
 		{"no command", []string{"run", zk, "--election", "/e"}, 1, "missing command: give it after --"},
 		{"empty command", []string{"run", zk, "--election", "/e", "--"}, 1, "missing command"},

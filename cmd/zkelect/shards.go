@@ -32,6 +32,8 @@ type shardsFlags struct {
 	restartGrace   time.Duration
 	startupSettle  time.Duration
 	maxHandoffs    int
+	perSession     int
+	juteMaxBuffer  int
 }
 
 func newShardsCmd() *cobra.Command {
@@ -40,7 +42,9 @@ func newShardsCmd() *cobra.Command {
 		Use:   "shards --root ROOT --shards N|LIST [flags]",
 		Short: "Run the shard-ownership daemon: balanced per-shard leaders",
 		Long: `Join the members under ROOT and lead a balanced share of the shards, one election
-per shard over one ZooKeeper session. With --exec, each led shard runs a command
+per shard over a ZooKeeper session (more sessions of its own above
+--max-shards-per-session elections, so that no session's closeSession
+transaction exceeds jute.maxbuffer). With --exec, each led shard runs a command
 (through /bin/sh -c) with {shard} and {token} substituted and ZKELECT_SHARD,
 ZKELECT_FENCING_TOKEN, ZKELECT_ELECTION and ZKELECT_PARTICIPANT_ID set. It is
 stopped when the leadership ends: SIGTERM to its whole process group (the
@@ -88,6 +92,10 @@ on (draining).`,
 		"how long a departed member's shards stay reserved for it (0: twice the session timeout; negative: none)")
 	fs.DurationVar(&f.startupSettle, "startup-settle", partition.DefaultStartupSettle,
 		"how long a starting member waits for the membership to stop changing before its first elections (0: the default; negative: no wait)")
+	fs.IntVar(&f.perSession, "max-shards-per-session", 0,
+		"elections one ZooKeeper session carries at most; more use further sessions (0: 5000, fewer for long paths)")
+	fs.IntVar(&f.juteMaxBuffer, "jute-maxbuffer", 0,
+		"the ensemble's jute.maxbuffer in bytes, bounding a session's closeSession and the shard listing (0: ZooKeeper's default 1048575)")
 	return cmd
 }
 
@@ -118,6 +126,10 @@ func (f *shardsFlags) validate() ([]string, error) {
 		return nil, fmt.Errorf("invalid --handoff-timeout %s: must be positive (e.g. 10s)", f.handoffTimeout)
 	case f.maxHandoffs < 1:
 		return nil, fmt.Errorf("invalid --max-handoffs %d: must be at least 1 (e.g. 8)", f.maxHandoffs)
+	case f.perSession < 0:
+		return nil, fmt.Errorf("invalid --max-shards-per-session %d: must not be negative (0: the default, 5000)", f.perSession)
+	case f.juteMaxBuffer < 0:
+		return nil, fmt.Errorf("invalid --jute-maxbuffer %d: must not be negative (0: ZooKeeper's default)", f.juteMaxBuffer)
 	}
 	if _, _, err := splitListen(f.listen); err != nil {
 		return nil, err
@@ -203,6 +215,8 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 		MaxConcurrentHandoffs: f.maxHandoffs,
 		RestartGrace:          f.restartGrace,
 		StartupSettle:         f.startupSettle,
+		MaxShardsPerSession:   f.perSession,
+		JuteMaxBuffer:         f.juteMaxBuffer,
 		Logger:                log,
 		Metrics:               reg,
 	})
