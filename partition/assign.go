@@ -1,29 +1,34 @@
 package partition
 
-import (
-	"cmp"
-	"math"
-	"slices"
-)
+import "slices"
 
 // This file computes the sticky assignment: which live member should lead
 // each shard. It is a pure function of the observed state, so every member
 // computes the same answer from the same state and no coordinator is needed
-// (see doc.go for why).
+// (see doc.go for why). The operator's state (drained members, a freeze,
+// pins, weights: see operator.go) is part of that input.
 //
 // The rule:
 //
-//  1. N shards over M live members give each member a quota of floor(N/M),
-//     and exactly N mod M members one more. The extra places go to the
-//     members that hold the most already (ties by member id), which moves
-//     the fewest shards.
+//  0. Drained members take no part (unless every live member is drained:
+//     then the drains are ignored, availability first). A shard pinned to
+//     a taking member is its, and counts against its quota.
+//  1. N shards over members of weights w give member i a quota of
+//     floor(N·wᵢ/Σw), and the remaining places go one each to the members
+//     with the largest remainders of N·wᵢ/Σw, then to those that hold the
+//     most already (ties by member id), which moves the fewest shards. With
+//     equal weights: floor(N/M), and exactly N mod M members one more. No
+//     quota exceeds ceil(N·wᵢ/Σw).
 //  2. Every member keeps the shards it holds up to its quota, preferring
 //     those it has held longest (by token, when known), then those it ranks
-//     highest for by rendezvous hash.
+//     highest for by rendezvous hash. While frozen, every member keeps every
+//     shard it holds: no balancing move.
 //  3. The rest are dealt in shard-id order, each to the member with room
 //     left that ranks highest for it: shards nobody holds, the excess of
 //     members over their quota, and the shards reserved for a member that is
-//     not live (inside its restart grace).
+//     not live (inside its restart grace). When nobody has room (a freeze,
+//     or pins beyond a quota) the least loaded member for its weight takes
+//     it: a shard is never left without a target.
 //
 // So a member joining takes about N/(M+1) shards and nobody else moves; a
 // member leaving moves only its own shards (whenever N >= M*(M-1), so that no
@@ -32,13 +37,16 @@ import (
 // grace ends (the assignment after the grace, computed with it as the
 // holder, is the same), and a member that returns within the grace holds
 // its reserved shards again, exactly its quota, so it gets them back and
-// nobody else moves.
+// nobody else moves. A drained member leaves like a member that left
+// without a grace; undrained, it joins again.
 
 // AssignmentFormat is the version of the assignment rule. Every release
 // computes, for the same Input, byte-for-byte the assignment the previous
 // release computed (golden vectors in testdata/assignment-v<N>.json pin
 // it), so a rolling upgrade reshuffles no shard. A change of the rule
-// comes with a new format number, named in the release notes.
+// comes with a new format number, named in the release notes. Inputs
+// without weights, pins, drains or a freeze give the same assignment as
+// releases before those existed.
 const AssignmentFormat = 1
 
 // Input is the state an assignment is computed from. Inputs equal as sets
@@ -59,21 +67,41 @@ type Input struct {
 	// token: zxids grow with time) and gives up those it got last; shards
 	// without a token rank after, by rendezvous weight.
 	Tokens map[string]uint64 `json:"tokens,omitempty"`
+	// Weights optionally maps a member to its weight, its share of the
+	// shards relative to the others'. Missing or non-positive weights
+	// count as 1.
+	Weights map[string]int `json:"weights,omitempty"`
+	// Drained lists members that take no shards although live. Ignored
+	// when it names every live member.
+	Drained []string `json:"drained,omitempty"`
+	// Pins maps a shard to the member it must be assigned to, whenever
+	// that member is in Members and not drained; otherwise the pin is
+	// ignored.
+	Pins map[string]string `json:"pins,omitempty"`
+	// Frozen keeps every held shard with its holder (maintenance mode):
+	// only shards without a live holder are dealt.
+	Frozen bool `json:"frozen,omitempty"`
 }
 
 // Assign returns the target member of every shard: a member of in.Members
-// for each shard of in.Shards. With no live members it returns an empty map.
-// It runs in O(S·M) time for S shards and M members.
+// (not drained, unless all are) for each shard of in.Shards. With no live
+// members it returns an empty map. It runs in O(S·M) time for S shards and
+// M members.
 func Assign(in Input) map[string]string {
-	members := sortedUnique(in.Members)
+	members := takers(sortedUnique(in.Members), in.Drained)
 	shards := sortedUnique(in.Shards)
 	target := make(map[string]string, len(shards))
 	if len(members) == 0 {
 		return target
 	}
-	b := newBalancer(members, in.Tokens)
+	b := newBalancer(members, in.Tokens, in.Weights)
 	var loose []string // dealt in rule 3
 	for _, s := range shards {
+		if idx, ok := b.index[in.Pins[s]]; ok {
+			target[s] = members[idx]
+			b.load[idx]++
+			continue
+		}
 		if idx, live := b.index[in.Current[s]]; live {
 			b.held[idx] = append(b.held[idx], s)
 		} else {
@@ -81,7 +109,7 @@ func Assign(in Input) map[string]string {
 		}
 	}
 	b.setQuotas(len(shards))
-	loose = append(loose, b.keep(target)...)
+	loose = append(loose, b.keep(target, in.Frozen)...)
 	slices.Sort(loose)
 	for _, s := range loose {
 		target[s] = members[b.deal(s)]
@@ -89,118 +117,17 @@ func Assign(in Input) map[string]string {
 	return target
 }
 
-// balancer holds the per-member bookkeeping of one Assign call.
-type balancer struct {
-	members []string
-	hashes  []uint64       // hashString of each member
-	index   map[string]int // member id to position
-	held    [][]string     // live-held shards per member
-	quota   []int
-	load    []int             // shards targeted so far
-	tokens  map[string]uint64 // holders' tokens, may be nil
-}
-
-func newBalancer(members []string, tokens map[string]uint64) *balancer {
-	b := &balancer{
-		members: members,
-		tokens:  tokens,
-		hashes:  make([]uint64, len(members)),
-		index:   make(map[string]int, len(members)),
-		held:    make([][]string, len(members)),
-		quota:   make([]int, len(members)),
-		load:    make([]int, len(members)),
+// takers returns members without the drained ones, or members when that
+// would leave none.
+func takers(members, drained []string) []string {
+	if len(drained) == 0 {
+		return members
 	}
-	for i, m := range members {
-		b.hashes[i] = hashString(m)
-		b.index[m] = i
+	out := slices.DeleteFunc(slices.Clone(members), func(m string) bool { return slices.Contains(drained, m) })
+	if len(out) == 0 {
+		return members
 	}
-	return b
-}
-
-// setQuotas gives every member floor(n/M) and the n mod M members that hold
-// the most (counted up to the larger quota, ties by id) one more.
-func (b *balancer) setQuotas(n int) {
-	base, extra := n/len(b.members), n%len(b.members)
-	order := make([]int, len(b.members))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(x, y int) int {
-		return cmp.Compare(min(len(b.held[y]), base+1), min(len(b.held[x]), base+1))
-	})
-	for rank, i := range order {
-		b.quota[i] = base
-		if rank < extra {
-			b.quota[i]++
-		}
-	}
-}
-
-// keep targets each member's held shards to it up to its quota, highest
-// rendezvous weight first, and returns the excess.
-func (b *balancer) keep(target map[string]string) []string {
-	var excess []string
-	for i, held := range b.held {
-		if len(held) > b.quota[i] {
-			held = b.byWeight(i, held)
-			excess = append(excess, held[b.quota[i]:]...)
-			held = held[:b.quota[i]]
-		}
-		for _, s := range held {
-			target[s] = b.members[i]
-		}
-		b.load[i] = len(held)
-	}
-	return excess
-}
-
-// byWeight sorts shards in the order member i keeps them: smallest token
-// first (tokens missing rank last), then highest rendezvous weight, then
-// shard id.
-func (b *balancer) byWeight(i int, shards []string) []string {
-	type ranked struct {
-		id  string
-		tok uint64
-		w   uint64
-	}
-	rs := make([]ranked, len(shards))
-	for k, s := range shards {
-		tok, ok := b.tokens[s]
-		if !ok || tok == 0 {
-			tok = math.MaxUint64
-		}
-		rs[k] = ranked{s, tok, weight(hashString(s), b.hashes[i])}
-	}
-	slices.SortFunc(rs, func(x, y ranked) int {
-		if c := cmp.Compare(x.tok, y.tok); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(y.w, x.w); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.id, y.id)
-	})
-	for k, r := range rs {
-		shards[k] = r.id
-	}
-	return shards
-}
-
-// deal returns the highest-ranked member for s that has room left, and
-// counts s against it.
-func (b *balancer) deal(s string) int {
-	sh := hashString(s)
-	best, bestW := -1, uint64(0)
-	for i, mh := range b.hashes {
-		if b.load[i] >= b.quota[i] {
-			continue
-		}
-		if w := weight(sh, mh); best < 0 || w > bestW {
-			best, bestW = i, w
-		}
-	}
-	b.load[best]++
-	return best
+	return out
 }
 
 // sortedUnique returns a sorted copy of ids without duplicates or empty ids.

@@ -37,6 +37,8 @@ const (
 	startupSettleCap = 4
 	// MaxMaxInFlight caps Config.MaxInFlight.
 	MaxMaxInFlight = 4096
+	// MaxWeight caps a member's weight (Config.Weight, Operator.SetWeight).
+	MaxWeight = 10000
 )
 
 // Config configures a Manager. MemberID is required; every other field has
@@ -61,7 +63,10 @@ type Config struct {
 	// starts leading a shard, with the leadership's fencing token. ctx is
 	// cancelled the moment the leadership ends (handoff, stop, session
 	// expiry, connection loss); the function should then stop its work and
-	// return. It may return earlier; the leadership continues. Optional.
+	// return. It may return earlier; the leadership continues.
+	// recipe.LeadershipFrom(ctx) returns the leadership, whose Znode and
+	// Version zxidfence's ZooKeeper guard checks (zxidfence.LeaderOf).
+	// Optional.
 	OnStartedLeading func(ctx context.Context, shard string, token zxidfence.Token)
 
 	// OnStoppedLeading is called once for every OnStartedLeading, after
@@ -179,6 +184,23 @@ type Config struct {
 	// runs with.
 	JuteMaxBuffer int
 
+	// Address is where this member serves requests for the shards it
+	// leads (host:port, a URL: free-form, at most 1 KiB). It is published
+	// in the member's record, so that Owners, WatchCluster and the daemon's
+	// /v1/owners tell routers where each shard's leader is. Optional.
+	Address string
+
+	// Labels are free-form key/value pairs published with the member
+	// (zone, rack, version), shown by Owners and WatchCluster. Optional.
+	Labels map[string]string
+
+	// Weight sets this member's share of the shards relative to the
+	// others': in steady state no member leads more than
+	// ceil(S·wᵢ/Σw) of S shards (Kafka's and Helix's capacity weights do
+	// the same). An operator's weight (Operator.SetWeight) overrides it.
+	// Zero selects 1; it must not be negative nor exceed MaxWeight.
+	Weight int
+
 	// Logger receives the manager's logs, with the fields "member",
 	// "root", "shard", "token" and "reason" ("member" and "root" are not
 	// added again when the Logger already has them). The zero Logger
@@ -190,6 +212,9 @@ type Config struct {
 	// session's Registerer; if that is nil too, no metrics are kept.
 	Metrics prometheus.Registerer
 }
+
+// maxAddress bounds Config.Address: it is in the record every member reads.
+const maxAddress = 1024
 
 // settings is a validated Config with defaults applied.
 type settings struct {
@@ -227,7 +252,16 @@ func (c Config) validate(root string, sessionTimeout time.Duration) (settings, e
 	if c.JuteMaxBuffer < 0 {
 		return settings{}, &ConfigError{Field: "JuteMaxBuffer", Reason: fmt.Sprintf("is negative (%d)", c.JuteMaxBuffer)}
 	}
+	if c.Weight < 0 || c.Weight > MaxWeight {
+		return settings{}, &ConfigError{Field: "Weight", Reason: fmt.Sprintf("is %d, want 0..%d", c.Weight, MaxWeight)}
+	}
+	if len(c.Address) > maxAddress {
+		return settings{}, &ConfigError{Field: "Address", Reason: fmt.Sprintf("is %d bytes long, want at most %d", len(c.Address), maxAddress)}
+	}
 	s := settings{Config: c, shards: append([]string(nil), c.Shards...)}
+	if s.Weight == 0 {
+		s.Weight = 1
+	}
 	if s.ACL == nil {
 		s.ACL = zk.WorldACL(zk.PermAll)
 	}

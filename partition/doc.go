@@ -6,8 +6,10 @@
 // # Layout
 //
 //	<root>/members/<member>   ephemeral: the member is live (its session owns it)
-//	<root>/owners/<member>    persistent: the member's record, JSON {session, leading, reserved}
+//	<root>/owners/<member>    persistent: the member's record, JSON {session, leading, reserved,
+//	                          shard_set, address, labels, weight}; later fields optional
 //	<root>/shards/<shard>     one recipe election per shard (recipe.ShortNaming; Curator LeaderLatch naming before, both order together)
+//	<root>/operator           persistent, optional: the operator state (OperatorState JSON)
 //
 // A member's elections run on the recipe.Session given to NewManager and,
 // above Config.MaxShardsPerSession elections (default 5,000), on sibling
@@ -37,9 +39,18 @@
 // session timeout.
 //
 // Balance and movement: in steady state no member leads more than
-// ceil(shards / live members). A member joining takes about
-// shards/(members+1) shards and nobody else moves; a member leaving moves
-// only its own shards. See Assign for the rule.
+// ceil(S·wᵢ/Σw) of S shards, wᵢ its weight (Config.Weight, 1 by default:
+// ceil(shards / live members)). A member joining takes about its share and
+// nobody else moves; a member leaving moves only its own shards; a weight
+// change moves only what the new shares need. See Assign for the rule; its
+// golden vectors (AssignmentFormat) keep it the same across releases.
+//
+// Operator state: Operator (and `zkelect shards drain|freeze|move|pin|weight`)
+// writes <root>/operator, which every member follows and feeds into its
+// assignment: a drained member keeps running and hands every shard away
+// gracefully; a freeze stops balancing moves while shards of a member that
+// left are still taken over; a move hands one shard over once; a pin keeps a
+// shard on a member while it is live; a weight overrides the member's own.
 //
 // Handoff: a leadership moved for balance is handed over: its ctx is
 // cancelled, OnStartedLeading gets up to Config.HandoffTimeout to return,

@@ -108,5 +108,11 @@ func goldenInputs() []goldenVector {
 		over[s] = "m0"
 	}
 	add("one member holds everything", partition.Input{Shards: shards, Members: members(4), Current: over, Tokens: tok})
+	add("weights 1:2:3:1 over a steady state", partition.Input{Shards: shards, Members: members(4), Current: cur, Tokens: tok,
+		Weights: map[string]int{"m0": 1, "m1": 2, "m2": 3, "m3": 1}})
+	add("a drained member", partition.Input{Shards: shards, Members: members(4), Current: cur, Tokens: tok, Drained: []string{"m2"}})
+	add("frozen through a join and a leave", partition.Input{Shards: shards, Members: []string{"m0", "m2", "m3", "m4"}, Current: cur, Tokens: tok, Frozen: true})
+	add("pins, one to a drained member", partition.Input{Shards: shards, Members: members(4), Current: cur, Tokens: tok,
+		Pins: map[string]string{"7": "m3", "8": "m3", "9": "m0", "10": "m1"}, Drained: []string{"m1"}})
 	return out
 }

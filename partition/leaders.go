@@ -3,8 +3,6 @@ package partition
 import (
 	"context"
 	"errors"
-	"fmt"
-	"path"
 	"slices"
 	"sync"
 
@@ -133,69 +131,33 @@ func changedShards(old, next map[string]published) []string {
 // sess is closed. It returns ErrNilSession, ErrNilCallback or an error
 // wrapping ErrInvalidRoot for bad arguments.
 func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn func(shard, member string, token zxidfence.Token)) error {
-	if sess == nil {
-		return ErrNilSession
-	}
-	if fn == nil {
-		return ErrNilCallback
-	}
-	if err := validateRoot(root); err != nil {
+	if err := checkWatch(sess, root, fn == nil); err != nil {
 		return err
 	}
-	log := sess.Logger().With().Str("root", root).Logger()
 	if err := ensurePaths(sess.Conn(), root, zk.WorldACL(zk.PermAll)); err != nil {
-		log.Debug().Err(err).Msg("create root znodes for watching leaders; waiting for a member to")
+		log := sess.Logger()
+		log.Debug().Err(err).Str("root", root).Msg("create root znodes for watching leaders; waiting for a member to")
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	updates := make(chan update, 64)
-	w := &watcher{
-		sess: sess, members: path.Join(root, membersDir), owners: path.Join(root, ownersDir),
-		out: updates, log: log,
-	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	n := newNotifier(fn)
-	w.start(ctx)
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	var followErr error
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		follow(ctx, sess.Done(), updates, n, cancel)
+		defer cancel() // ends deliver
+		followErr = followView(ctx, sess, root, "watch leaders of", func(v *view) (bool, error) {
+			n.set(v.leaders())
+			return true, nil
+		})
 	}()
 	n.deliver(ctx)
-	cancel(nil)
+	cancel()
 	wg.Wait()
-	w.wait()
-	if errors.Is(context.Cause(ctx), recipe.ErrSessionClosed) {
-		return fmt.Errorf("partition: watch leaders of %s: %w", root, recipe.ErrSessionClosed)
-	}
-	return nil
-}
-
-// follow applies the watcher's updates to a view and hands the leaders to
-// n after each burst, until ctx is done or the session is closed (then it
-// cancels ctx with recipe.ErrSessionClosed).
-func follow(ctx context.Context, sessDone <-chan struct{}, updates <-chan update, n *notifier, stop context.CancelCauseFunc) {
-	v := newView(false)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-sessDone:
-			stop(recipe.ErrSessionClosed)
-			return
-		case u := <-updates:
-			v.apply(u)
-		}
-		for more := true; more; {
-			select {
-			case u := <-updates:
-				v.apply(u)
-			default:
-				more = false
-			}
-		}
-		n.set(v.leaders())
-	}
+	return followErr
 }
 
 // noteLeaders hands the leaders of the loop's view to OnLeaderChanged's

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"sync"
 	"time"
 
@@ -41,9 +40,13 @@ type loop struct {
 	lastStep time.Time            // when the assignment was last computed or acted on
 	stepGap  time.Duration        // least time between two steps
 	targets  map[string]string
-	dirty    bool // the view or the shard list changed: recompute
-	viewNew  bool // the view changed since OnLeaderChanged was last given its leaders
-	stale    bool // runners changed: reconcile
+	clearing map[string]bool // moves to us being cleared (loopoperator.go)
+	// freezeUntil is when the freeze the last assignment honoured lifts
+	// itself; zero when none does.
+	freezeUntil time.Time
+	dirty       bool // the view or the shard list changed: recompute
+	viewNew     bool // the view changed since OnLeaderChanged was last given its leaders
+	stale       bool // runners changed: reconcile
 
 	started       time.Time            // when the loop started
 	membersAt     time.Time            // when the set of live members last changed
@@ -103,21 +106,19 @@ func newLoop(m *Manager) *loop {
 		suspended:   map[string]time.Time{},
 		moving:      map[string]time.Time{},
 		targets:     map[string]string{},
+		clearing:    map[string]bool{},
 		reserved:    map[string]bool{},
 		otherLists:  map[string]string{},
 		orphaned:    map[string]time.Time{},
 		absentSince: map[string]time.Time{},
 		collecting:  map[string]int32{},
 		pub:         newPublisher(m.conn, m.recordPath(), m.cfg.ACL, m.holdsID, m.log),
-		watch: &watcher{
-			sess: m.sess, members: path.Join(m.root, membersDir), owners: path.Join(m.root, ownersDir),
-			out: updates, log: m.log,
-		},
-		leaders: leaders,
-		wake:    stoppedTimer(),
-		started: time.Now(),
-		base:    base,
-		cancel:  cancel,
+		watch:       newWatcher(m.sess, m.root, updates, m.log),
+		leaders:     leaders,
+		wake:        stoppedTimer(),
+		started:     time.Now(),
+		base:        base,
+		cancel:      cancel,
 	}
 }
 
@@ -210,6 +211,9 @@ const (
 func (l *loop) step() {
 	l.noticeSession()
 	defer l.publish()
+	if l.freezeExpired(time.Now()) {
+		l.dirty = true
+	}
 	if !l.dirty && !l.stale {
 		return
 	}
@@ -263,6 +267,7 @@ func (l *loop) fail(err error) {
 // apply merges a watcher's update into the view.
 func (l *loop) apply(u update) {
 	l.dirty, l.viewNew = true, true
+	old := l.view.operator
 	if u.members != nil && !maps.Equal(u.members, l.view.members) {
 		l.membersAt = time.Now()
 	}
@@ -274,6 +279,9 @@ func (l *loop) apply(u update) {
 	}
 	l.noticeOwnRecord(u)
 	switch {
+	case u.operator != nil:
+		l.noticeOperator(old.OperatorState, u.operator.OperatorState)
+		clear(l.clearing)
 	case u.members != nil:
 		l.collect(time.Now())
 	case u.rec == nil:
@@ -337,13 +345,15 @@ func (l *loop) recompute() {
 	if !l.selfLive() {
 		return // our session is being replaced: keep everything as it is
 	}
-	cur, tokens := l.view.current()
-	l.targets = Assign(Input{
-		Shards:  l.m.currentShards(),
-		Members: l.sameListMembers(),
-		Current: cur,
-		Tokens:  tokens,
-	})
+	if !l.view.opRead {
+		return // a drain or a freeze we have not read yet must not be acted against
+	}
+	in := l.input(time.Now())
+	l.targets = Assign(in)
+	l.noteOperatorMetrics(in, l.targets)
+	if len(in.Pins) > 0 {
+		l.clearMoves(in)
+	}
 	targets := l.targets
 	l.m.target.Store(&targets)
 	l.m.met.assignments.Inc()

@@ -47,7 +47,9 @@ type Manager struct {
 	shards   []string                   // the shards to run, set by SetShards
 	shardSet string                     // shardSetDigest(shards)
 	leading  map[string]zxidfence.Token // leaderships handed to OnStartedLeading
-	changed  chan struct{}              // signals a SetShards, capacity 1
+	// leaderships holds the same leaderships, for their znodes and versions.
+	leaderships map[string]*recipe.Leadership
+	changed     chan struct{} // signals a SetShards, capacity 1
 }
 
 // NewManager returns a Manager for the member cfg.MemberID under root (an
@@ -77,19 +79,20 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	log = withFields(log, s.MemberID, root)
 	met := newMetrics(reg, root, s.MemberID)
 	m := &Manager{
-		instance: []byte(rand.Text()),
-		pool:     newSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
-		naming:   recipe.ShortNaming(),
-		sess:     sess,
-		conn:     sess.Conn(),
-		root:     root,
-		cfg:      s,
-		log:      log,
-		met:      met,
-		shards:   s.shards,
-		shardSet: shardSetDigest(s.shards),
-		leading:  map[string]zxidfence.Token{},
-		changed:  make(chan struct{}, 1),
+		instance:    []byte(rand.Text()),
+		pool:        newSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
+		naming:      recipe.ShortNaming(),
+		sess:        sess,
+		conn:        sess.Conn(),
+		root:        root,
+		cfg:         s,
+		log:         log,
+		met:         met,
+		shards:      s.shards,
+		shardSet:    shardSetDigest(s.shards),
+		leading:     map[string]zxidfence.Token{},
+		leaderships: map[string]*recipe.Leadership{},
+		changed:     make(chan struct{}, 1),
 	}
 	m.met.shards.Set(float64(len(s.shards)))
 	return m, nil
@@ -133,6 +136,18 @@ func (m *Manager) Leaderships() map[string]zxidfence.Token {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return maps.Clone(m.leading)
+}
+
+// Leadership returns the leadership of shard this member holds now (its
+// OnStartedLeading has been called and it has not ended), for its znode
+// and version (zxidfence.LeaderOf builds the ZooKeeper guard's Leader from
+// it) as well as its token; false when it leads no such shard. Inside
+// OnStartedLeading, recipe.LeadershipFrom(ctx) returns the same.
+func (m *Manager) Leadership(shard string) (*recipe.Leadership, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.leaderships[shard]
+	return l, ok
 }
 
 // SetShards replaces the shard ids at runtime: new shards get elections,
@@ -200,9 +215,10 @@ func (m *Manager) targetOf(shard string) string {
 	return ""
 }
 
-func (m *Manager) setLeading(shard string, token zxidfence.Token) {
+func (m *Manager) setLeading(shard string, lead *recipe.Leadership) {
 	m.mu.Lock()
-	m.leading[shard] = token
+	m.leading[shard] = lead.Token()
+	m.leaderships[shard] = lead
 	n := len(m.leading)
 	m.mu.Unlock()
 	m.met.led.Set(float64(n))
@@ -211,6 +227,7 @@ func (m *Manager) setLeading(shard string, token zxidfence.Token) {
 func (m *Manager) clearLeading(shard string) {
 	m.mu.Lock()
 	delete(m.leading, shard)
+	delete(m.leaderships, shard)
 	n := len(m.leading)
 	m.mu.Unlock()
 	m.met.led.Set(float64(n))
@@ -219,6 +236,8 @@ func (m *Manager) clearLeading(shard string) {
 func (m *Manager) memberPath() string { return path.Join(m.root, membersDir, m.cfg.MemberID) }
 
 func (m *Manager) recordPath() string { return path.Join(m.root, ownersDir, m.cfg.MemberID) }
+
+func (m *Manager) operatorPath() string { return path.Join(m.root, operatorNode) }
 
 func (m *Manager) shardPath(id string) string { return path.Join(m.root, shardsDir, id) }
 

@@ -20,6 +20,10 @@ type metrics struct {
 	failovers   prometheus.Histogram
 	assignments prometheus.Counter
 	sessions    prometheus.Gauge
+	weight      prometheus.Gauge // this member's weight in the assignment
+	assigned    prometheus.Gauge // shards the assignment gives this member
+	drained     prometheus.Gauge // 1 while an operator drains this member
+	frozen      prometheus.Gauge // 1 while the root is frozen, as this member sees it
 }
 
 // newMetrics registers the collectors on reg; a nil reg keeps them
@@ -50,6 +54,10 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 		assignments: prometheus.NewCounter(prometheus.CounterOpts(opts("assignments_total", "Assignments computed from the observed state."))),
 		sessions: prometheus.NewGauge(prometheus.GaugeOpts(opts("sessions",
 			"ZooKeeper sessions this member's elections run on (at most MaxShardsPerSession elections each)."))),
+		weight:   prometheus.NewGauge(prometheus.GaugeOpts(opts("weight", "This member's weight in the assignment (its own, or an operator's)."))),
+		assigned: prometheus.NewGauge(prometheus.GaugeOpts(opts("shards_assigned", "Shards the latest assignment gives this member: its share."))),
+		drained:  prometheus.NewGauge(prometheus.GaugeOpts(opts("drained", "1 while an operator drains this member, else 0."))),
+		frozen:   prometheus.NewGauge(prometheus.GaugeOpts(opts("frozen", "1 while the root is frozen (maintenance mode), as this member sees it, else 0."))),
 	}
 	if reg == nil {
 		return m
@@ -63,6 +71,10 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 	m.failovers = registry.Register(reg, m.failovers)
 	m.assignments = registry.Register(reg, m.assignments)
 	m.sessions = registry.Register(reg, m.sessions)
+	m.weight = registry.Register(reg, m.weight)
+	m.assigned = registry.Register(reg, m.assigned)
+	m.drained = registry.Register(reg, m.drained)
+	m.frozen = registry.Register(reg, m.frozen)
 	return m
 }
 

@@ -23,6 +23,9 @@ type Owner struct {
 	Member string
 	// Token is the leader's fencing token; zero when there is no leader.
 	Token zxidfence.Token
+	// Address is the leader's published address (Config.Address), "" when
+	// it publishes none or its record is not written yet.
+	Address string
 	// Standbys lists the other candidates' member ids, in election order.
 	Standbys []string
 	// Stuck is the full path of the first persistent znode in the shard's
@@ -84,7 +87,32 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 	if first != nil {
 		return nil, first
 	}
-	return owners, nil
+	return owners, addAddresses(ctx, sess, root, owners)
+}
+
+// addAddresses fills in each leader's address from its record, one read
+// per leading member.
+func addAddresses(ctx context.Context, sess *recipe.Session, root string, owners map[string]Owner) error {
+	addr := map[string]string{}
+	for _, o := range owners {
+		if _, done := addr[o.Member]; o.Member == "" || done {
+			continue
+		}
+		rec, err := readRecord(ctx, sess.Conn(), path.Join(root, ownersDir, o.Member))
+		if err != nil {
+			return err
+		}
+		if addr[o.Member] = ""; rec != nil {
+			addr[o.Member] = rec.Address
+		}
+	}
+	for s, o := range owners {
+		if o.Member != "" {
+			o.Address = addr[o.Member]
+			owners[s] = o
+		}
+	}
+	return nil
 }
 
 // ownerOf reads one shard's election.

@@ -45,6 +45,14 @@ type record struct {
 	// shards are dealt only among members that run the same list.
 	// Empty in records of earlier releases: taken as the same list.
 	ShardSet string `json:"shard_set,omitempty"`
+	// Address is where the member serves its shards' requests
+	// (Config.Address), for routers. Empty in records of earlier releases.
+	Address string `json:"address,omitempty"`
+	// Labels are the member's free-form labels (Config.Labels).
+	Labels map[string]string `json:"labels,omitempty"`
+	// Weight is the member's weight (Config.Weight); 0 in records of
+	// earlier releases, taken as 1.
+	Weight int `json:"weight,omitempty"`
 }
 
 // decodeRecord parses a record, gzipped or not; an empty znode is an

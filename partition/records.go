@@ -108,7 +108,10 @@ func (l *loop) noticeOwnRecord(u update) {
 
 // record is the member's record now.
 func (l *loop) record() record {
-	rec := record{Session: l.m.sess.ID(), Leading: maps.Clone(l.leading), ShardSet: l.m.currentShardSet()}
+	rec := record{
+		Session: l.m.sess.ID(), Leading: maps.Clone(l.leading), ShardSet: l.m.currentShardSet(),
+		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
+	}
 	for s := range l.reserved {
 		if _, led := l.leading[s]; !led {
 			rec.Reserved = append(rec.Reserved, s)

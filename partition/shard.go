@@ -160,7 +160,7 @@ func (l *loop) passOn(r *runner, lead *recipe.Leadership) {
 // and only then resigns: demote before promote.
 func (l *loop) lead(r *runner, lead *recipe.Leadership) {
 	token := lead.Token()
-	l.m.setLeading(r.id, token)
+	l.m.setLeading(r.id, lead)
 	l.m.met.started.Inc()
 	l.report(r, evStarted, uint64(token))
 	l.m.log.Debug().Str("shard", r.id).Stringer("token", token).Msg("leading")

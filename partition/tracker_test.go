@@ -17,6 +17,7 @@ import (
 // partition guarantees as leaderships start and stop.
 type tracker struct {
 	guard *zxidfence.Memory
+	every time.Duration // between one leader's writes; 0: writeInterval
 
 	mu         sync.Mutex
 	active     map[string]map[string]zxidfence.Token // shard → member → token, between start and stop
@@ -59,7 +60,11 @@ const writeInterval = 20 * time.Millisecond
 func (tr *tracker) started(member string, drain time.Duration) func(ctx context.Context, shard string, token zxidfence.Token) {
 	return func(ctx context.Context, shard string, token zxidfence.Token) {
 		tr.begin(member, shard, token)
-		tick := time.NewTicker(writeInterval)
+		every := tr.every
+		if every == 0 {
+			every = writeInterval
+		}
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			tr.write(shard, token)

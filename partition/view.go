@@ -34,13 +34,18 @@ type storedRecord struct {
 
 // view is the observed state.
 type view struct {
-	members map[string]int64        // live member id to its session id
-	records map[string]storedRecord // member id to its record
-	grace   bool                    // records of absent members reserve their shards
+	members  map[string]int64        // live member id to its session id
+	records  map[string]storedRecord // member id to its record
+	operator storedOperator          // the operator state
+	opRead   bool                    // the operator state has been read once
+	grace    bool                    // records of absent members reserve their shards
 }
 
 func newView(grace bool) *view {
-	return &view{members: map[string]int64{}, records: map[string]storedRecord{}, grace: grace}
+	return &view{
+		members: map[string]int64{}, records: map[string]storedRecord{},
+		operator: storedOperator{version: -1}, grace: grace,
+	}
 }
 
 // apply merges a watcher's update.
@@ -48,6 +53,8 @@ func (v *view) apply(u update) {
 	switch {
 	case u.members != nil:
 		v.members = u.members
+	case u.operator != nil:
+		v.operator, v.opRead = *u.operator, true
 	case u.rec == nil:
 		delete(v.records, u.member)
 	default:

@@ -24,29 +24,41 @@ import (
 
 // update is one change of the observed state.
 type update struct {
-	members map[string]int64 // non-nil: the live members and their sessions
-	member  string           // otherwise: the member whose record changed
-	rec     *storedRecord    // its record; nil when deleted
+	members  map[string]int64 // non-nil: the live members and their sessions
+	operator *storedOperator  // non-nil: the operator state
+	member   string           // otherwise: the member whose record changed
+	rec      *storedRecord    // its record; nil when deleted
 }
 
 // watcher owns the watch goroutines of one Run.
 type watcher struct {
-	sess    *recipe.Session
-	members string // <root>/members
-	owners  string // <root>/owners
-	out     chan<- update
-	log     zerolog.Logger
-	wg      sync.WaitGroup
+	sess     *recipe.Session
+	members  string // <root>/members
+	owners   string // <root>/owners
+	operator string // <root>/operator
+	out      chan<- update
+	log      zerolog.Logger
+	wg       sync.WaitGroup
 
 	persistent map[string]bool // persistent children of members warned about; watchMembers' own
+}
+
+// newWatcher returns the watcher of root's members, records and operator
+// state, sending to out.
+func newWatcher(sess *recipe.Session, root string, out chan<- update, log zerolog.Logger) *watcher {
+	return &watcher{
+		sess: sess, members: path.Join(root, membersDir), owners: path.Join(root, ownersDir),
+		operator: path.Join(root, operatorNode), out: out, log: log,
+	}
 }
 
 // start launches the watch goroutines; they stop when ctx is done and wait
 // returns after they have.
 func (w *watcher) start(ctx context.Context) {
-	w.wg.Add(2)
+	w.wg.Add(3)
 	go func() { defer w.wg.Done(); w.watchMembers(ctx) }()
 	go func() { defer w.wg.Done(); w.watchOwners(ctx) }()
+	go func() { defer w.wg.Done(); w.watchOperator(ctx) }()
 }
 
 func (w *watcher) wait() { w.wg.Wait() }

@@ -29,9 +29,9 @@ type Leadership struct {
 }
 
 func newLeadership(c *Candidate, token zxidfence.Token, znode string, version int32, sessionID int64) *Leadership {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Leadership{c: c, token: token, znode: znode, version: version, sessionID: sessionID, ctx: ctx, cancel: cancel,
-		settled: make(chan struct{})}
+	l := &Leadership{c: c, token: token, znode: znode, version: version, sessionID: sessionID, settled: make(chan struct{})}
+	l.ctx, l.cancel = context.WithCancelCause(context.WithValue(context.Background(), leadershipKey{}, l))
+	return l
 }
 
 // Token returns the fencing token: the czxid of the leader's znode. Every
@@ -50,6 +50,7 @@ func (l *Leadership) SessionID() int64 { return l.sessionID }
 
 // Context returns a context cancelled the moment leadership ends; its cause
 // (context.Cause) is the reason known at that moment (see Reason).
+// LeadershipFrom returns l from it and from every context derived from it.
 func (l *Leadership) Context() context.Context { return l.ctx }
 
 // Done returns a channel closed the moment leadership ends (the Context's

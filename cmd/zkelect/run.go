@@ -20,6 +20,7 @@ const (
 	envFencingToken  = "ZKELECT_FENCING_TOKEN"  // the leadership's token, decimal
 	envElection      = "ZKELECT_ELECTION"       // the election path
 	envZnode         = "ZKELECT_ZNODE"          // the leader's znode
+	envZnodeVersion  = "ZKELECT_ZNODE_VERSION"  // its data version, for the ZooKeeper guard
 	envParticipantID = "ZKELECT_PARTICIPANT_ID" // this candidate's id
 )
 
@@ -42,7 +43,8 @@ func newRunCmd() *cobra.Command {
 		Short: "Run a command only while this process is the leader",
 		Long: `Campaign for leadership of an election and run CMD while leading: a singleton
 job with fencing. The child gets ZKELECT_FENCING_TOKEN (decimal zxid),
-ZKELECT_ELECTION, ZKELECT_ZNODE and ZKELECT_PARTICIPANT_ID in its environment.
+ZKELECT_ELECTION, ZKELECT_ZNODE, ZKELECT_ZNODE_VERSION and ZKELECT_PARTICIPANT_ID
+in its environment.
 
 When leadership ends (session expired, connection lost, znode deleted) the
 child's process group gets SIGTERM, then SIGKILL after --grace, and run
@@ -203,6 +205,7 @@ func (r *runner) lead(ctx context.Context, lead *recipe.Leadership) (exit bool, 
 			envFencingToken + "=" + lead.Token().Decimal(),
 			envElection + "=" + r.flags.election,
 			envZnode + "=" + lead.Znode(),
+			envZnodeVersion + "=" + strconv.Itoa(int(lead.Version())),
 			envParticipantID + "=" + r.flags.id,
 		},
 		Stdin: r.cmd.InOrStdin(), Stdout: r.cmd.OutOrStdout(), Stderr: r.cmd.ErrOrStderr(),

@@ -34,6 +34,9 @@ type shardsFlags struct {
 	maxHandoffs    int
 	perSession     int
 	juteMaxBuffer  int
+	weight         int
+	advertise      string
+	labels         map[string]string
 }
 
 func newShardsCmd() *cobra.Command {
@@ -53,18 +56,32 @@ worker's TERM handler runs), then SIGKILL after --grace; it is restarted if it
 exits while the shard is still led. Child start and stop are logged at info
 with shard, token, pid and exit status.
 
---shards 64 means shards "0".."63"; --shards eu,us,ap names them.
-The daemon serves /metrics, /healthz, /readyz and /v1/leaderships (JSON) on
---listen. /healthz answers 503 with the reason when the session has had no
-answer from ZooKeeper for a session timeout (cut off past its lease), has
-expired and is not replaced yet, or a child is still running more than --grace
-after its leadership ended. /readyz answers 503 until the member is registered
-and past its first balance, whenever it is not registered, and from a SIGTERM
-on (draining).`,
+--shards 64 means shards "0".."63"; --shards eu,us,ap names them. --weight sets
+this member's share relative to the others' (no member leads more than
+ceil(S*w/sum of weights) of S shards); --advertise (default --listen) and
+--label are published for routers. Each child also gets ZKELECT_ZNODE and
+ZKELECT_ZNODE_VERSION, the leader's znode and version for zxidfence's ZooKeeper
+guard.
+The daemon serves /metrics, /healthz, /readyz, /v1/leaderships (this member's,
+JSON), /v1/owners (every shard's leader with its address and token, every
+member's address, weight, labels and drain state, the freeze and pins: the JSON
+of status -o json) and /v1/watch (Server-Sent Events, one per leader change,
+resumable with Last-Event-ID) on --listen. /healthz answers 503 with the reason
+when the session has had no answer from ZooKeeper for a session timeout (cut
+off past its lease), has expired and is not replaced yet, or a child is still
+running more than --grace after its leadership ended. /readyz answers 503 until
+the member is registered and past its first balance, whenever it is not
+registered, and from a SIGTERM on (draining).
+
+Operators change a running root with the verbs below (drain, undrain, freeze,
+unfreeze, move, pin, unpin, weight): they write <root>/operator in ZooKeeper,
+which every member follows. Each is idempotent and prints what changed.`,
 		Example: `  zkelect shards --zk 127.0.0.1:2181 --root /apps/billing --member node-a --shards 64
 
-  zkelect shards --root /apps/billing --shards 256 \
-      --exec 'exec ./worker --partition {shard} --fencing-token {token}'`,
+  zkelect shards --root /apps/billing --shards 256 --weight 2 --advertise 10.0.0.7:8080 \
+      --exec 'exec ./worker --partition {shard} --fencing-token {token}'
+
+  zkelect shards drain --root /apps/billing --member node-a --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			shards, err := f.validate()
@@ -74,6 +91,7 @@ on (draining).`,
 			return runShards(cmd, f, shards)
 		},
 	}
+	addShardsVerbs(cmd)
 	f.common.register(cmd.Flags())
 	f.common.registerACL(cmd.Flags())
 	fs := cmd.Flags()
@@ -82,7 +100,7 @@ on (draining).`,
 	hideDefault(fs, "member")
 	fs.StringVar(&f.shards, "shards", "", `shard count N (shards "0".."N-1") or a comma-separated list of ids (required)`)
 	fs.StringVar(&f.exec, "exec", "", "command template run per led shard; {shard} and {token} are substituted")
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:9464", "HTTP address for /metrics, /healthz, /readyz and /v1/leaderships")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:9464", "HTTP address for /metrics, /healthz, /readyz, /v1/leaderships, /v1/owners and /v1/watch")
 	f.listenTLS.register(fs)
 	fs.DurationVar(&f.grace, "grace", maxDefaultGrace, graceUsage)
 	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", partition.DefaultHandoffTimeout,
@@ -90,6 +108,9 @@ on (draining).`,
 	fs.IntVar(&f.maxHandoffs, "max-handoffs", 8, "balancing handoffs in flight at once")
 	fs.DurationVar(&f.restartGrace, "restart-grace", 0,
 		"how long a departed member's shards stay reserved for it (0: twice the session timeout; negative: none)")
+	fs.IntVar(&f.weight, "weight", 1, fmt.Sprintf("this member's weight, its share of the shards relative to the others' (1..%d)", partition.MaxWeight))
+	fs.StringVar(&f.advertise, "advertise", "", "address published for routers (/v1/owners, status); default: --listen")
+	fs.StringToStringVar(&f.labels, "label", nil, "label published with the member, key=value (repeatable), e.g. --label zone=eu-1")
 	fs.DurationVar(&f.startupSettle, "startup-settle", partition.DefaultStartupSettle,
 		"how long a starting member waits for the membership to stop changing before its first elections (0: the default; negative: no wait)")
 	fs.IntVar(&f.perSession, "max-shards-per-session", 0,
@@ -130,6 +151,8 @@ func (f *shardsFlags) validate() ([]string, error) {
 		return nil, fmt.Errorf("invalid --max-shards-per-session %d: must not be negative (0: the default, 5000)", f.perSession)
 	case f.juteMaxBuffer < 0:
 		return nil, fmt.Errorf("invalid --jute-maxbuffer %d: must not be negative (0: ZooKeeper's default)", f.juteMaxBuffer)
+	case f.weight < 1 || f.weight > partition.MaxWeight:
+		return nil, fmt.Errorf("invalid --weight %d: want 1..%d (e.g. 2 for a machine twice as big)", f.weight, partition.MaxWeight)
 	}
 	if _, _, err := splitListen(f.listen); err != nil {
 		return nil, err
@@ -217,6 +240,9 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 		StartupSettle:         f.startupSettle,
 		MaxShardsPerSession:   f.perSession,
 		JuteMaxBuffer:         f.juteMaxBuffer,
+		Weight:                f.weight,
+		Address:               f.advertised(),
+		Labels:                f.labels,
 		Logger:                log,
 		Metrics:               reg,
 	})
@@ -231,11 +257,21 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	if err != nil {
 		return err
 	}
-	addr, waitHTTP, err := serveHTTPS(hctx, f.listen, newDaemonMux(reg, ready, &daemonHealth{sess: sess, work: work, grace: f.grace}, work), tlsCfg)
+	hub := newOwnersHub(f.root, shards)
+	mux := newDaemonMux(reg, ready, &daemonHealth{sess: sess, work: work, grace: f.grace}, work)
+	hub.register(mux)
+	addr, waitHTTP, err := serveHTTPS(hctx, f.listen, mux, tlsCfg)
 	if err != nil {
 		return err
 	}
 	warnPlain(log, addr, tlsCfg != nil)
+	hubDone := make(chan error, 1)
+	go func() {
+		hubDone <- hub.follow(hctx, func(ctx context.Context, fn func(partition.Cluster)) error {
+			return partition.WatchCluster(ctx, sess, f.root, fn)
+		})
+	}()
+	defer func() { hcancel(); <-hubDone }()
 	f.warnTimings(log, sess.Timeout())
 	log.Info().Stringer("listen", addr).Int("shards", len(shards)).Msg("shards daemon started")
 	stopDrain := context.AfterFunc(ctx, ready.drain) // a signal: not ready while handing off
@@ -251,6 +287,15 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	}
 	log.Info().Msg("shards daemon stopped")
 	return httpErr
+}
+
+// advertised is the address the member publishes: --advertise, else
+// --listen.
+func (f *shardsFlags) advertised() string {
+	if f.advertise != "" {
+		return f.advertise
+	}
+	return f.listen
 }
 
 // warnTimings logs flag combinations that weaken the stop-before-start

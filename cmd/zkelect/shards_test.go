@@ -135,14 +135,23 @@ func TestShardsDaemonsBalanceServeAndFailOver(t *testing.T) {
 	watch := startProc(t, "watch --root", []string{"watch", "--zk", zkc.ConnectString(), "--root", root})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	lines, err := watch.out.waitLines(ctx, n)
-	if err != nil {
-		t.Fatalf("watch --root printed %d lines, want %d: %v", len(lines), n, err)
-	}
+	var lines []string // the leader lines; member lines come beside them
+	eventually(t, 20*time.Second, fmt.Sprintf("watch --root to print %d leader lines", n), func() bool {
+		lines = lines[:0]
+		for _, l := range strings.Split(watch.out.String(), "\n") {
+			if strings.Contains(l, " shard=") {
+				lines = append(lines, l)
+			}
+		}
+		return len(lines) >= n
+	})
 	for _, l := range lines {
-		if !strings.Contains(l, " shard=") || !strings.Contains(l, " leader=m") || !strings.Contains(l, " token=0x") {
+		if !strings.Contains(l, " leader=m") || !strings.Contains(l, " token=0x") {
 			t.Errorf("watch --root line %q", l)
 		}
+	}
+	for _, m := range []string{"m1", "m2", "m3"} {
+		watch.waitStdout(ctx, " member member="+m+" address=")
 	}
 
 	start := time.Now()
@@ -268,6 +277,9 @@ func TestShardsExecSupervisesOneChildPerLedShard(t *testing.T) {
 		shard := e.fields[5]
 		if e.id() != "m1" || e.fields[1] != o[shard].Token.Decimal() || e.fields[2] != shardElectionPath(root, shard) {
 			t.Errorf("child event %v: want member m1, shard %s's token %s and election path", e, shard, o[shard].Token.Decimal())
+		}
+		if !strings.HasPrefix(e.fields[3], shardElectionPath(root, shard)+"/") { // ZKELECT_ZNODE
+			t.Errorf("child event %v: ZKELECT_ZNODE %q is not a znode of shard %s's election", e, e.fields[3], shard)
 		}
 	}
 

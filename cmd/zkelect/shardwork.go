@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -97,14 +99,18 @@ func (w *shardWork) lead(ctx context.Context, shard string, token zxidfence.Toke
 // runChild runs the shard's child once, until it exits or ctx is done.
 func (w *shardWork) runChild(ctx context.Context, log zerolog.Logger, shard string, token zxidfence.Token) {
 	argv := w.tmpl.argv(shard, token)
+	env := []string{
+		envFencingToken + "=" + token.Decimal(),
+		envElection + "=" + shardElectionPath(w.root, shard),
+		envParticipantID + "=" + w.member,
+		envShard + "=" + shard,
+	}
+	if lead, ok := recipe.LeadershipFrom(ctx); ok {
+		env = append(env, envZnode+"="+lead.Znode(), envZnodeVersion+"="+strconv.Itoa(int(lead.Version())))
+	}
 	c, err := startChild(childSpec{
 		Path: argv[0], Args: argv[1:],
-		Env: []string{
-			envFencingToken + "=" + token.Decimal(),
-			envElection + "=" + shardElectionPath(w.root, shard),
-			envParticipantID + "=" + w.member,
-			envShard + "=" + shard,
-		},
+		Env:    env,
 		Stdout: os.Stdout, Stderr: os.Stderr,
 	})
 	if err != nil {

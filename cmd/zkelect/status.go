@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
@@ -251,16 +252,21 @@ func (st *electionStatus) write(w io.Writer, format string) error {
 type shardJSON struct {
 	Shard    string     `json:"shard"`
 	Leader   string     `json:"leader"` // "" when nobody leads
+	Address  string     `json:"address,omitempty"`
 	Token    *tokenJSON `json:"token"`
+	Since    *time.Time `json:"since,omitempty"` // /v1/owners: when this daemon first saw the leadership
 	Standbys []string   `json:"standbys"`
 	Stuck    string     `json:"stuck,omitempty"` // a persistent znode in the election, no candidate: see partition.Owner
 }
 
-// rootStatus is the status of a partition root.
+// rootStatus is the status of a partition root: `status --root -o json`
+// and the daemon's /v1/owners.
 type rootStatus struct {
-	Root    string         `json:"root"`
-	Shards  []shardJSON    `json:"shards"`
-	Members map[string]int `json:"leaders_per_member"`
+	Root       string         `json:"root"`
+	Shards     []shardJSON    `json:"shards"`
+	Members    map[string]int `json:"leaders_per_member"`
+	MemberList []memberJSON   `json:"members"`
+	operatorJSON
 }
 
 func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*rootStatus, error) {
@@ -271,9 +277,13 @@ func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*root
 	if len(owners) == 0 {
 		return nil, &exitError{code: statusMissing, err: errNoShards(root)}
 	}
-	st := &rootStatus{Root: root, Shards: []shardJSON{}, Members: map[string]int{}}
+	cl, err := partition.ReadCluster(ctx, sess, root)
+	if err != nil {
+		return nil, fmt.Errorf("read partition root %s: %w", root, err)
+	}
+	st := &rootStatus{Root: root, Shards: []shardJSON{}, Members: map[string]int{}, operatorJSON: operatorOf(cl, time.Now())}
 	for shard, o := range owners {
-		sj := shardJSON{Shard: shard, Leader: o.Member, Standbys: append([]string{}, o.Standbys...), Stuck: o.Stuck}
+		sj := shardJSON{Shard: shard, Leader: o.Member, Address: o.Address, Standbys: append([]string{}, o.Standbys...), Stuck: o.Stuck}
 		if o.Member != "" {
 			t := newTokenJSON(o.Token)
 			sj.Token = &t
@@ -287,6 +297,7 @@ func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*root
 		st.Shards = append(st.Shards, sj)
 	}
 	sort.Slice(st.Shards, func(i, j int) bool { return shardLess(st.Shards[i].Shard, st.Shards[j].Shard) })
+	st.MemberList = membersOf(cl, st.Members)
 	return st, nil
 }
 
@@ -294,8 +305,11 @@ func (st *rootStatus) write(w io.Writer, format string) error {
 	if format == "json" {
 		return writeJSON(w, st)
 	}
+	if err := st.writeOperator(w); err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SHARD\tLEADER\tTOKEN\tSTANDBYS")
+	fmt.Fprintln(tw, "SHARD\tLEADER\tTOKEN\tSTANDBYS\tNOTE")
 	for _, s := range st.Shards {
 		leader, token := s.Leader, "-"
 		switch {
@@ -307,31 +321,13 @@ func (st *rootStatus) write(w io.Writer, format string) error {
 		if s.Token != nil {
 			token = s.Token.Hex + " (" + s.Token.EpochCounter + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Shard, leader, token, strings.Join(s.Standbys, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Shard, leader, token, strings.Join(s.Standbys, ","), st.shardNote(s.Shard))
 	}
 	fmt.Fprintln(tw)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	return st.writeCounts(w)
-}
-
-// writeCounts prints how many shards each member leads.
-func (st *rootStatus) writeCounts(w io.Writer) error {
-	members := make([]string, 0, len(st.Members))
-	for m := range st.Members {
-		members = append(members, m)
-	}
-	sort.Strings(members)
-	led := 0
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MEMBER\tLEADS")
-	for _, m := range members {
-		fmt.Fprintf(tw, "%s\t%d\n", m, st.Members[m])
-		led += st.Members[m]
-	}
-	fmt.Fprintf(tw, "(total)\t%d of %d shards\n", led, len(st.Shards))
-	return tw.Flush()
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -23,7 +23,9 @@ func newWatchCmd() *cobra.Command {
 		Short: "Print leadership changes as they happen, one line each",
 		Long: `Print the current leader, then one line per leadership change (including "no
 leader"), until interrupted. For a partition root, every shard that exists
-when watch starts is followed. -o json prints JSON lines.`,
+when watch starts is followed, and so are its members (joining with their address
+and weight, leaving), drains, the freeze, pins, moves and weights. -o json prints
+JSON lines.`,
 		Example: `  zkelect watch --zk 127.0.0.1:2181 --election /apps/cron/leader
   zkelect watch --zk 127.0.0.1:2181 --root /apps/billing -o json | jq .`,
 		Args: cobra.NoArgs,
@@ -54,7 +56,17 @@ func runWatch(cmd *cobra.Command, f *targetFlags) error {
 			return err
 		}
 	}
-	return watchAll(ctx, sess, targets, newWatchPrinter(cmd.OutOrStdout(), f.output), log)
+	p := newWatchPrinter(cmd.OutOrStdout(), f.output)
+	if f.root == "" {
+		return watchAll(ctx, sess, targets, p, log)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Add(1)
+	go func() { defer wg.Done(); watchRoot(wctx, sess, f.root, p, log) }()
+	return watchAll(ctx, sess, targets, p, log)
 }
 
 // errNoShards reports a partition root without shards: a mistyped --root,

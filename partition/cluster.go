@@ -1,0 +1,178 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/zxidfence"
+)
+
+// This file gives a root's whole picture to routers, dashboards and CLIs:
+// every shard's leader with its member's address, every live member's
+// metadata and the operator state, as the members publish them (their
+// records and <root>/operator), once (ReadCluster) or at every change
+// (WatchCluster).
+
+// Cluster is a root as its members publish it.
+type Cluster struct {
+	// Leaders maps each led shard to its leader as the records publish it;
+	// a shard without a leader is missing.
+	Leaders map[string]ShardLeader
+	// Members maps each live member to its metadata.
+	Members map[string]MemberInfo
+	// Operator is the operator state.
+	Operator OperatorState
+}
+
+// ShardLeader is a shard's leader as the records publish it.
+type ShardLeader struct {
+	Member  string          // the leading member's id
+	Address string          // its Config.Address; "" if it publishes none
+	Token   zxidfence.Token // its fencing token
+}
+
+// MemberInfo is what a live member publishes, with what operators set.
+type MemberInfo struct {
+	// Address is the member's Config.Address ("" if none, or from a record
+	// of a release before addresses).
+	Address string
+	// Labels are the member's Config.Labels.
+	Labels map[string]string
+	// Weight is the weight the assignment uses: the operator's, else the
+	// member's own, else 1.
+	Weight int
+	// Drained reports an operator's drain.
+	Drained bool
+	// Leads counts the shards its record publishes it leads.
+	Leads int
+}
+
+// cluster returns the view's picture.
+func (v *view) cluster() Cluster {
+	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.operator.OperatorState.clone()}
+	for id, sess := range v.members {
+		mi := MemberInfo{Weight: v.weight(id), Drained: v.operator.IsDrained(id)}
+		if r, ok := v.records[id]; ok && r.Session == sess {
+			mi.Address, mi.Labels = r.Address, maps.Clone(r.Labels)
+		}
+		c.Members[id] = mi
+	}
+	for s, p := range v.leaders() {
+		mi := c.Members[p.member]
+		mi.Leads++
+		c.Members[p.member] = mi
+		c.Leaders[s] = ShardLeader{Member: p.member, Address: mi.Address, Token: p.token}
+	}
+	return c
+}
+
+// ReadCluster reads root's picture once: the live members, their records
+// and the operator state (one read each). It returns ErrNilSession, an
+// error wrapping ErrInvalidRoot, ctx's error, or ZooKeeper's wrapped with
+// the path. A root nobody registered under gives an empty Cluster.
+func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluster, error) {
+	if sess == nil {
+		return Cluster{}, ErrNilSession
+	}
+	if err := validateRoot(root); err != nil {
+		return Cluster{}, err
+	}
+	op := &Operator{sess: sess, conn: sess.Conn(), root: root, path: path.Join(root, operatorNode)}
+	st, version, err := op.read(ctx)
+	if err != nil {
+		return Cluster{}, err
+	}
+	live, err := LiveMembers(ctx, sess, root)
+	if err != nil {
+		return Cluster{}, err
+	}
+	v := newView(false)
+	v.apply(update{members: live})
+	v.apply(update{operator: &storedOperator{OperatorState: st, version: version}})
+	for id := range live {
+		rec, err := readRecord(ctx, sess.Conn(), path.Join(root, ownersDir, id))
+		if err != nil {
+			return Cluster{}, err
+		}
+		if rec != nil {
+			v.apply(update{member: id, rec: rec})
+		}
+	}
+	return v.cluster(), nil
+}
+
+// readRecord reads one member's record; nil when there is none.
+func readRecord(ctx context.Context, conn *zk.Conn, p string) (*storedRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	data, st, err := conn.Get(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("partition: read %s: %w", p, err)
+	}
+	r, err := decodeRecord(data)
+	if err != nil {
+		return nil, nil // unreadable: as the watcher, ignore it
+	}
+	return &storedRecord{record: r, version: st.Version}, nil
+}
+
+// WatchCluster calls fn with root's picture (see Cluster) each time it
+// changes: once the members, the operator state and the records known at
+// the start have been read, then after every burst of changes, in order,
+// none skipped (fn owns each Cluster; a slow fn holds up only this watch,
+// never the members' elections). Like WatchLeaders it reads without
+// registering, lags the elections by up to the publish interval plus a
+// write, and is advice for routing, not a safety signal. It blocks until
+// ctx is done and returns nil, or an error wrapping recipe.ErrSessionClosed
+// when sess is closed; ErrNilSession, ErrNilCallback or an error wrapping
+// ErrInvalidRoot for bad arguments.
+func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn func(Cluster)) error {
+	if err := checkWatch(sess, root, fn == nil); err != nil {
+		return err
+	}
+	var last *Cluster
+	return followView(ctx, sess, root, "watch cluster", func(v *view) (bool, error) {
+		if c := v.cluster(); last == nil || !c.equal(*last) {
+			last = &c
+			fn(c.clone())
+		}
+		return true, nil
+	})
+}
+
+// equal reports whether two pictures are the same.
+func (c Cluster) equal(d Cluster) bool {
+	if !maps.Equal(c.Leaders, d.Leaders) || len(c.Members) != len(d.Members) {
+		return false
+	}
+	for id, m := range c.Members {
+		n, ok := d.Members[id]
+		if !ok || m.Address != n.Address || m.Weight != n.Weight || m.Drained != n.Drained || m.Leads != n.Leads || !maps.Equal(m.Labels, n.Labels) {
+			return false
+		}
+	}
+	a, _ := c.Operator.encode()
+	b, _ := d.Operator.encode()
+	return slices.Equal(a, b)
+}
+
+// clone returns a copy fn may keep.
+func (c Cluster) clone() Cluster {
+	out := Cluster{Leaders: maps.Clone(c.Leaders), Members: make(map[string]MemberInfo, len(c.Members)), Operator: c.Operator.clone()}
+	for id, m := range c.Members {
+		m.Labels = maps.Clone(m.Labels)
+		out.Members[id] = m
+	}
+	return out
+}

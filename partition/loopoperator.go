@@ -1,0 +1,157 @@
+package partition
+
+import (
+	"context"
+	"maps"
+	"time"
+)
+
+// This file brings the operator state (operatorstate.go) into the loop:
+// the assignment's input, the freeze's expiry, logs of what operators
+// changed, and clearing a move this member completed.
+
+// input is the assignment's input from the view: the same at every member
+// that sees the same znodes, the freeze's expiry aside (each member reads
+// its own clock).
+func (l *loop) input(now time.Time) Input {
+	cur, tokens := l.view.current()
+	op := l.view.operator.OperatorState
+	members := l.sameListMembers()
+	in := Input{
+		Shards:  l.m.currentShards(),
+		Members: members,
+		Current: cur,
+		Tokens:  tokens,
+		Drained: op.drainedList(),
+		Pins:    op.pins(),
+		Frozen:  op.Frozen(now),
+	}
+	for _, id := range members {
+		if w := l.view.weight(id); w != 1 {
+			if in.Weights == nil {
+				in.Weights = map[string]int{}
+			}
+			in.Weights[id] = w
+		}
+	}
+	l.freezeUntil = time.Time{}
+	if in.Frozen && !op.Freeze.Until.IsZero() {
+		l.freezeUntil = op.Freeze.Until
+		l.wakeIn(time.Until(op.Freeze.Until))
+	}
+	return in
+}
+
+// noteOperatorMetrics exports this member's weight, share, drain and the
+// freeze after an assignment.
+func (l *loop) noteOperatorMetrics(in Input, targets map[string]string) {
+	me := l.m.cfg.MemberID
+	n := 0
+	for _, m := range targets {
+		if m == me {
+			n++
+		}
+	}
+	l.m.met.assigned.Set(float64(n))
+	l.m.met.weight.Set(float64(l.view.weight(me)))
+	l.m.met.drained.Set(boolGauge(l.view.operator.IsDrained(me)))
+	l.m.met.frozen.Set(boolGauge(in.Frozen))
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// weight returns member id's effective weight: the operator's, else the
+// one its current record publishes, else 1.
+func (v *view) weight(id string) int {
+	if w := v.operator.Weights[id]; w > 0 {
+		return w
+	}
+	if r, ok := v.records[id]; ok && r.Session == v.members[id] && r.Weight > 0 {
+		return r.Weight
+	}
+	return 1
+}
+
+// freezeExpired reports whether a freeze the last assignment honoured has
+// lifted itself since: the assignment must be computed again.
+func (l *loop) freezeExpired(now time.Time) bool {
+	return !l.freezeUntil.IsZero() && !now.Before(l.freezeUntil)
+}
+
+// noticeOperator logs what operators changed that concerns every member
+// (the freeze) or this one (a drain).
+func (l *loop) noticeOperator(old, next OperatorState) {
+	now := time.Now()
+	switch was, is := old.Frozen(now), next.Frozen(now); {
+	case is && !was:
+		ev := l.m.log.Info().Str("reason", next.Freeze.Reason)
+		if !next.Freeze.Until.IsZero() {
+			ev = ev.Time("until", next.Freeze.Until)
+		}
+		ev.Msg("rebalancing frozen by an operator: no balancing moves; orphaned shards are still taken over")
+	case was && !is:
+		l.m.log.Info().Msg("freeze lifted: rebalancing resumes")
+	}
+	me := l.m.cfg.MemberID
+	switch was, is := old.IsDrained(me), next.IsDrained(me); {
+	case is && !was:
+		l.m.log.Info().Str("reason", next.Drained[me].Reason).Msg("drained by an operator: handing every shard away")
+	case was && !is:
+		l.m.log.Info().Msg("undrained by an operator: taking a share again")
+	}
+}
+
+// clearMoves clears the moves to this member that are done: it leads the
+// shard, and the assignment without the move keeps it here. Each clear is
+// one version-checked write in the background; a lost race is retried at
+// the next recompute.
+func (l *loop) clearMoves(in Input) {
+	op := l.view.operator.OperatorState
+	me := l.m.cfg.MemberID
+	var done []string
+	for s, to := range op.Moves {
+		if _, leads := l.leading[s]; to != me || !leads || l.clearing[s] {
+			continue
+		}
+		without := in
+		without.Pins = maps.Clone(in.Pins)
+		if p, pinned := op.Pins[s]; pinned {
+			without.Pins[s] = p
+		} else {
+			delete(without.Pins, s)
+		}
+		if Assign(without)[s] == me {
+			done = append(done, s)
+		}
+	}
+	if len(done) == 0 {
+		return
+	}
+	for _, s := range done {
+		l.clearing[s] = true
+	}
+	l.background(func() {
+		ctx, cancel := context.WithTimeout(l.base, l.m.sess.Timeout())
+		defer cancel()
+		op := &Operator{sess: l.m.sess, conn: l.m.conn, root: l.m.root, path: l.m.operatorPath(), acl: l.m.cfg.ACL}
+		_, err := op.update(ctx, func(st *OperatorState) (bool, error) {
+			n := len(st.Moves)
+			for _, s := range done {
+				if st.Moves[s] == me {
+					delete(st.Moves, s)
+				}
+			}
+			return len(st.Moves) != n, nil
+		})
+		if err != nil {
+			l.m.log.Warn().Err(err).Strs("shards", done).Msg("clear completed moves")
+			return
+		}
+		l.m.log.Info().Strs("shards", done).Msg("moves completed")
+	})
+}

@@ -1,0 +1,168 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// This file is the Go API that changes a root's operator state
+// (operatorstate.go): every change is a read-modify-write of
+// <root>/operator, conditional on the version read, retried when another
+// operator wrote in between. Members follow the znode and act on it.
+
+// ErrRefused reports an operator change that cannot hold (draining the
+// last live member, pinning to a member that is not live or runs another
+// shard list, a weight out of range). Nothing was written.
+var ErrRefused = errors.New("partition: operator change refused")
+
+// maxOperatorRetries bounds the writes an Operator tries when other
+// writers keep changing the state between its read and its write.
+const maxOperatorRetries = 64
+
+// Operator changes the operator state of one root: drains, freezes, pins,
+// moves and weights, in the spirit of Apache Helix's EVACUATE and
+// maintenance mode and Kafka's preferred-leader election. Every method is
+// idempotent and reports whether it changed anything. Its methods are safe
+// for concurrent use; they block on ZooKeeper, checking ctx between
+// requests.
+type Operator struct {
+	sess *recipe.Session
+	conn *zk.Conn
+	root string
+	path string
+	acl  []zk.ACL
+}
+
+// NewOperator returns the Operator of root on sess. acl is the ACL of the
+// znodes it creates (<root>/operator, and the root's own if missing): nil
+// selects zk.WorldACL(zk.PermAll); give the members' Config.ACL (e.g.
+// recipe.GroupACL()) so that only the group may change the operator
+// state. It does no I/O. It returns ErrNilSession or an error wrapping
+// ErrInvalidRoot.
+func NewOperator(sess *recipe.Session, root string, acl []zk.ACL) (*Operator, error) {
+	if sess == nil {
+		return nil, ErrNilSession
+	}
+	if err := validateRoot(root); err != nil {
+		return nil, err
+	}
+	if acl == nil {
+		acl = zk.WorldACL(zk.PermAll)
+	}
+	return &Operator{sess: sess, conn: sess.Conn(), root: root, path: path.Join(root, operatorNode), acl: acl}, nil
+}
+
+// State returns the operator state as stored now (the zero state when the
+// znode does not exist).
+func (o *Operator) State(ctx context.Context) (OperatorState, error) {
+	var s OperatorState
+	err := o.retry(ctx, func() (err error) {
+		s, _, err = o.read(ctx)
+		return err
+	})
+	return s, err
+}
+
+// read returns the state and the version of its znode (-1: none).
+func (o *Operator) read(ctx context.Context) (OperatorState, int32, error) {
+	if err := ctx.Err(); err != nil {
+		return OperatorState{}, 0, err
+	}
+	data, st, err := o.conn.Get(o.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return OperatorState{}, -1, nil
+	}
+	if err != nil {
+		return OperatorState{}, 0, fmt.Errorf("partition: read %s: %w", o.path, aclDenied(err))
+	}
+	s, err := decodeOperatorState(data)
+	if err != nil {
+		return OperatorState{}, 0, fmt.Errorf("partition: %s: %w", o.path, err)
+	}
+	return s, st.Version, nil
+}
+
+// update applies change to the stored state and writes it back if change
+// reports a change, conditional on the version read; when another writer
+// got in between, it reads and applies change again. change may refuse
+// with an error (returned as is, nothing written).
+func (o *Operator) update(ctx context.Context, change func(*OperatorState) (bool, error)) (bool, error) {
+	var changed bool
+	err := o.retry(ctx, func() (err error) {
+		changed, err = o.updateOnce(ctx, change)
+		return err
+	})
+	return changed, err
+}
+
+// retry runs f until it succeeds, fails for a reason other than ZooKeeper
+// being out of reach (connection loss: the request may be tried again),
+// or ctx ends, backing off from 50ms to 2s.
+func (o *Operator) retry(ctx context.Context, f func() error) error {
+	b := newBackoff()
+	for {
+		err := f()
+		if err == nil || !unreachable(err) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-o.sess.Done():
+			return err
+		default:
+		}
+		b.wait(ctx)
+	}
+}
+
+// updateOnce is one update, retried while others write in between.
+func (o *Operator) updateOnce(ctx context.Context, change func(*OperatorState) (bool, error)) (bool, error) {
+	for range maxOperatorRetries {
+		cur, version, err := o.read(ctx)
+		if err != nil {
+			return false, err
+		}
+		next := cur.clone()
+		changed, err := change(&next)
+		if err != nil || !changed {
+			return false, err
+		}
+		data, err := next.encode()
+		if err != nil {
+			return false, err
+		}
+		err = o.write(data, version)
+		if errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNodeExists) || errors.Is(err, zk.ErrNoNode) {
+			continue // another writer got in between
+		}
+		if err != nil {
+			return false, fmt.Errorf("partition: write %s: %w", o.path, aclDenied(err))
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("partition: write %s: changed by others %d times in a row", o.path, maxOperatorRetries)
+}
+
+// write stores data over version, or creates the znode (and the root's)
+// when version is -1.
+func (o *Operator) write(data []byte, version int32) error {
+	if version >= 0 {
+		_, err := o.conn.Set(o.path, data, version)
+		return err
+	}
+	if err := ensurePaths(o.conn, o.root, o.acl); err != nil {
+		return err
+	}
+	_, err := o.conn.Create(o.path, data, 0, o.acl)
+	return err
+}
+
+// refused returns an error wrapping ErrRefused.
+func refused(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
+}

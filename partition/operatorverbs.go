@@ -1,0 +1,273 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// This file holds Operator's verbs. Each checks what it needs of the
+// cluster (live members, their records, the shard's election) before the
+// write and refuses, wrapping ErrRefused, what cannot hold.
+
+// Drain makes member take no shard while it keeps running: every member's
+// assignment gives its shards to the others, and it hands them away
+// through the normal graceful handoff (throttled by
+// MaxConcurrentHandoffs). WaitDrained returns once it leads nothing. It
+// refuses a member that is not live, and draining the last live member
+// that is not drained.
+func (o *Operator) Drain(ctx context.Context, member, reason string) (bool, error) {
+	live, _, err := o.members(ctx)
+	if err != nil {
+		return false, err
+	}
+	if _, ok := live[member]; !ok {
+		return false, refused("member %q is not live under %s", member, o.root)
+	}
+	return o.update(ctx, func(s *OperatorState) (bool, error) {
+		if s.IsDrained(member) {
+			return false, nil
+		}
+		left := 0
+		for id := range live {
+			if id != member && !s.IsDrained(id) {
+				left++
+			}
+		}
+		if left == 0 {
+			return false, refused("draining %q would leave no live member to lead the shards", member)
+		}
+		if s.Drained == nil {
+			s.Drained = map[string]Note{}
+		}
+		s.Drained[member] = Note{Since: time.Now().UTC(), Reason: reason}
+		return true, nil
+	})
+}
+
+// Undrain gives a drained member its share again; the members holding the
+// most give it shards, nobody else moves.
+func (o *Operator) Undrain(ctx context.Context, member string) (bool, error) {
+	return o.update(ctx, func(s *OperatorState) (bool, error) {
+		if !s.IsDrained(member) {
+			return false, nil
+		}
+		delete(s.Drained, member)
+		return true, nil
+	})
+}
+
+// Freeze starts the maintenance mode: no balancing move starts (a member
+// joining takes nothing, a weight change moves nothing), while the shards
+// of a member that left are still taken over at once. A positive d lifts
+// the freeze by itself after d (members compare with their own clocks);
+// zero freezes until Unfreeze. It refuses a negative d.
+func (o *Operator) Freeze(ctx context.Context, reason string, d time.Duration) (bool, error) {
+	if d < 0 {
+		return false, refused("freeze for a negative duration %s", d)
+	}
+	now := time.Now().UTC()
+	f := &Freeze{Note: Note{Since: now, Reason: reason}}
+	if d > 0 {
+		f.Until = now.Add(d)
+	}
+	return o.update(ctx, func(s *OperatorState) (bool, error) {
+		if s.Freeze.Active(now) && s.Freeze.Reason == reason && f.Until.IsZero() && s.Freeze.Until.IsZero() {
+			return false, nil
+		}
+		if s.Freeze.Active(now) {
+			f.Since = s.Freeze.Since
+		}
+		s.Freeze = f
+		return true, nil
+	})
+}
+
+// Unfreeze ends the maintenance mode; the balance resumes.
+func (o *Operator) Unfreeze(ctx context.Context) (bool, error) {
+	return o.update(ctx, func(s *OperatorState) (bool, error) {
+		if s.Freeze == nil {
+			return false, nil
+		}
+		s.Freeze = nil
+		return true, nil
+	})
+}
+
+// Pin keeps shard on member while member is live and not drained; it
+// counts in member's share. It refuses a shard that has no election under
+// the root, and a member that is not live, is drained, or runs another
+// shard list than the shard's leader.
+func (o *Operator) Pin(ctx context.Context, shard, member string) (bool, error) {
+	if err := o.checkTaker(ctx, shard, member); err != nil {
+		return false, err
+	}
+	return o.update(ctx, func(s *OperatorState) (bool, error) {
+		if s.Pins[shard] == member {
+			return false, nil
+		}
+		if s.Pins == nil {
+			s.Pins = map[string]string{}
+		}
+		s.Pins[shard] = member
+		return true, nil
+	})
+}
+
+// Unpin frees shard to rebalance; its leader keeps it while within its
+// share.
+func (o *Operator) Unpin(ctx context.Context, shard string) (bool, error) {
+	return o.update(ctx, func(s *OperatorState) (bool, error) {
+		if _, ok := s.Pins[shard]; !ok {
+			return false, nil
+		}
+		delete(s.Pins, shard)
+		return true, nil
+	})
+}
+
+// Move hands shard to member with one graceful handoff (the old leader's
+// work is cancelled and OnStoppedLeading returns before member's
+// OnStartedLeading), like Kafka's preferred-leader election. The move acts
+// as a pin until member leads the shard and the balance keeps it there
+// without it (member gives another shard away if it is over its share);
+// member then clears it and the shard is free to rebalance. WaitMoved
+// returns once done. It refuses what Pin refuses, and a shard pinned to
+// another member; it changes nothing when member already leads the shard.
+func (o *Operator) Move(ctx context.Context, shard, member string) (bool, error) {
+	if err := o.checkTaker(ctx, shard, member); err != nil {
+		return false, err
+	}
+	_, recs, err := o.members(ctx)
+	if err != nil {
+		return false, err
+	}
+	if _, leads := recs[member].Leading[shard]; leads {
+		return false, nil
+	}
+	return o.update(ctx, func(s *OperatorState) (bool, error) {
+		if p, ok := s.Pins[shard]; ok && p != member {
+			return false, refused("shard %s is pinned to %s: unpin it first", shard, p)
+		}
+		if s.Moves[shard] == member {
+			return false, nil
+		}
+		if s.Moves == nil {
+			s.Moves = map[string]string{}
+		}
+		s.Moves[shard] = member
+		return true, nil
+	})
+}
+
+// SetWeight sets member's weight (1..MaxWeight), overriding the weight it
+// publishes: its share becomes ceil(S·w/Σw) at most, moving only the
+// shards it must. It refuses a weight out of range.
+func (o *Operator) SetWeight(ctx context.Context, member string, w int) (bool, error) {
+	if w <= 0 || w > MaxWeight {
+		return false, refused("weight %d of %q is out of range 1..%d", w, member, MaxWeight)
+	}
+	if err := ValidateID(member); err != nil {
+		return false, refused("%v", err)
+	}
+	return o.update(ctx, func(s *OperatorState) (bool, error) {
+		if s.Weights[member] == w {
+			return false, nil
+		}
+		if s.Weights == nil {
+			s.Weights = map[string]int{}
+		}
+		s.Weights[member] = w
+		return true, nil
+	})
+}
+
+// ResetWeight drops the operator's weight of member: the weight it
+// publishes applies again.
+func (o *Operator) ResetWeight(ctx context.Context, member string) (bool, error) {
+	return o.update(ctx, func(s *OperatorState) (bool, error) {
+		if _, ok := s.Weights[member]; !ok {
+			return false, nil
+		}
+		delete(s.Weights, member)
+		return true, nil
+	})
+}
+
+// checkTaker refuses a shard without an election under the root, and a
+// member that is not live, is drained, or runs another shard list than
+// the shard's published leader.
+func (o *Operator) checkTaker(ctx context.Context, shard, member string) error {
+	var ok bool
+	err := o.retry(ctx, func() (err error) {
+		ok, _, err = o.conn.Exists(path.Join(o.root, shardsDir, shard))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("partition: read shard %s: %w", shard, err)
+	}
+	if !ok {
+		return refused("shard %q has no election under %s", shard, o.root)
+	}
+	live, recs, err := o.members(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := live[member]; !ok {
+		return refused("member %q is not live under %s", member, o.root)
+	}
+	st, err := o.State(ctx)
+	if err != nil {
+		return err
+	}
+	if st.IsDrained(member) {
+		return refused("member %q is drained: undrain it first", member)
+	}
+	for id, r := range recs {
+		if _, leads := r.Leading[shard]; leads && r.ShardSet != "" && recs[member].ShardSet != "" && r.ShardSet != recs[member].ShardSet {
+			return refused("member %q runs another shard list (%s) than shard %s's leader %s (%s)",
+				member, recs[member].ShardSet, shard, id, r.ShardSet)
+		}
+	}
+	return nil
+}
+
+// members reads the live members and the records they wrote in their
+// current session, trying again while ZooKeeper is out of reach.
+func (o *Operator) members(ctx context.Context) (live map[string]int64, recs map[string]record, err error) {
+	err = o.retry(ctx, func() (err error) {
+		live, recs, err = o.membersOnce(ctx)
+		return err
+	})
+	return live, recs, err
+}
+
+// membersOnce is one try of members.
+func (o *Operator) membersOnce(ctx context.Context) (map[string]int64, map[string]record, error) {
+	live, err := LiveMembers(ctx, o.sess, o.root)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs := make(map[string]record, len(live))
+	for id, sess := range live {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		p := path.Join(o.root, ownersDir, id)
+		data, _, err := o.conn.Get(p)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("partition: read %s: %w", p, err)
+		}
+		if r, err := decodeRecord(data); err == nil && r.Session == sess {
+			recs[id] = r
+		}
+	}
+	return live, recs, nil
+}

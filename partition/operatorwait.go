@@ -1,0 +1,49 @@
+package partition
+
+import (
+	"context"
+)
+
+// This file waits for the effect of an operator's change, following the
+// same znodes as the members (members, records, operator state) with
+// watches, no polling.
+
+// WaitDrained blocks until member's record publishes no leadership while
+// it is live and drained (or it is no longer live), or ctx ends (ctx's
+// error). It returns an error wrapping ErrRefused if member is undrained
+// meanwhile.
+func (o *Operator) WaitDrained(ctx context.Context, member string) error {
+	return o.await(ctx, func(v *view) (bool, error) {
+		sess, live := v.members[member]
+		if !live {
+			return true, nil
+		}
+		if !v.operator.IsDrained(member) {
+			return false, refused("member %q is not drained", member)
+		}
+		r, ok := v.records[member]
+		return ok && r.Session == sess && len(r.Leading) == 0, nil
+	})
+}
+
+// WaitMoved blocks until member leads shard, as the records publish it,
+// and the move is cleared, or ctx ends (ctx's error).
+func (o *Operator) WaitMoved(ctx context.Context, shard, member string) error {
+	return o.await(ctx, func(v *view) (bool, error) {
+		_, moving := v.operator.Moves[shard]
+		return !moving && v.leaders()[shard].member == member, nil
+	})
+}
+
+// await follows the root's znodes until done reports true or an error,
+// after each burst of changes, or ctx ends (ctx's error).
+func (o *Operator) await(ctx context.Context, done func(*view) (bool, error)) error {
+	err := followView(ctx, o.sess, o.root, "wait on", func(v *view) (bool, error) {
+		ok, err := done(v)
+		return !ok, err
+	})
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}

@@ -1,0 +1,35 @@
+package partition
+
+import (
+	"maps"
+	"testing"
+)
+
+// TestOldFormatRecordStillCounts: a record written by a release before
+// member metadata and weights (no address, labels or weight) decodes, its
+// member weighs 1, and the assignment over it is the one that release
+// computed (the golden vectors pin the rule itself).
+func TestOldFormatRecordStillCounts(t *testing.T) {
+	old := []byte(`{"session":4660,"leading":{"0":4294967297,"1":4294967298},"reserved":["2"],"shard_set":"3-00000000000000ff"}`)
+	r, err := decodeRecord(old)
+	if err != nil {
+		t.Fatalf("decode an old-format record: %v", err)
+	}
+	if r.Address != "" || r.Labels != nil || r.Weight != 0 || len(r.Leading) != 2 || r.ShardSet == "" {
+		t.Fatalf("old record decoded as %+v", r)
+	}
+	v := newView(true)
+	v.apply(update{members: map[string]int64{"old": 4660, "new": 4661}})
+	v.apply(update{member: "old", rec: &storedRecord{record: r}})
+	v.apply(update{member: "new", rec: &storedRecord{record: record{Session: 4661, Weight: 1, Address: "10.0.0.2:80"}}})
+	if w := v.weight("old"); w != 1 {
+		t.Fatalf("old member's weight %d, want 1", w)
+	}
+	cur, tok := v.current()
+	in := Input{Shards: Range(0, 3), Members: v.liveMembers(), Current: cur, Tokens: tok}
+	want := Assign(in)
+	in.Weights = map[string]int{"old": v.weight("old"), "new": v.weight("new")}
+	if got := Assign(in); !maps.Equal(got, want) {
+		t.Fatalf("weights of 1 from old and new records changed the assignment: %v, want %v", got, want)
+	}
+}
