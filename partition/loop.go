@@ -26,21 +26,21 @@ type loop struct {
 	events  chan runnerEvent
 	fatal   chan error
 
-	runners  map[string]*runner
-	leading  map[string]uint64    // shards whose runner reported started, with their tokens
+	runners map[string]*runner
+	leading map[string]uint64 // shards whose runner reported started, with their tokens
 	// suspended: shards in leading whose leadership ended for a lost
 	// connection while their candidate stays first in the election (the
 	// record keeps claiming them: see holdSuspended), and since when.
 	suspended map[string]time.Time
-	handoffs int                  // balancing handoffs in flight
-	queue    []string             // settled handoffs waiting for the throttle
-	moving   map[string]time.Time // led here, assigned elsewhere since
-	wake     *time.Timer          // wakes the loop for a settled move or a deferred step
-	wakeAt   time.Time            // when wake fires; zero when it is stopped
-	lastStep time.Time            // when the assignment was last computed or acted on
-	stepGap  time.Duration        // least time between two steps
-	targets  map[string]string
-	clearing map[string]bool // moves to us being cleared (loopoperator.go)
+	handoffs  int                  // balancing handoffs in flight
+	queue     []string             // settled handoffs waiting for the throttle
+	moving    map[string]time.Time // led here, assigned elsewhere since
+	wake      *time.Timer          // wakes the loop for a settled move or a deferred step
+	wakeAt    time.Time            // when wake fires; zero when it is stopped
+	lastStep  time.Time            // when the assignment was last computed or acted on
+	stepGap   time.Duration        // least time between two steps
+	targets   map[string]string
+	clearing  map[string]bool // moves to us being cleared (loopoperator.go)
 	// freezeUntil is when the freeze the last assignment honoured lifts
 	// itself; zero when none does.
 	freezeUntil time.Time
@@ -74,11 +74,11 @@ type loop struct {
 type eventKind uint8
 
 const (
-	evStarted  eventKind = iota // leadership accepted, OnStartedLeading called
-	evStopped                   // leadership over, OnStoppedLeading returned
-	evFinished                  // runner returned; its candidate is closed
-	evDeferred                  // a handoff found no successor campaigning: still leading
-	evSuspended                 // leadership over for a lost connection, OnStoppedLeading returned; campaigning on
+	evStarted   eventKind = iota // leadership accepted, OnStartedLeading called
+	evStopped                    // leadership over, OnStoppedLeading returned
+	evFinished                   // runner returned; its candidate is closed
+	evDeferred                   // a handoff found no successor campaigning: still leading
+	evSuspended                  // leadership over for a lost connection, OnStoppedLeading returned; campaigning on
 )
 
 type runnerEvent struct {

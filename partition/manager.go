@@ -200,6 +200,23 @@ func (m *Manager) currentShards() []string {
 	return m.shards
 }
 
+// Assigned returns how many shards the latest assignment gives this
+// member (its share: by weight, pins included, none while drained), and
+// false before Run has computed one.
+func (m *Manager) Assigned() (int, bool) {
+	t := m.target.Load()
+	if t == nil {
+		return 0, false
+	}
+	n := 0
+	for _, member := range *t {
+		if member == m.cfg.MemberID {
+			n++
+		}
+	}
+	return n, true
+}
+
 // assignedToMe reports whether the latest assignment targets shard to this
 // member.
 func (m *Manager) assignedToMe(shard string) bool {

@@ -12,19 +12,18 @@ import (
 
 // managerReadiness decides /readyz: the member is ready while it is
 // registered under <root>/members by this session, not draining (stopping
-// after a signal), and once it has led its fair share of the shards
-// (between floor and ceil of shards/live members), that is, once the first
-// balance is done. Live members are counted as the Manager counts them
+// after a signal), and once it leads exactly the shards its latest
+// assignment gives it (its share by weight; none when an operator drained
+// it), that is, once the first balance is done. Live members are counted as the Manager counts them
 // (partition.LiveMembers: persistent znodes under members are not
 // members). The balance is latched: later rebalances do not make a running
 // member unready; registration and draining are checked every time.
 type managerReadiness struct {
-	sess    *recipe.Session
-	mgr     *partition.Manager
-	root    string
-	member  string
-	nShards int
-	gauge   prometheus.Gauge
+	sess   *recipe.Session
+	mgr    *partition.Manager
+	root   string
+	member string
+	gauge  prometheus.Gauge
 
 	balanced atomic.Bool // the first balance was reached
 	draining atomic.Bool
@@ -62,8 +61,6 @@ func (r *managerReadiness) check(ctx context.Context) bool {
 	if r.balanced.Load() {
 		return true
 	}
-	led := len(r.mgr.Leaderships())
-	floor := r.nShards / len(members)
-	ceil := (r.nShards + len(members) - 1) / len(members)
-	return led >= floor && led <= ceil
+	share, computed := r.mgr.Assigned()
+	return computed && len(r.mgr.Leaderships()) == share
 }

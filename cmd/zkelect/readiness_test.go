@@ -38,7 +38,7 @@ func TestReadinessIgnoresPersistentZnodesUnderMembers(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	r := &managerReadiness{sess: s, mgr: mgr, root: root, member: "m1", nShards: len(shards),
+	r := &managerReadiness{sess: s, mgr: mgr, root: root, member: "m1",
 		gauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ready"})}
 	eventually(t, 20*time.Second, "the lone member leading every shard to be ready", func() bool {
 		return len(mgr.Leaderships()) == len(shards) && r.Ready(t.Context())

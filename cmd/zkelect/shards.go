@@ -249,7 +249,7 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	if err != nil {
 		return fmt.Errorf("partition root %s: %w", f.root, err)
 	}
-	ready := &managerReadiness{sess: sess, mgr: mgr, root: f.root, member: f.member, nShards: len(shards), gauge: metrics.ready}
+	ready := &managerReadiness{sess: sess, mgr: mgr, root: f.root, member: f.member, gauge: metrics.ready}
 
 	hctx, hcancel := context.WithCancel(context.Background())
 	defer hcancel()
