@@ -9,10 +9,10 @@ import (
 )
 
 // convergeLimit bounds each wait for a fleet of n shards to converge: 3
-// minutes, or 5 ms a shard for more than 36,000 (a bound on a loaded
+// minutes, or 10 ms a shard for more than 18,000 (a bound on a loaded
 // machine, not a measurement).
 func convergeLimit(n int) time.Duration {
-	return max(3*time.Minute, time.Duration(n)*5*time.Millisecond)
+	return max(3*time.Minute, time.Duration(n)*10*time.Millisecond)
 }
 
 func (e *env) runShards(ctx context.Context, cfg Config, rep *Report) error {
