@@ -240,3 +240,25 @@ func createShardParents(t *testing.T, c *testenv.Cluster, root string, shards []
 	}
 	createPersistent(t, conn, nil, paths...)
 }
+
+// TestCrashedMemberWithSeveralSessionsFailsOver: member c spreads its
+// shards over several sessions and is cut off (a crash as ZooKeeper sees
+// it): every one of its sessions expires, and the other members lead all
+// of its shards, balanced, without two leaders at once.
+func TestCrashedMemberWithSeveralSessionsFailsOver(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 45)
+	capEight := func(c *partition.Config) { c.MaxShardsPerSession = 8 }
+	a := startMember(t, root, "a", shards, tr, capEight)
+	b := startMember(t, root, "b", shards, tr, capEight)
+	proxy := zkc.NewProxyT(t)
+	c := startMemberOn(t, connectTo(t, proxy.Addrs(), sessionTimeout), root, "c", shards, tr, capEight)
+	waitBalanced(t, shards, []*member{a, b, c}, 20*time.Second)
+	if n := len(c.m.Sessions()); n < 2 {
+		t.Fatalf("c leads %d shards on %d session(s) with MaxShardsPerSession 8", len(c.m.Leaderships()), n)
+	}
+	proxy.Blackhole()
+	_, took := waitBalanced(t, shards, []*member{a, b}, 30*time.Second)
+	t.Logf("c's shards led again by a and b in %v", took)
+	proxy.Heal()
+	tr.check(t, false)
+}
