@@ -105,6 +105,13 @@
 // Candidate (one event-loop goroutine) plus one runner goroutine, and one
 // more for OnStartedLeading while leading.
 //
+// A leadership suspended by a lost connection (every member at once when
+// the ensemble's quorum leader fails) stays in its member's record while
+// its candidate's znode stays first, for at most a session timeout: the
+// member leads it again with the same token once the session answers, and
+// a record that dropped it meanwhile would deal it to another member and
+// move it twice for a failover every session survived.
+//
 // Records lag behind leaderships by up to a write, so members act on an
 // assignment only once it has held for a short settle delay before handing
 // a shard off, and when two records claim a shard the larger token (the
