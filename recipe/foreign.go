@@ -1,7 +1,10 @@
 package recipe
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -21,6 +24,22 @@ const (
 	maxReplyFrame      = 16 << 20
 )
 
+// NotZooKeeperError reports a server address that answered the connect
+// request with another protocol (an HTTP or PostgreSQL port given by
+// mistake). It matches ErrNotZooKeeper with errors.Is.
+type NotZooKeeperError struct {
+	Addr  string // host:port as dialled
+	Cause error  // what gave it away, e.g. an impossible frame length
+}
+
+// Error says which address is not ZooKeeper and why.
+func (e *NotZooKeeperError) Error() string {
+	return fmt.Sprintf("%s is not a ZooKeeper server (it answered with another protocol: %v)", e.Addr, e.Cause)
+}
+
+// Unwrap makes errors.Is(err, ErrNotZooKeeper) true and keeps the cause.
+func (e *NotZooKeeperError) Unwrap() []error { return []error{ErrNotZooKeeper, e.Cause} }
+
 // frameLimitError is a frame length over the reader's limit.
 type frameLimitError struct{ length, limit int }
 
@@ -35,20 +54,20 @@ func (e *frameLimitError) Error() string {
 type foreignStreak struct {
 	mu    sync.Mutex
 	addrs map[string]bool
-	err   error         // the latest answer, for Connect's error
 	all   chan struct{} // closed once every address answered that way
 	done  bool
+	seen  map[string]error // every address that ever answered that way, beyond the streak
 }
 
 func newForeignStreak() *foreignStreak {
-	return &foreignStreak{addrs: map[string]bool{}, all: make(chan struct{})}
+	return &foreignStreak{addrs: map[string]bool{}, all: make(chan struct{}), seen: map[string]error{}}
 }
 
 // add records that addr answered with a non-ZooKeeper frame.
 func (f *foreignStreak) add(addr string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.err = err
+	f.seen[addr] = err
 	if f.addrs[addr] && !f.done {
 		f.done = true
 		close(f.all)
@@ -56,18 +75,25 @@ func (f *foreignStreak) add(addr string, err error) {
 	f.addrs[addr] = true
 }
 
+// foreign returns the errors of every address that answered with another
+// protocol so far, even when other addresses were merely closed (which
+// breaks the streak), joined in address order; nil when none did.
+func (f *foreignStreak) foreign() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	addrs := slices.Sorted(maps.Keys(f.seen))
+	errs := make([]error, 0, len(addrs))
+	for _, a := range addrs {
+		errs = append(errs, f.seen[a])
+	}
+	return errors.Join(errs...)
+}
+
 // reset ends the streak: an attempt had another outcome.
 func (f *foreignStreak) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	clear(f.addrs)
-}
-
-// cause returns the error to report once every address answered.
-func (f *foreignStreak) cause() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.err
 }
 
 // notForeign ends the tracker's streak of non-ZooKeeper answers.
@@ -84,7 +110,7 @@ func (c *wireConn) oversized(err error) error {
 		c.w.log.Warn().Str("server", addr).Err(err).Msg("zookeeper reply too long; reconnecting")
 		return err
 	}
-	err = fmt.Errorf("%s: %w: its answer to the connect request is a %w", addr, ErrNotZooKeeper, err)
+	err = &NotZooKeeperError{Addr: addr, Cause: fmt.Errorf("its answer to the connect request is a %w", err)}
 	c.w.log.Warn().Str("server", addr).Err(err).Msg("server is not ZooKeeper")
 	c.w.foreign.add(addr, err)
 	return err

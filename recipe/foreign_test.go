@@ -82,3 +82,28 @@ func TestNonZooKeeperServerBesideARealOne(t *testing.T) {
 		t.Fatal("not connected through the real server")
 	}
 }
+
+// TestNonZooKeeperServerBesideAClosedOneIsNamed: a foreign server beside a
+// closed port breaks the streak that fails Connect fast, but Connect's
+// timeout error still names the foreign one (a *NotZooKeeperError).
+func TestNonZooKeeperServerBesideAClosedOneIsNamed(t *testing.T) {
+	addr := httpServer(t)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	s, err := recipe.Connect(context.Background(), []string{addr, closedAddr}, recipe.WithConnectTimeout(2*time.Second))
+	if err == nil {
+		s.Close()
+		t.Fatal("connected to an HTTP server and a closed port")
+	}
+	var nz *recipe.NotZooKeeperError
+	if !errors.Is(err, recipe.ErrUnreachable) || !errors.As(err, &nz) || nz.Addr != addr {
+		t.Fatalf("connect: %v; want ErrUnreachable and a NotZooKeeperError for %s", err, addr)
+	}
+	if !strings.Contains(err.Error(), addr+" is not a ZooKeeper server (it answered with another protocol") {
+		t.Errorf("error %q does not say %s is not ZooKeeper", err, addr)
+	}
+}

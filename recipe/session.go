@@ -139,9 +139,13 @@ func (s *Session) awaitFirst(ctx context.Context, servers []string) error {
 	case <-s.established:
 		return nil
 	case <-t.C:
+		if foreign := s.wire.foreign.foreign(); foreign != nil {
+			// Some servers answered with another protocol, the others not at all.
+			return fmt.Errorf("no session from %v within %v: %w: %w", servers, s.cfg.connectTimeout, ErrUnreachable, foreign)
+		}
 		return fmt.Errorf("no session from %v within %v: %w", servers, s.cfg.connectTimeout, ErrUnreachable)
 	case <-s.wire.foreign.all:
-		return fmt.Errorf("connect to %v: %w: %w", servers, ErrUnreachable, s.wire.foreign.cause())
+		return fmt.Errorf("connect to %v: %w: %w", servers, ErrUnreachable, s.wire.foreign.foreign())
 	case <-ctx.Done():
 		return fmt.Errorf("connect to %v: %w: %w", servers, ErrUnreachable, ctx.Err())
 	}

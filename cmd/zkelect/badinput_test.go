@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,37 @@ func TestVersion(t *testing.T) {
 	}
 	if out := p.out.String(); !strings.HasPrefix(out, "zkelect ") || !strings.Contains(out, "go1.") {
 		t.Errorf("version output %q", out)
+	}
+}
+
+// TestNotZooKeeperServerIsNamed: --zk pointing at an HTTP server says that
+// address is not a ZooKeeper server, alone or beside a closed port.
+func TestNotZooKeeperServerIsNamed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // answers whatever it is sent as an HTTP server does a malformed request
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if _, err := c.Read(make([]byte, 1024)); err == nil {
+					_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"))
+				}
+			}()
+		}
+	}()
+	addr := ln.Addr().String()
+	want := addr + " is not a ZooKeeper server (it answered with another protocol)"
+	for _, zk := range []string{addr, addr + ",127.0.0.1:1"} {
+		p := startProc(t, "status", []string{"status", "--zk", zk, "--connect-timeout", "2s", "--election", "/e"})
+		if code := p.wait(20 * time.Second); code != 1 || !strings.Contains(p.err.String(), want) {
+			t.Errorf("--zk %s: exit %d, stderr %q; want 1 and %q", zk, code, p.err.String(), want)
+		}
 	}
 }

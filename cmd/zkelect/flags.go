@@ -178,6 +178,13 @@ func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prome
 		return nil, interrupted(ctx, "connect to ZooKeeper at "+f.zk)
 	case errors.Is(err, recipe.ErrACLDenied):
 		return nil, fmt.Errorf("ZooKeeper at %s refused the credentials of --zk-auth %s: check them (%v)", f.zk, f.auth.scheme, err)
+	case errors.Is(err, recipe.ErrNotZooKeeper):
+		foreign := notZooKeeper(err)
+		if len(foreign) >= len(servers) {
+			return nil, fmt.Errorf("%s: check --zk", strings.Join(foreign, "; "))
+		}
+		return nil, fmt.Errorf("%s, and no other server of --zk %s answered within %s: check --zk and that the ensemble is running",
+			strings.Join(foreign, "; "), f.zk, f.connectTimeout)
 	case errors.Is(err, recipe.ErrUnreachable):
 		return nil, fmt.Errorf("cannot reach ZooKeeper at %s within %s: check --zk and that the ensemble is running (%v)",
 			f.zk, f.connectTimeout, err)
@@ -307,3 +314,28 @@ func childGrace(fs *pflag.FlagSet, given, sessionTimeout time.Duration) time.Dur
 
 // graceUsage is the --grace help text of run and shards.
 const graceUsage = "time between SIGTERM and SIGKILL when stopping the child (default a third of the session timeout, at most 3s); keep it under a third of the session timeout"
+
+// notZooKeeper names each server err found speaking another protocol, as
+// "127.0.0.1:5432 is not a ZooKeeper server (it answered with another
+// protocol)".
+func notZooKeeper(err error) []string {
+	var names []string
+	var walk func(error)
+	walk = func(e error) {
+		var nz *recipe.NotZooKeeperError
+		if errors.As(e, &nz) && e == error(nz) {
+			names = append(names, nz.Addr+" is not a ZooKeeper server (it answered with another protocol)")
+			return
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, c := range u.Unwrap() {
+				walk(c)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	return names
+}
