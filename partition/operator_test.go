@@ -111,6 +111,7 @@ func TestDrainMovesExactlyTheDrainedMembersShardsOnce(t *testing.T) {
 	op := newOperator(t, root)
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
 	defer cancel()
+	drainStart := time.Now()
 	if changed, err := op.Drain(ctx, "c", "kernel upgrade"); err != nil || !changed {
 		t.Fatalf("Drain(c) = %v, %v; want true, nil", changed, err)
 	}
@@ -120,6 +121,7 @@ func TestDrainMovesExactlyTheDrainedMembersShardsOnce(t *testing.T) {
 	if err := op.WaitDrained(ctx, "c"); err != nil {
 		t.Fatalf("WaitDrained(c): %v", err)
 	}
+	drained := time.Since(drainStart)
 	after, _ := waitBalanced(t, shards, ms[:2], 20*time.Second)
 	waitFor(t, 10*time.Second, "every new leader's OnStartedLeading to have begun", func() (bool, string) {
 		n := tr.activeShards()
@@ -143,7 +145,8 @@ func TestDrainMovesExactlyTheDrainedMembersShardsOnce(t *testing.T) {
 		t.Errorf("c handed off %d shards, want all of its %d gracefully", got, ofC)
 	}
 	tr.check(t, true)
-	t.Logf("drain of c (%d of %d shards) moved %d, each once", ofC, len(shards), moved(before, after))
+	t.Logf("drain of c (%d of %d shards, 64 handoffs at a time) moved %d, each once; WaitDrained returned after %v",
+		ofC, len(shards), moved(before, after), drained)
 
 	if _, err := op.Drain(ctx, "b", ""); err != nil {
 		t.Fatalf("Drain(b): %v", err)
