@@ -101,7 +101,7 @@ func TestDrainMovesExactlyTheDrainedMembersShardsOnce(t *testing.T) {
 		n := tr.activeShards()
 		return n == len(shards), fmt.Sprintf("%d of %d", n, len(shards))
 	})
-	startsA, startsB := tr.startsOf("a"), tr.startsOf("b")
+	startsA, startsB, handedC := tr.startsOf("a"), tr.startsOf("b"), hc.of("c")
 	var ofC int
 	for _, m := range before {
 		if m == "c" {
@@ -141,7 +141,7 @@ func TestDrainMovesExactlyTheDrainedMembersShardsOnce(t *testing.T) {
 	if got := tr.startsOf("a") - startsA + tr.startsOf("b") - startsB; got != ofC {
 		t.Errorf("a and b started %d leaderships, want %d (each of c's shards once)", got, ofC)
 	}
-	if got := hc.of("c"); got != ofC {
+	if got := hc.of("c") - handedC; got != ofC {
 		t.Errorf("c handed off %d shards, want all of its %d gracefully", got, ofC)
 	}
 	tr.check(t, true)
@@ -183,6 +183,7 @@ func TestFreezeHoldsThroughJoinAndRecoversCrashedMember(t *testing.T) {
 		return len(lead) == 2*n/3, fmt.Sprintf("a and b lead %d", len(lead))
 	})
 	before := leaders(t, []*member{a, b})
+	handedBefore := map[string]int{"a": hc.of("a"), "b": hc.of("b")} // the first balance's
 	op := newOperator(t, root)
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
@@ -213,7 +214,7 @@ func TestFreezeHoldsThroughJoinAndRecoversCrashedMember(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"a", "b", "d"} {
-		if h := hc.of(id); h != 0 {
+		if h := hc.of(id) - handedBefore[id]; h != 0 {
 			t.Errorf("frozen: %s handed off %d shards", id, h)
 		}
 	}

@@ -76,11 +76,12 @@ func (o *Operator) Freeze(ctx context.Context, reason string, d time.Duration) (
 		f.Until = now.Add(d)
 	}
 	return o.update(ctx, func(s *OperatorState) (bool, error) {
-		if s.Freeze.Active(now) && s.Freeze.Reason == reason && f.Until.IsZero() && s.Freeze.Until.IsZero() {
-			return false, nil
+		active := s.Freeze.Active(now)
+		if active && d == 0 && s.Freeze.Until.IsZero() && s.Freeze.Reason == reason {
+			return false, nil // frozen until unfrozen already, for the same reason
 		}
-		if s.Freeze.Active(now) {
-			f.Since = s.Freeze.Since
+		if active {
+			f.Since = s.Freeze.Since // a renewed freeze keeps when it began
 		}
 		s.Freeze = f
 		return true, nil

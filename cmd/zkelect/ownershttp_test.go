@@ -121,7 +121,7 @@ func TestShardsOwnersAndWatchFollowOperatorVerbs(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	stream := watchSSE(t, ctx, m1.url, "")
-	m2 := startDaemonWith(t, root, "m2", n, []string{"--advertise", "m2.example:8080", "--weight", "2"})
+	startDaemonWith(t, root, "m2", n, []string{"--advertise", "m2.example:8080", "--weight", "2"})
 	s := testSession(t)
 	eventually(t, 30*time.Second, "m1 and m2 leading 4 and 8 shards", func() bool {
 		c := map[string]int{}
@@ -203,7 +203,6 @@ func TestShardsOwnersAndWatchFollowOperatorVerbs(t *testing.T) {
 		}
 	}
 	checkRootStatus(t, root, n, map[string]int{"m1": st.Members["m1"], "m2": st.Members["m2"]})
-	_ = m2
 }
 
 // sameLeaders reports whether the stream's last word on every shard is

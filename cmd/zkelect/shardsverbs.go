@@ -120,7 +120,7 @@ func needID(flag string, v *string) func() error {
 }
 
 // both runs every check.
-func both(checks ...func() error) func() error {
+func allOf(checks ...func() error) func() error {
 	return func() error {
 		for _, c := range checks {
 			if err := c(); err != nil {
@@ -245,7 +245,7 @@ shard pinned elsewhere.`,
 			fs.StringVar(&to, "to", "", "member to move it to (required)")
 			fs.BoolVar(&wait, "wait", true, "return once the member leads the shard")
 		},
-		check: both(needID("shard", &shard), needID("to", &to)),
+		check: allOf(needID("shard", &shard), needID("to", &to)),
 		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
 			what := fmt.Sprintf("moved shard %s to %s", shard, to)
 			changed, err := op.Move(ctx, shard, to)
@@ -273,7 +273,7 @@ Undo with unpin.`,
 			fs.StringVar(&shard, "shard", "", "shard to pin (required)")
 			fs.StringVar(&to, "to", "", "member to pin it to (required)")
 		},
-		check: both(needID("shard", &shard), needID("to", &to)),
+		check: allOf(needID("shard", &shard), needID("to", &to)),
 		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
 			changed, err := op.Pin(ctx, shard, to)
 			return changed, fmt.Sprintf("pinned shard %s to %s", shard, to), err
@@ -313,7 +313,7 @@ shards the new shares need move. --reset drops the override.`, partition.MaxWeig
 			fs.IntVar(&w, "weight", 0, "its weight (required unless --reset)")
 			fs.BoolVar(&reset, "reset", false, "drop the operator's weight: the member's own --weight applies")
 		},
-		check: both(needID("member", &member), func() error {
+		check: allOf(needID("member", &member), func() error {
 			if !reset && (w <= 0 || w > partition.MaxWeight) {
 				return fmt.Errorf("invalid --weight %d: want 1..%d (or --reset)", w, partition.MaxWeight)
 			}
