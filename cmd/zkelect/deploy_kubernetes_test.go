@@ -30,8 +30,9 @@ const (
 // the daemon correctly, and then runs the StatefulSet's container command
 // as the kubelet would (its env filled in as the downward API and the
 // ConfigMap would, ZooKeeper being the test's): the daemon accepts every
-// flag, answers the liveness probe, becomes ready for the readiness probe
-// and exits on SIGTERM within terminationGracePeriodSeconds.
+// flag, answers the liveness probe, becomes ready for the readiness probe,
+// publishes the pod IP as its leaders' address and exits on SIGTERM within
+// terminationGracePeriodSeconds.
 func TestKubernetesManifests(t *testing.T) {
 	m, err := decodeManifests(k8sDir)
 	if err != nil {
@@ -125,9 +126,11 @@ func checkPorts(t *testing.T, m *manifests, sts *appsv1.StatefulSet, c *corev1.C
 			t.Errorf("Service port %q targets %q: want a named container port equal to port %d", sp.Name, sp.TargetPort.String(), sp.Port)
 		}
 	}
-	listen := flagArg(c.Args, "listen")
-	if i := strings.LastIndexByte(listen, ':'); i < 0 || listen[i+1:] != strconv.Itoa(int(byName["http"])) {
-		t.Errorf("--listen=%s; want the container port named http (%d)", listen, byName["http"])
+	for _, flag := range []string{"listen", "advertise"} {
+		addr := flagArg(c.Args, flag)
+		if i := strings.LastIndexByte(addr, ':'); i < 0 || addr[:i] != "$(POD_IP)" || addr[i+1:] != strconv.Itoa(int(byName["http"])) {
+			t.Errorf("--%s=%s; want $(POD_IP) and the container port named http (%d)", flag, addr, byName["http"])
+		}
 	}
 	if a := sts.Spec.Template.Annotations["prometheus.io/port"]; a != strconv.Itoa(int(byName["http"])) {
 		t.Errorf("prometheus.io/port annotation %q; want %d", a, byName["http"])
@@ -157,10 +160,10 @@ func checkDaemonFlags(t *testing.T, m *manifests, c *corev1.Container) *pflag.Fl
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.ParseFlags(withoutPendingFlags(t, cmd.Flags(), args)); err != nil {
+	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatalf("zkelect shards refuses the container's args: %v", err)
 	}
-	for _, required := range []string{"root", "shards", "listen"} {
+	for _, required := range []string{"root", "shards", "listen", "advertise"} {
 		if !cmd.Flags().Changed(required) {
 			t.Errorf("container args set no --%s", required)
 		}
@@ -172,6 +175,9 @@ func checkDaemonFlags(t *testing.T, m *manifests, c *corev1.Container) *pflag.Fl
 	if src := env["ZKELECT_MEMBER"]; src == nil || src.FieldRef == nil || src.FieldRef.FieldPath != "metadata.name" {
 		t.Errorf("ZKELECT_MEMBER must come from the pod name (fieldRef metadata.name); got %+v", src)
 	}
+	if src := env["POD_IP"]; src == nil || src.FieldRef == nil || src.FieldRef.FieldPath != "status.podIP" {
+		t.Errorf("POD_IP must come from the pod's IP (fieldRef status.podIP); got %+v", src)
+	}
 	if src := env[envZK]; src == nil || src.ConfigMapKeyRef == nil {
 		t.Errorf("%s must come from a ConfigMap; got %+v", envZK, src)
 	} else if cm := m.configMaps[src.ConfigMapKeyRef.Name]; cm == nil {
@@ -180,22 +186,6 @@ func checkDaemonFlags(t *testing.T, m *manifests, c *corev1.Container) *pflag.Fl
 		t.Errorf("ConfigMap %s key %s: %v", cm.Name, src.ConfigMapKeyRef.Key, err)
 	}
 	return cmd.Flags()
-}
-
-// withoutPendingFlags drops --advertise when the daemon does not have it
-// yet: issue 13 adds it, and the manifests use it already.
-func withoutPendingFlags(t *testing.T, fs *pflag.FlagSet, args []string) []string {
-	if fs.Lookup("advertise") != nil {
-		return args
-	}
-	t.Log("zkelect shards has no --advertise yet (issue 13): not passing it")
-	out := args[:0:0]
-	for _, a := range args {
-		if !strings.HasPrefix(a, "--advertise=") {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // podVars are the container's env as the kubelet would set it in the first
@@ -269,7 +259,8 @@ func runPodContainer(t *testing.T, m *manifests, sts *appsv1.StatefulSet, c *cor
 	}
 	// The manifest's port may be taken on this machine, and its root is
 	// another test's business.
-	args = append(withoutPendingFlags(t, newShardsCmd().Flags(), args), "--root="+testPath(t), "--listen=127.0.0.1:0")
+	root := testPath(t)
+	args = append(args, "--root="+root, "--listen=127.0.0.1:0")
 	var env []string
 	for k, v := range vars {
 		env = append(env, k+"="+v)
@@ -286,6 +277,16 @@ func runPodContainer(t *testing.T, m *manifests, sts *appsv1.StatefulSet, c *cor
 		code, _ := d.get(t, c.ReadinessProbe.HTTPGet.Path)
 		return code == http.StatusOK
 	})
+	advertised, _ := expandArgs([]string{flagArg(c.Args, "advertise")}, vars)
+	led := owners(t, testSession(t), root)
+	if len(led) == 0 {
+		t.Error("the ready daemon leads no shard in ZooKeeper")
+	}
+	for shard, o := range led {
+		if o.Address != advertised[0] {
+			t.Errorf("shard %s's leader publishes address %q; want the pod IP's %q", shard, o.Address, advertised[0])
+		}
+	}
 	_, metrics := d.get(t, "/metrics")
 	t.Logf("pod daemon at readiness: %s, %s", metricLine(metrics, "go_memstats_heap_inuse_bytes"), metricLine(metrics, "process_resident_memory_bytes"))
 	p.signal(syscall.SIGTERM)
