@@ -39,3 +39,7 @@ func SessionOf(m *Manager, i int) *recipe.Session {
 // before recipe.ShortNaming did (Curator LeaderLatch's naming), for
 // rolling-upgrade tests. Call it before Run.
 func UseCuratorNaming(m *Manager) { m.naming = recipe.CuratorNaming() }
+
+// TargetOf returns the member m's latest assignment gives shard ("" before
+// Run computed one).
+func TargetOf(m *Manager, shard string) string { return m.targetOf(shard) }

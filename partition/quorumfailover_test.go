@@ -71,16 +71,27 @@ func TestQuorumLeaderFailoverMovesNoShard(t *testing.T) {
 			}))
 	}
 	waitBalanced(t, shards, ms, 45*time.Second)
-	// Moves while the first balance settles are not failover moves.
-	waitFor(t, 20*time.Second, "the first balance to settle", func() (bool, string) {
+	// Moves while the first balance settles are not failover moves: wait
+	// until every member's assignment agrees with who leads each shard.
+	waitFor(t, 30*time.Second, "the first balance to settle (every assignment matching the leaders)", func() (bool, string) {
 		lead := leaders(t, ms)
-		return balanced(shards, lead, len(ms))
+		if ok, desc := balanced(shards, lead, len(ms)); !ok {
+			return false, desc
+		}
+		for _, s := range shards {
+			for _, mb := range ms {
+				if to := partition.TargetOf(mb.m, s); to != lead[s] {
+					return false, fmt.Sprintf("%s assigns shard %s to %q, led by %s", mb.id, s, to, lead[s])
+				}
+			}
+		}
+		return true, ""
 	})
 	mc.mu.Lock()
 	for s, m := range leaders(t, ms) {
 		mc.first[s] = m
 	}
-	mc.moves, mc.handoffs = nil, 0
+	mc.moves, mc.handoffs, mc.reasons = nil, 0, map[string]int{}
 	mc.mu.Unlock()
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
