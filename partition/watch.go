@@ -188,7 +188,7 @@ func (w *watcher) watchRecord(ctx context.Context, id string) {
 			return
 		}
 		if err != nil {
-			w.log.Warn().Err(err).Str("member", id).Msg("watch member record")
+			w.log.Warn().Err(err).Str("record_member", id).Msg("watch member record")
 			retry.wait(ctx)
 			continue
 		}
@@ -211,7 +211,7 @@ func (w *watcher) recordOnce(ctx context.Context, id string) (deleted bool, err 
 	}
 	rec, err := decodeRecord(data)
 	if err != nil {
-		w.log.Warn().Err(err).Str("member", id).Msg("ignoring unreadable member record")
+		w.log.Warn().Err(err).Str("record_member", id).Msg("ignoring unreadable member record")
 	}
 	if w.send(ctx, update{member: id, rec: &storedRecord{record: rec, version: st.Version}}) {
 		waitWatch(ctx, ch)
