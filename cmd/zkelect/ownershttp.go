@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,7 +35,8 @@ func (h *ownersHub) serveOwners(w http.ResponseWriter, _ *http.Request) {
 
 // serveWatch streams leader changes as Server-Sent Events: an "owners"
 // event with the whole picture first (unless the client resumes with the
-// Last-Event-ID header, or ?last_event_id=, still within the hub's ring),
+// Last-Event-ID header, or ?last_event_id=, of this stream and still
+// within the hub's ring),
 // then one "leader" event per change, "no leader" included, each with its
 // id. The stream ends when the daemon stops or the client falls too far
 // behind; clients reconnect with the last id they saw.
@@ -44,7 +46,7 @@ func (h *ownersHub) serveWatch(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	resume, err := lastEventID(req)
+	resume, err := h.lastEventID(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -55,10 +57,10 @@ func (h *ownersHub) serveWatch(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	if snap != nil {
-		writeSSE(w, at, "owners", snap)
+		h.writeSSE(w, at, "owners", snap)
 	}
 	for _, ev := range replay {
-		writeSSE(w, ev.ID, "leader", ev)
+		h.writeSSE(w, ev.ID, "leader", ev)
 	}
 	flusher.Flush()
 	keep := time.NewTicker(sseKeepAlive)
@@ -75,14 +77,16 @@ func (h *ownersHub) serveWatch(w http.ResponseWriter, req *http.Request) {
 			if !open {
 				return
 			}
-			writeSSE(w, ev.ID, "leader", ev)
+			h.writeSSE(w, ev.ID, "leader", ev)
 		}
 		flusher.Flush()
 	}
 }
 
-// lastEventID reads the id a reconnecting client saw last; nil when none.
-func lastEventID(req *http.Request) (*uint64, error) {
+// lastEventID reads the id a reconnecting client saw last: nil when none,
+// or when it is from another stream (another daemon, or this one before a
+// restart: ids count per stream), which then starts from a snapshot.
+func (h *ownersHub) lastEventID(req *http.Request) (*uint64, error) {
 	v := req.Header.Get("Last-Event-ID")
 	if v == "" {
 		v = req.URL.Query().Get("last_event_id")
@@ -90,15 +94,19 @@ func lastEventID(req *http.Request) (*uint64, error) {
 	if v == "" {
 		return nil, nil
 	}
-	id, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("invalid Last-Event-ID %q: want the decimal id of an event", v)
+	i := strings.LastIndexByte(v, '-')
+	id, err := strconv.ParseUint(v[i+1:], 10, 64)
+	if i < 0 || err != nil {
+		return nil, fmt.Errorf("invalid Last-Event-ID %q: want an event's id, <stream>-<number>", v)
+	}
+	if v[:i] != h.stream {
+		return nil, nil
 	}
 	return &id, nil
 }
 
-// writeSSE writes one event.
-func writeSSE(w http.ResponseWriter, id uint64, event string, v any) {
+// writeSSE writes one event with the id <stream>-<seq>.
+func (h *ownersHub) writeSSE(w http.ResponseWriter, seq uint64, event string, v any) {
 	data, _ := json.Marshal(v) // our own types: cannot fail
-	fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, event, data)
+	fmt.Fprintf(w, "id: %s-%d\nevent: %s\ndata: %s\n\n", h.stream, seq, event, data)
 }

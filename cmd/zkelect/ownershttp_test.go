@@ -16,6 +16,7 @@ import (
 
 // sseEvent is one Server-Sent Event as /v1/watch writes it.
 type sseEvent struct {
+	rawID string // as sent: <stream>-<seq>
 	id    uint64
 	kind  string
 	data  string
@@ -57,7 +58,9 @@ func watchSSE(t *testing.T, ctx context.Context, url string, lastID string) *sse
 			line := sc.Text()
 			switch {
 			case strings.HasPrefix(line, "id: "):
-				ev.id, _ = strconv.ParseUint(line[4:], 10, 64)
+				ev.rawID = line[4:]
+				_, seq, _ := strings.Cut(ev.rawID, "-")
+				ev.id, _ = strconv.ParseUint(seq, 10, 64)
 			case strings.HasPrefix(line, "event: "):
 				ev.kind = line[7:]
 			case strings.HasPrefix(line, "data: "):
@@ -192,7 +195,7 @@ func TestShardsOwnersAndWatchFollowOperatorVerbs(t *testing.T) {
 	}
 	t.Logf("%d leader events over the churn", len(evs)-1)
 	mid := evs[len(evs)/2]
-	resumed := watchSSE(t, ctx, m1.url, fmt.Sprint(mid.id))
+	resumed := watchSSE(t, ctx, m1.url, mid.rawID)
 	want := evs[len(evs)/2+1:]
 	eventually(t, 10*time.Second, "the resumed stream to replay the events after its id", func() bool {
 		return len(resumed.snapshot()) >= len(want)
@@ -202,6 +205,11 @@ func TestShardsOwnersAndWatchFollowOperatorVerbs(t *testing.T) {
 			t.Fatalf("resumed event %d: id %d %s, want id %d %s", i, ev.id, ev.data, want[i].id, want[i].data)
 		}
 	}
+	other := watchSSE(t, ctx, m1.url, "another-stream-"+fmt.Sprint(mid.id)) // ids of another daemon
+	eventually(t, 10*time.Second, "an id of another stream to get a snapshot first", func() bool {
+		evs := other.snapshot()
+		return len(evs) > 0 && evs[0].kind == "owners"
+	})
 	checkRootStatus(t, root, n, map[string]int{"m1": st.Members["m1"], "m2": st.Members["m2"]})
 }
 

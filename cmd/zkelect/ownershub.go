@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -34,6 +35,7 @@ type leaderEvent struct {
 
 // ownersHub follows a root and fans its leader changes out.
 type ownersHub struct {
+	stream string // names this daemon's stream in event ids: its start time
 	root   string
 	shards []string // this daemon's shards: /v1/owners lists them all
 	closed chan struct{}
@@ -49,7 +51,8 @@ type ownersHub struct {
 
 func newOwnersHub(root string, shards []string) *ownersHub {
 	return &ownersHub{
-		root: root, shards: slices.Clone(shards), closed: make(chan struct{}),
+		stream: strconv.FormatInt(time.Now().UnixNano(), 36),
+		root:   root, shards: slices.Clone(shards), closed: make(chan struct{}),
 		since: map[string]time.Time{}, subs: map[chan leaderEvent]struct{}{},
 	}
 }
