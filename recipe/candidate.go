@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
 // Candidate takes part in one election on one Session. It runs one event
@@ -30,6 +32,7 @@ type Candidate struct {
 	log    zerolog.Logger
 
 	mb      *mailbox
+	sink    *sink // the session routes events to it
 	current atomic.Pointer[Leadership] // for accessors from any goroutine
 	loopWG  sync.WaitGroup
 	opsWG   sync.WaitGroup
@@ -97,7 +100,8 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 		log:    s.log.With().Str("election", path).Logger(),
 		mb:     newMailbox(),
 	}
-	id, connected, closed := s.subscribe(c)
+	c.sink = c.newSink()
+	id, connected, closed := s.conn.Subscribe(c.sink)
 	if closed {
 		return nil, ErrSessionClosed
 	}
@@ -187,8 +191,11 @@ func (c *Candidate) waitOps(deadline time.Time) {
 	}
 }
 
-// sessionChanged implements sessionSink.
-func (c *Candidate) sessionChanged(ev sessionEvent) { c.mb.post(ev) }
-
-// nodeChanged implements sessionSink.
-func (c *Candidate) nodeChanged(ev zk.Event) { c.mb.post(nodeEvent(ev)) }
+// newSink returns the candidate's entry for the session's events: both
+// are posted to the loop.
+func (c *Candidate) newSink() *sink {
+	return &sink{
+		session: func(ev zkconn.Event) { c.mb.post(ev) },
+		node:    func(ev zk.Event) { c.mb.post(nodeEvent(ev)) },
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
 // Reasons a leadership ends. Leadership.Err returns one of them (possibly
@@ -49,7 +51,7 @@ var (
 	// that are not ZooKeeper's protocol (another service on that port).
 	// Connect fails with it (and ErrUnreachable) once every server has
 	// answered that way.
-	ErrNotZooKeeper = errors.New("recipe: not a ZooKeeper server")
+	ErrNotZooKeeper = zkconn.ErrNotZooKeeper
 	// ErrSessionTimeout: a session timeout that is not positive, or (with
 	// WithExactSessionTimeout) one the server would not grant.
 	ErrSessionTimeout = errors.New("recipe: session timeout not honoured")
@@ -65,6 +67,12 @@ var (
 	// being retried until it succeeds or the session ends.
 	ErrCleanupIncomplete = errors.New("recipe: znode deletion not confirmed")
 )
+
+// NotZooKeeperError reports a server address that answered the connect
+// request with another protocol (an HTTP or PostgreSQL port given by
+// mistake): Addr, as dialled, and Cause, what gave it away (an impossible
+// frame length). It matches ErrNotZooKeeper with errors.Is.
+type NotZooKeeperError = zkconn.NotZooKeeperError
 
 // PathError reports an invalid election path and why.
 type PathError struct {
@@ -119,10 +127,28 @@ func aclError(op, path string, err error) error {
 	return fmt.Errorf("%s %s: %w", op, path, err)
 }
 
-// isConnLoss reports whether err means the request's fate is unknown or the
-// connection (not necessarily the session) is gone.
+// denied marks ZooKeeper's permission errors with ErrACLDenied, keeping
+// err's text first; other errors pass through.
+func denied(err error) error {
+	if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL) {
+		return fmt.Errorf("%w: %w", err, ErrACLDenied)
+	}
+	return err
+}
+
+// Retryable reports whether err, from a Session's operation or from
+// go-zookeeper, is transient: the same request may succeed on the same
+// session after a backoff (connection loss, a throttled request
+// (ZTHROTTLEDOP, ZooKeeper 3.6+), session moved, not read-only,
+// reconfiguration in progress, operation or request timeout). Expiry,
+// failed authentication, a closed session and the caller's errors (no
+// node, node exists, bad version, no auth, ...) are not. It follows
+// ZooKeeper's KeeperException codes, one table for all of them.
+func Retryable(err error) bool { return zkconn.Retryable(err) }
+
+// isConnLoss reports whether err means the request's fate is unknown, the
+// connection (not necessarily the session) is gone, or the server asked
+// for a retry (see Retryable): a candidate waits or retries, never fails.
 func isConnLoss(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved) ||
-		errors.Is(err, zk.ErrClosing)
+	return zkconn.Retryable(err) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing)
 }

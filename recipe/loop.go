@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
 // loopState is the candidate's state, read and written only by its loop.
@@ -88,7 +90,7 @@ func (c *Candidate) loop() {
 
 func (c *Candidate) handle(m any) {
 	switch m := m.(type) {
-	case sessionEvent:
+	case zkconn.Event:
 		c.onSession(m)
 	case nodeEvent:
 		c.onNode(zk.Event(m))
@@ -127,30 +129,30 @@ func (c *Candidate) handle(m any) {
 }
 
 // onSession reacts to the session's state changes.
-func (c *Candidate) onSession(ev sessionEvent) {
+func (c *Candidate) onSession(ev zkconn.Event) {
 	st := &c.st
 	c.stopAwaitingLease()
 	st.watchedFirst = false
 	st.gen++
 	st.step = stepNone
-	switch ev.kind {
-	case sessConnected:
-		if st.sessID != 0 && st.sessID != ev.id {
+	switch ev.Kind {
+	case zkconn.Connected:
+		if st.sessID != 0 && st.sessID != ev.ID {
 			c.sessionLost(st.sessID)
 		}
 		c.settleOpen(nil) // still the same session: it was only suspended
-		st.sessID, st.usable = ev.id, true
+		st.sessID, st.usable = ev.ID, true
 		c.restart()
-	case sessDisconnected:
+	case zkconn.Disconnected:
 		st.usable = false
 		if st.lead != nil && !c.cfg.policy.tolerate {
 			c.endLead(ErrSuspended)
 		}
-	case sessExpired:
-		if ev.id == st.sessID || st.sessID == 0 {
-			c.sessionLost(ev.id)
+	case zkconn.Expired:
+		if ev.ID == st.sessID || st.sessID == 0 {
+			c.sessionLost(ev.ID)
 		}
-	case sessClosed:
+	case zkconn.Closed:
 		st.usable, st.gone = false, true
 		c.endLead(ErrClosed)
 		c.settleOpen(nil)
@@ -167,7 +169,7 @@ func (c *Candidate) sessionLost(id int64) {
 	st.usable, st.sessID = false, 0
 	c.endLead(ErrSessionExpired)
 	c.settleOpen(ErrSessionExpired)
-	c.sess.unwatchPath(c.full(st.mine), c)
+	c.sess.conn.Unroute(c.full(st.mine), c.sink)
 	c.setMine("")
 	if st.creating { // a create queued in go-zookeeper may land in the next session
 		st.uncertain, st.dupRisk = true, true
@@ -234,7 +236,7 @@ func (c *Candidate) mineGone(reason error) {
 		c.settleOpen(nil)
 		c.log.Warn().Str("znode", c.full(st.mine)).Str("reason", reasonLabel(reason)).Msg("candidate znode deleted by someone else")
 	}
-	c.sess.unwatchPath(c.full(st.mine), c)
+	c.sess.conn.Unroute(c.full(st.mine), c.sink)
 	c.setMine("")
 	st.step = stepNone
 	if st.inElection && st.usable {
@@ -267,7 +269,7 @@ func (c *Candidate) finished() bool { return c.st.closing && c.st.closeRep == ni
 // exit releases everything the loop holds.
 func (c *Candidate) exit() {
 	st := &c.st
-	c.sess.unsubscribe(c)
+	c.sess.conn.Unsubscribe(c.sink)
 	c.stopAwaitingLease()
 	c.settleOpen(nil)
 	if st.needsSweep() {

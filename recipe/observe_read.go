@@ -3,11 +3,11 @@ package recipe
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -28,9 +28,9 @@ type dataReader func(p string) ([]byte, *zk.Stat, error)
 
 // readLeader reads the leader once, leaving no watch; ctx ends the reads.
 func readLeader(ctx context.Context, s *Session, path string) (readResult, error) {
-	get := func(p string) ([]byte, *zk.Stat, error) { return s.getData(ctx, p) }
+	get := func(p string) ([]byte, *zk.Stat, error) { return s.conn.Get(ctx, p) }
 	for {
-		names, err := s.children(ctx, path)
+		names, _, err := s.conn.Children(ctx, path)
 		if errors.Is(err, zk.ErrNoNode) {
 			return readResult{}, nil
 		}
@@ -60,7 +60,7 @@ func leaderOf(path string, names []string, get, plain dataReader) (r readResult,
 		if err != nil || len(ps) == 0 {
 			return readResult{}, false, err
 		}
-		ns = []node{{Name: zkBase(ps[0].Znode), Seq: ps[0].Seq}}
+		ns = []node{{Name: zkconn.Base(ps[0].Znode), Seq: ps[0].Seq}}
 	}
 	sortNodes(ns)
 	first := path + "/" + ns[0].Name
@@ -79,14 +79,14 @@ func leaderOf(path string, names []string, get, plain dataReader) (r readResult,
 // readParticipants lists the election and reads every candidate's znode;
 // ctx ends the reads.
 func readParticipants(ctx context.Context, s *Session, path string) ([]Participant, error) {
-	names, err := s.children(ctx, path)
+	names, _, err := s.conn.Children(ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return []Participant{}, nil
 	}
 	if err != nil {
 		return nil, aclError("list", path, err)
 	}
-	get := func(p string) ([]byte, *zk.Stat, error) { return s.getData(ctx, p) }
+	get := func(p string) ([]byte, *zk.Stat, error) { return s.conn.Get(ctx, p) }
 	return readNodes(path, candidates(names), get)
 }
 
@@ -131,7 +131,7 @@ func orderParticipants(all []Participant, found []bool) []Participant {
 		if !found[i] {
 			continue
 		}
-		n := node{Name: zkBase(p.Znode), Seq: p.Seq}
+		n := node{Name: zkconn.Base(p.Znode), Seq: p.Seq}
 		byName[n.Name], czxid[n.Name] = p, int64(p.Token)
 		ns = append(ns, n)
 	}
@@ -173,4 +173,3 @@ func candidates(names []string) []node {
 }
 
 // zkBase returns the last segment of a znode path.
-func zkBase(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
 // This file is the loop behind Observe.
@@ -18,10 +20,10 @@ const (
 	observeRetryMax = 2 * time.Second
 )
 
-// observer is the state of one Observe call. It is a sessionSink: session
-// changes wake its loop; its node watches are the session's one-shot
-// watches (watch.go), one set per read, each read's released once the next
-// one has armed its own.
+// observer is the state of one Observe call. Session changes wake its
+// loop; its node watches are the session's one-shot watches (GetW and
+// friends), one set per read, each read's released once the next one has
+// armed its own.
 type observer struct {
 	s    *Session
 	path string
@@ -29,12 +31,6 @@ type observer struct {
 	kick chan struct{} // capacity 1: wake-ups coalesce
 	last *Observation
 }
-
-// sessionChanged runs on go-zookeeper's goroutine with the session's lock
-// held: it only wakes the loop. nodeChanged is never called: the observer
-// routes no path.
-func (o *observer) sessionChanged(sessionEvent) { o.wake() }
-func (o *observer) nodeChanged(zk.Event)        {}
 
 func (o *observer) wake() {
 	select {
@@ -47,8 +43,9 @@ func (o *observer) wake() {
 // a change, sleep until the watch fires or a session event, again.
 func (o *observer) run(ctx context.Context) {
 	defer close(o.out)
-	o.s.subscribe(o)
-	defer o.s.unsubscribe(o)
+	k := &sink{session: func(zkconn.Event) { o.wake() }} // routes no path
+	o.s.conn.Subscribe(k)
+	defer o.s.conn.Unsubscribe(k)
 	release := func() {} // forgets the previous read's watches
 	defer func() { release() }()
 	retry := observeRetryMin
@@ -85,7 +82,7 @@ func (o *observer) read(ctx context.Context) (obs Observation, fired <-chan zk.E
 		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSessionClosed)}, nil, nil
 	default:
 	}
-	switch id, usable := o.s.usable(); {
+	switch id, usable := o.s.conn.Usable(); {
 	case !usable && id == 0:
 		return Observation{Err: fmt.Errorf("observe %s: %w", o.path, ErrSessionExpired)}, nil, nil
 	case !usable:
@@ -146,7 +143,7 @@ func (o *observer) sleep(ctx context.Context, d time.Duration, fired <-chan zk.E
 // transient reports whether Observe should try again after err.
 func transient(err error) bool {
 	return !errors.Is(err, ErrSessionClosed) && !errSessionGone(err) &&
-		!errors.Is(err, ErrInvalidPath) && !errors.Is(err, ErrNilSession)
+		!errInvalidPath(err) && !errors.Is(err, ErrNilSession)
 }
 
 // leaderWatch is one read of the leader and the watch it armed.
@@ -161,10 +158,10 @@ type leaderWatch struct {
 // arms last until ctx ends; the last one armed is the one returned.
 func (o *observer) watchLeader(ctx context.Context) (leaderWatch, error) {
 	s, path := o.s, o.path
-	plain := func(p string) ([]byte, *zk.Stat, error) { return s.getData(ctx, p) }
+	plain := func(p string) ([]byte, *zk.Stat, error) { return s.conn.Get(ctx, p) }
 	var w leaderWatch
 	for {
-		names, err := s.children(ctx, path)
+		names, _, err := s.conn.Children(ctx, path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			var exists bool

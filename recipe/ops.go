@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
 // Replies of ZooKeeper calls, delivered to the loop. gen is the generation
@@ -50,16 +52,16 @@ type (
 )
 
 // spawn runs fn in a short-lived goroutine and posts its result to the loop
-// (dropped if the loop has exited). The session counts it too, so that
-// Session.Close waits for calls that outlive their candidate's Close.
-func (c *Candidate) spawn(fn func(conn *zk.Conn) any) {
+// (dropped if the loop has exited). fn's ctx ends when the session closes:
+// a call may outlive its candidate's Close, not its session. The session
+// counts it too, so that Session.Close waits for it.
+func (c *Candidate) spawn(fn func(ctx context.Context) any) {
 	c.opsWG.Add(1)
-	c.sess.calls.add()
-	conn := c.sess.conn
+	release := c.sess.conn.Busy()
 	go func() {
-		defer c.sess.calls.done()
+		defer release()
 		defer c.opsWG.Done()
-		c.mb.post(fn(conn))
+		c.mb.post(fn(c.sess.ctx))
 	}()
 }
 
@@ -72,15 +74,15 @@ func (c *Candidate) timed(op string, fn func() error) error {
 }
 
 // createOp creates our ephemeral sequential znode, creating missing parents.
-func (c *Candidate) createOp(gen uint64) func(*zk.Conn) any {
+func (c *Candidate) createOp(gen uint64) func(context.Context) any {
 	prefix, data, acl := c.path+"/"+c.prefix, []byte(c.cfg.id), c.cfg.acl
-	return func(conn *zk.Conn) any {
-		r := c.createAndList(conn, prefix, data, acl)
+	return func(ctx context.Context) any {
+		r := c.createAndList(ctx, prefix, data, acl)
 		if errors.Is(r.err, zk.ErrNoNode) {
-			if err := c.ensureParents(conn); err != nil {
+			if err := c.ensureParents(ctx); err != nil {
 				r = createReply{err: err}
 			} else {
-				r = c.createAndList(conn, prefix, data, acl)
+				r = c.createAndList(ctx, prefix, data, acl)
 			}
 		}
 		r.gen = gen
@@ -94,29 +96,29 @@ func (c *Candidate) createOp(gen uint64) func(*zk.Conn) any {
 // that went out on another connection cannot be told apart here, but then
 // the session was disconnected in between and the loop finds the reply
 // stale.
-func (c *Candidate) createAndList(conn *zk.Conn, prefix string, data []byte, acl []zk.ACL) createReply {
+func (c *Candidate) createAndList(ctx context.Context, prefix string, data []byte, acl []zk.ACL) createReply {
 	start := time.Now()
-	call, err := c.sess.sendCreate2(prefix, data, zk.FlagEphemeral|zk.FlagSequence, acl)
+	call, err := c.sess.conn.SendCreate2(ctx, prefix, data, zk.FlagEphemeral|zk.FlagSequence, acl)
 	if err != nil {
 		c.sess.metrics.request("create", start, err)
 		return createReply{err: err}
 	}
-	list := c.readChildren(conn)
-	p, stat, err := call.result()
+	list := c.readChildren(ctx)
+	p, stat, err := call.Result(ctx)
 	c.sess.metrics.request("create", start, err)
 	if err != nil {
 		return createReply{err: err}
 	}
-	return createReply{name: childName(p), stat: stat, list: &list}
+	return createReply{name: zkconn.Base(p), stat: stat, list: &list}
 }
 
 // ensureParents creates the election path and its ancestors (persistent).
-func (c *Candidate) ensureParents(conn *zk.Conn) error {
+func (c *Candidate) ensureParents(ctx context.Context) error {
 	parts := strings.Split(c.path[1:], "/")
 	for i := range parts {
 		p := "/" + strings.Join(parts[:i+1], "/")
 		err := c.timed("create", func() error {
-			_, err := conn.Create(p, nil, 0, c.cfg.acl)
+			_, err := c.sess.conn.Create(ctx, p, nil, 0, c.cfg.acl)
 			return err
 		})
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
@@ -127,9 +129,9 @@ func (c *Candidate) ensureParents(conn *zk.Conn) error {
 }
 
 // listOp reads the children.
-func (c *Candidate) listOp(gen uint64) func(*zk.Conn) any {
-	return func(conn *zk.Conn) any {
-		r := c.readChildren(conn)
+func (c *Candidate) listOp(gen uint64) func(context.Context) any {
+	return func(ctx context.Context) any {
+		r := c.readChildren(ctx)
 		r.gen = gen
 		return r
 	}
@@ -137,10 +139,10 @@ func (c *Candidate) listOp(gen uint64) func(*zk.Conn) any {
 
 // readChildren reads the children; when their sequences span half the
 // 32-bit circle it also reads each one's czxid, to order them by creation.
-func (c *Candidate) readChildren(conn *zk.Conn) listReply {
+func (c *Candidate) readChildren(ctx context.Context) listReply {
 	var children []string
 	err := c.timed("get_children", func() (err error) {
-		children, _, err = conn.Children(c.path)
+		children, _, err = c.sess.conn.Children(ctx, c.path)
 		return err
 	})
 	if errors.Is(err, zk.ErrNoNode) {
@@ -153,7 +155,7 @@ func (c *Candidate) readChildren(conn *zk.Conn) listReply {
 	if ns := parseNodes(children); seqOrderAmbiguous(ns) {
 		r.czxid = map[string]int64{}
 		for _, n := range ns {
-			_, stat, err := conn.Exists(c.full(n.Name))
+			_, stat, err := c.sess.conn.Exists(ctx, c.full(n.Name))
 			if err != nil {
 				return listReply{err: err}
 			}
@@ -166,14 +168,14 @@ func (c *Candidate) readChildren(conn *zk.Conn) listReply {
 }
 
 // adoptOp reads the stat of each of our GUID's znodes.
-func (c *Candidate) adoptOp(gen uint64, names []string) func(*zk.Conn) any {
-	return func(conn *zk.Conn) any {
+func (c *Candidate) adoptOp(gen uint64, names []string) func(context.Context) any {
+	return func(ctx context.Context) any {
 		stats := map[string]*zk.Stat{}
 		for _, n := range names {
 			var ok bool
 			var stat *zk.Stat
 			err := c.timed("exists", func() (err error) {
-				ok, stat, err = conn.Exists(c.full(n))
+				ok, stat, err = c.sess.conn.Exists(ctx, c.full(n))
 				return err
 			})
 			if err != nil {
@@ -187,42 +189,39 @@ func (c *Candidate) adoptOp(gen uint64, names []string) func(*zk.Conn) any {
 	}
 }
 
-// getDataOp reads path and leaves a data watch on it (see datawatch.go).
-func (c *Candidate) getDataOp(path string) func(*zk.Conn) (*zk.Stat, error) {
-	return func(conn *zk.Conn) (*zk.Stat, error) {
+// getDataOp reads path and leaves a data watch on it, routed to the
+// candidate (see zkconn.Conn.WatchData).
+func (c *Candidate) getDataOp(path string) func(context.Context) (*zk.Stat, error) {
+	return func(ctx context.Context) (*zk.Stat, error) {
 		var stat *zk.Stat
 		err := c.timed("get_data", func() (err error) {
-			// No ctx: the read is bounded by callBound, and ends like a
-			// lost connection (which the loop retries), never with ctx's
-			// error (which it would take for a failure).
-			stat, err = c.sess.readWatched(context.Background(), conn, path)
+			stat, err = c.sess.conn.WatchData(ctx, path)
 			return err
 		})
 		return stat, err
 	}
 }
 
-// deleteOp deletes path, retrying on connection loss until it succeeds, the
-// znode is gone, or the session is closed: a znode nobody owns in memory
-// must not stay first, even after Close gave up waiting for it.
-func (c *Candidate) deleteOp(path string) func(*zk.Conn) any {
-	return func(conn *zk.Conn) any {
-		backoff := 20 * time.Millisecond
-		for {
-			err := c.timed("delete", func() error { return conn.Delete(path, -1) })
+// deleteOp deletes path, retrying (zkconn.Retry) on connection loss and
+// every other transient error until it succeeds, the znode is gone, or the
+// session is closed: a znode nobody owns in memory must not stay first,
+// even after Close gave up waiting for it.
+func (c *Candidate) deleteOp(path string) func(context.Context) any {
+	return func(ctx context.Context) any {
+		err := zkconn.Retry(ctx, func() (bool, error) {
+			err := c.timed("delete", func() error { return c.sess.conn.Delete(ctx, path, -1) })
 			switch {
 			case err == nil || errors.Is(err, zk.ErrNoNode):
-				return deleteReply{path: path}
+				return true, nil
 			case errSessionGone(err) || !isConnLoss(err):
-				return deleteReply{path: path, err: err}
+				return true, err
 			}
-			select {
-			case <-c.sess.done:
-				return deleteReply{path: path, err: ErrSessionClosed}
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, time.Second)
+			return false, err
+		})
+		if err != nil && ctx.Err() != nil {
+			err = ErrSessionClosed
 		}
+		return deleteReply{path: path, err: err}
 	}
 }
 

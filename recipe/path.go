@@ -1,6 +1,11 @@
 package recipe
 
-import "strings"
+import (
+	"errors"
+	"strings"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
+)
 
 // MaxPathBytes bounds an election path's length in bytes. ZooKeeper itself
 // only bounds a request by jute.maxbuffer (1 MiB by default) and answers a
@@ -9,40 +14,33 @@ import "strings"
 // wire. Its node names are also bounded by the server's file system.
 const MaxPathBytes = 4096
 
-// validatePath checks an election path: absolute, at most MaxPathBytes, no
-// trailing slash, no empty, "." or ".." segment, no character ZooKeeper's
-// PathUtils refuses (control characters, surrogates and private use, and
-// anything from U+FFF0 up: Java sends characters above U+FFFF as surrogate
-// pairs), and outside the reserved /zookeeper tree. Errors are *PathError (errors.Is ErrInvalidPath).
+// validatePath checks an election path: a path ZooKeeper accepts (see
+// zkconn.CheckPath: absolute, no trailing slash, no empty, "." or ".."
+// segment, no character ZooKeeper's PathUtils refuses), not the root, at
+// most MaxPathBytes, and outside the reserved /zookeeper tree. Errors are
+// *PathError (errors.Is ErrInvalidPath).
 func validatePath(p string) error {
 	bad := func(reason string) error { return &PathError{Path: p, Reason: reason} }
+	if p == "" || p[0] != '/' {
+		return fromLayer(zkconn.CheckPath(p))
+	}
 	switch {
-	case p == "":
-		return bad("empty")
-	case p[0] != '/':
-		return bad("must be absolute (start with /)")
 	case p == "/":
 		return bad("the root cannot be an election path")
 	case len(p) > MaxPathBytes:
 		return bad("longer than MaxPathBytes (4096 bytes)")
-	case strings.HasSuffix(p, "/"):
-		return bad("trailing slash")
-	case p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/"):
+	}
+	if err := zkconn.CheckPath(p); err != nil {
+		return fromLayer(err)
+	}
+	if p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/") {
 		return bad("the /zookeeper tree is reserved by ZooKeeper")
 	}
-	for _, seg := range strings.Split(p[1:], "/") {
-		switch seg {
-		case "":
-			return bad("empty segment (//)")
-		case ".", "..":
-			return bad("relative segment " + seg)
-		}
-	}
-	for _, r := range p {
-		if r == 0 || (r > 0 && r < 0x20) || (r >= 0x7f && r <= 0x9f) ||
-			(r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0 {
-			return bad("character not allowed by ZooKeeper")
-		}
-	}
 	return nil
+}
+
+// errInvalidPath reports whether err is a path the layer or the recipe
+// refused.
+func errInvalidPath(err error) bool {
+	return errors.Is(err, ErrInvalidPath) || errors.Is(err, zkconn.ErrInvalidPath)
 }

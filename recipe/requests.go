@@ -84,7 +84,7 @@ func (c *Candidate) withdraw() {
 	st.gen++
 	st.step = stepNone
 	if st.pred != "" {
-		c.sess.dropWatch(st.pred, c)
+		c.sess.conn.DropWatch(st.pred, c.sink)
 		st.pred = ""
 	}
 	if st.mine != "" {

@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"time"
@@ -193,13 +194,13 @@ func (c *Candidate) getMine() {
 	st := &c.st
 	path := c.full(st.mine)
 	if st.pred != "" {
-		c.sess.dropWatch(st.pred, c)
+		c.sess.conn.DropWatch(st.pred, c.sink)
 		st.pred = ""
 	}
-	c.sess.watchPath(path, c)
+	c.sess.conn.Route(path, c.sink)
 	gen, get := c.begin(stepGetMine), c.getDataOp(path)
-	c.spawn(func(conn *zk.Conn) any {
-		stat, err := get(conn)
+	c.spawn(func(ctx context.Context) any {
+		stat, err := get(ctx)
 		return mineReply{gen: gen, stat: stat, err: err}
 	})
 }
@@ -217,7 +218,7 @@ func (c *Candidate) onMine(r mineReply) {
 	case r.stat.EphemeralOwner != st.sessID || st.sessID == 0:
 		// Sorts first but belongs to another (earlier) session: not ours.
 		c.remove(c.full(st.mine))
-		c.sess.unwatchPath(c.full(st.mine), c)
+		c.sess.conn.Unroute(c.full(st.mine), c.sink)
 		c.setMine("")
 		c.endLead(ErrSessionExpired)
 		c.settleOpen(ErrSessionExpired)
@@ -238,25 +239,25 @@ func (c *Candidate) watchPred(path string) {
 	st := &c.st
 	if st.pred != path {
 		if st.pred != "" {
-			c.sess.dropWatch(st.pred, c)
+			c.sess.conn.DropWatch(st.pred, c.sink)
 		}
 		st.pred = path
-		c.sess.watchPath(path, c)
+		c.sess.conn.Route(path, c.sink)
 	}
 	gen, get := c.begin(stepGetPred), c.getDataOp(path)
 	own := ""
 	if st.mineSt == nil {
 		own = c.full(st.mine)
 	}
-	c.spawn(func(conn *zk.Conn) any {
-		pred, err := get(conn)
+	c.spawn(func(ctx context.Context) any {
+		pred, err := get(ctx)
 		if err != nil || own == "" {
 			return predReply{gen: gen, stat: pred, err: err}
 		}
 		// Read our own stat now, off the path of a later promotion.
 		var stat *zk.Stat
 		err = c.timed("get_data", func() (err error) {
-			_, stat, err = conn.Get(own)
+			_, stat, err = c.sess.conn.Get(ctx, own)
 			return err
 		})
 		return predReply{gen: gen, stat: pred, own: stat, ownErr: err}
@@ -530,7 +531,7 @@ func (c *Candidate) remove(path string) {
 func (c *Candidate) onDeleted(r deleteReply) {
 	delete(c.st.cleanup, r.path)
 	if r.path != c.st.pred {
-		c.sess.unwatchPath(r.path, c)
+		c.sess.conn.Unroute(r.path, c.sink)
 	}
 	if r.err != nil && !errSessionGone(r.err) {
 		c.log.Warn().Err(r.err).Str("znode", r.path).Msg("could not delete candidate znode")

@@ -1,10 +1,12 @@
 package recipe
 
 import (
+	"context"
 	"errors"
-	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
 // A candidate whose Close gave up (the close timeout passed while it was
@@ -27,42 +29,36 @@ func (st *loopState) needsSweep() bool {
 
 // sweepAfterExit starts the sweeper (see the file comment).
 func (c *Candidate) sweepAfterExit() {
-	c.sess.calls.add()
+	release := c.sess.conn.Busy()
 	go func() {
-		defer c.sess.calls.done()
+		defer release()
 		c.opsWG.Wait()
-		c.sweep()
+		c.sweep(c.sess.ctx)
 	}()
 }
 
 // sweep deletes our GUID's znodes until a listing shows none, the session
-// ends, or ZooKeeper refuses (logged).
-func (c *Candidate) sweep() {
-	backoff := 20 * time.Millisecond
-	for {
-		left, err := c.sweepOnce()
+// ends, or ZooKeeper refuses (logged); transient errors are retried.
+func (c *Candidate) sweep(ctx context.Context) {
+	err := zkconn.Retry(ctx, func() (bool, error) {
+		left, err := c.sweepOnce(ctx)
 		switch {
-		case err == nil && left == 0:
-			return
-		case err != nil && (errSessionGone(err) || errors.Is(err, zk.ErrSessionExpired) || !isConnLoss(err)):
-			if !errSessionGone(err) && !errors.Is(err, zk.ErrSessionExpired) {
-				c.log.Warn().Err(err).Msg("could not sweep the znodes of a closed candidate")
-			}
-			return
+		case err == nil:
+			return left == 0, nil
+		case errSessionGone(err) || errors.Is(err, zk.ErrSessionExpired) || !isConnLoss(err):
+			return true, err
 		}
-		select {
-		case <-c.sess.done:
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
+		return false, err
+	})
+	if err != nil && ctx.Err() == nil && !errSessionGone(err) && !errors.Is(err, zk.ErrSessionExpired) {
+		c.log.Warn().Err(err).Msg("could not sweep the znodes of a closed candidate")
 	}
 }
 
 // sweepOnce lists the election and deletes our GUID's znodes; it returns
 // how many it found.
-func (c *Candidate) sweepOnce() (int, error) {
-	children, _, err := c.sess.conn.Children(c.path)
+func (c *Candidate) sweepOnce(ctx context.Context) (int, error) {
+	children, _, err := c.sess.conn.Children(ctx, c.path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return 0, nil
 	}
@@ -75,7 +71,7 @@ func (c *Candidate) sweepOnce() (int, error) {
 			continue
 		}
 		found++
-		if err := c.sess.conn.Delete(c.full(ch), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		if err := c.sess.conn.Delete(ctx, c.full(ch), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return found, err
 		}
 		c.log.Info().Str("znode", c.full(ch)).Msg("deleted a znode a closed candidate left behind")

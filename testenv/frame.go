@@ -4,31 +4,34 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/zkelect/zkelect/internal/jute"
 )
 
 // ZooKeeper operation codes, as sent in a request header, for
-// Proxy.CutAfterRequest. They mirror ZooKeeper's ZooDefs.OpCode.
+// Proxy.CutAfterRequest. They are ZooKeeper's ZooDefs.OpCode, from the
+// codec the client layer uses (internal/jute).
 const (
-	OpCreate          int32 = 1
-	OpDelete          int32 = 2
-	OpExists          int32 = 3
-	OpGetData         int32 = 4
-	OpSetData         int32 = 5
-	OpGetACL          int32 = 6
-	OpSetACL          int32 = 7
-	OpGetChildren     int32 = 8
-	OpSync            int32 = 9
-	OpPing            int32 = 11
-	OpGetChildren2    int32 = 12
-	OpCheck           int32 = 13
-	OpMulti           int32 = 14
-	OpCreate2         int32 = 15
-	OpReconfig        int32 = 16
-	OpCreateContainer int32 = 19
-	OpCreateTTL       int32 = 21
-	OpCloseSession    int32 = -11
-	OpSetAuth         int32 = 100
-	OpSetWatches      int32 = 101
+	OpCreate          = jute.OpCreate
+	OpDelete          = jute.OpDelete
+	OpExists          = jute.OpExists
+	OpGetData         = jute.OpGetData
+	OpSetData         = jute.OpSetData
+	OpGetACL          = jute.OpGetACL
+	OpSetACL          = jute.OpSetACL
+	OpGetChildren     = jute.OpGetChildren
+	OpSync            = jute.OpSync
+	OpPing            = jute.OpPing
+	OpGetChildren2    = jute.OpGetChildren2
+	OpCheck           = jute.OpCheck
+	OpMulti           = jute.OpMulti
+	OpCreate2         = jute.OpCreate2
+	OpReconfig        = jute.OpReconfig
+	OpCreateContainer = jute.OpCreateContainer
+	OpCreateTTL       = jute.OpCreateTTL
+	OpCloseSession    = jute.OpCloseSession
+	OpSetAuth         = jute.OpSetAuth
+	OpSetWatches      = jute.OpSetWatches
 )
 
 // maxFrame bounds a frame's length. ZooKeeper refuses requests above
@@ -63,12 +66,7 @@ func readFrame(r io.Reader) ([]byte, error) {
 }
 
 // requestHeader returns the xid and op code of a request frame.
-func requestHeader(frame []byte) (xid, op int32, ok bool) {
-	if len(frame) < 12 {
-		return 0, 0, false
-	}
-	return int32(binary.BigEndian.Uint32(frame[4:])), int32(binary.BigEndian.Uint32(frame[8:])), true
-}
+func requestHeader(frame []byte) (xid, op int32, ok bool) { return jute.RequestHeader(frame) }
 
 // replyXid returns the xid of a reply frame.
 func replyXid(frame []byte) (int32, bool) {

@@ -1,4 +1,4 @@
-package recipe
+package zkconn
 
 import (
 	"fmt"
@@ -11,13 +11,13 @@ import (
 // without one gets (as in go-zookeeper and ZooKeeper's Java client).
 const defaultClientPort = "2181"
 
-// validateServers checks Connect's server list: at least one entry, each
+// CheckServers checks Dial's server list: at least one entry, each
 // "host:port" with a non-empty host and a port in 1..65535, or a bare host
 // (no colon) meaning port 2181, so a typo fails at once instead of after
 // the connect timeout.
-func validateServers(servers []string) error {
+func CheckServers(servers []string) error {
 	if len(servers) == 0 {
-		return &OptionError{Option: "servers", Reason: "empty server list"}
+		return &ServersError{Reason: "empty server list"}
 	}
 	for _, s := range servers {
 		if s != "" && !strings.Contains(s, ":") {
@@ -25,10 +25,10 @@ func validateServers(servers []string) error {
 		}
 		host, port, err := net.SplitHostPort(s)
 		if err != nil || host == "" {
-			return &OptionError{Option: "servers", Reason: fmt.Sprintf("%q is not host:port", s)}
+			return &ServersError{Reason: fmt.Sprintf("%q is not host:port", s)}
 		}
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return &OptionError{Option: "servers", Reason: fmt.Sprintf("%q: port must be a number in 1..65535", s)}
+			return &ServersError{Reason: fmt.Sprintf("%q: port must be a number in 1..65535", s)}
 		}
 	}
 	return nil

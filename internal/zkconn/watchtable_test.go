@@ -1,9 +1,6 @@
-package recipe
+package zkconn
 
 import (
-	"encoding/binary"
-	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -11,10 +8,10 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// tableSession returns a Session with only what the watch table uses (no
+// tableSession returns a Conn with only what the watch table uses (no
 // connection: removals are not written).
-func tableSession() *Session {
-	return newSession(newWireTracker(1, time.Second, zerolog.Nop()), sessionConfig{log: zerolog.Nop()})
+func tableSession() *Conn {
+	return newConn(newWireTracker(1, time.Second, zerolog.Nop()), Config{Log: zerolog.Nop()})
 }
 
 func pending(ch <-chan zk.Event) (zk.Event, bool) {
@@ -74,7 +71,7 @@ func TestWatchTableEndsAnsweredShotsWithTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
-	s.watches.sessionChanged(sessionEvent{kind: sessExpired, id: 7})
+	s.watches.SessionChanged(Event{Kind: Expired, ID: 7})
 	s.mu.Unlock()
 	ev, ok := pending(a.ch)
 	if !ok || ev.Type != zk.EventNotWatching || ev.State != zk.StateExpired || ev.Path != "/a" || ev.Err != zk.ErrSessionExpired {
@@ -103,28 +100,6 @@ func TestWatchKindFiredBy(t *testing.T) {
 	} {
 		if watchData.firedBy(c.typ) != c.data || watchChild.firedBy(c.typ) != c.child {
 			t.Errorf("%v: data %v child %v, want %v %v", c.typ, watchData.firedBy(c.typ), watchChild.firedBy(c.typ), c.data, c.child)
-		}
-	}
-}
-
-// TestChildrenReplyDecoding decodes a getChildren2 body and refuses
-// truncated, padded and absurd ones as an unknown outcome.
-func TestChildrenReplyDecoding(t *testing.T) {
-	stat := make([]byte, statLen)
-	binary.BigEndian.PutUint32(stat[56:], 2) // numChildren
-	body := binary.BigEndian.AppendUint32(nil, 2)
-	body = appendString(appendString(body, "a"), "bc")
-	body = append(body, stat...)
-	names, st, err := decodeChildrenReply(body)
-	if err != nil || !slices.Equal(names, []string{"a", "bc"}) || st.NumChildren != 2 {
-		t.Fatalf("decode: %v, %+v, %v", names, st, err)
-	}
-	huge := append(binary.BigEndian.AppendUint32(nil, 1<<30), stat...)
-	for name, b := range map[string][]byte{
-		"truncated": body[:len(body)-1], "padded": append(slices.Clone(body), 0), "huge count": huge, "empty": nil,
-	} {
-		if _, _, err := decodeChildrenReply(b); !errors.Is(err, zk.ErrConnectionClosed) {
-			t.Errorf("%s: %v, want an unknown outcome", name, err)
 		}
 	}
 }

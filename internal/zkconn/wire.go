@@ -1,4 +1,4 @@
-package recipe
+package zkconn
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/internal/jute"
 )
 
 // This file watches the ZooKeeper wire under go-zookeeper through its
@@ -46,13 +48,7 @@ import (
 // from one goroutine; a Write that is not exactly one frame is passed through
 // unstamped (the lease then only gets shorter, never longer).
 
-// Reply header xids that are not answers to numbered requests.
-const (
-	xidWatchEvent = -1
-	xidPing       = -2
-)
-
-// wireTracker is shared by all connections of one Session.
+// wireTracker is shared by all connections of one Conn.
 type wireTracker struct {
 	servers   int
 	requested time.Duration
@@ -63,6 +59,7 @@ type wireTracker struct {
 	sessionID    atomic.Int64
 	authExpected atomic.Int32 // credentials go-zookeeper replays on each connection
 	callSeq      atomic.Uint32
+	lastZxid     atomic.Int64 // the highest zxid a reply carried, presented on reconnect
 	log          zerolog.Logger
 	foreign      *foreignStreak // handshakes answered by another protocol (foreign.go)
 
@@ -93,8 +90,9 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 		}
 		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]sentRequest{}, authXids: map[int32]bool{},
 			calls: map[int32]*pendingCall{}, ready: make(chan struct{}), closed: make(chan struct{})}
-		wc.rd.capture = wc.wantsBody
-		wc.rd.limit = maxConnectResponse
+		wc.rd.Capture = wc.wantsBody
+		wc.rd.MaxCapture = maxCaptured
+		wc.rd.Limit = maxConnectResponse
 		w.mu.Lock()
 		w.current = wc
 		close(w.dialed)
@@ -214,6 +212,34 @@ func (w *wireTracker) leaseDeadline() (time.Time, bool) {
 	return w.epoch.Add(time.Duration(ns-1) + w.timeout()), true
 }
 
+// connectRequest returns the connect request go-zookeeper wrote, as the
+// layer sends it: asking for a new session when the ensemble forgot the
+// old one (takeForget), otherwise presenting the highest zxid this session
+// has seen on any path. go-zookeeper v1.0.4 presents only the zxid of the
+// last reply to its own requests (it ignores those of the layer's, whose
+// xids are negative), which may be older than a view the session already
+// read: a server behind that view would then accept the session.
+func (w *wireTracker) connectRequest(b []byte) []byte {
+	if w.takeForget() {
+		w.lastZxid.Store(0)
+		return jute.ForgetSession(b)
+	}
+	if seen := w.lastZxid.Load(); seen > jute.ConnectLastZxid(b) {
+		return jute.WithLastZxid(b, seen)
+	}
+	return b
+}
+
+// sawZxid records the zxid of a reply (replies without one carry -1 or 0).
+func (w *wireTracker) sawZxid(z int64) {
+	for {
+		old := w.lastZxid.Load()
+		if z <= old || w.lastZxid.CompareAndSwap(old, z) {
+			return
+		}
+	}
+}
+
 // handshake records a connect response: the session granted, and when the
 // request that got it was sent.
 func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, sent time.Time) {
@@ -279,7 +305,7 @@ type wireConn struct {
 	authXids map[int32]bool // setAuth requests awaiting their reply
 	authSent int
 	calls    map[int32]*pendingCall // requests of the session awaiting their reply (wirecall.go)
-	rd       frameReader
+	rd       jute.Splitter
 }
 
 func (c *wireConn) clamp(t time.Time) time.Time {
@@ -311,8 +337,8 @@ func (c *wireConn) Write(b []byte) (int, error) {
 	if !c.wroteFirst {
 		c.wroteFirst = true
 		c.connectSent = now
-		if whole && len(b) == 4+connectRequestLen && c.w.takeForget() {
-			b = forgetSession(b)
+		if jute.IsConnectRequest(b) {
+			b = c.w.connectRequest(b)
 		}
 		return c.Conn.Write(b)
 	}
@@ -321,9 +347,9 @@ func (c *wireConn) Write(b []byte) (int, error) {
 		op := int32(binary.BigEndian.Uint32(b[8:]))
 		c.mu.Lock()
 		switch {
-		case xid == xidPing:
+		case xid == jute.XidPing:
 			c.pings = append(c.pings, now)
-		case op == opSetAuth:
+		case op == jute.OpSetAuth:
 			c.authXids[xid] = true
 			c.authSent++
 			fallthrough
@@ -347,13 +373,13 @@ func (c *wireConn) Close() error {
 }
 
 // Read passes bytes through and parses the frames they carry. A frame
-// longer than a ZooKeeper server sends fails the read (see frameLimitError)
+// longer than a ZooKeeper server sends fails the read (see jute.LimitError)
 // before go-zookeeper sees its length and allocates a buffer for it.
 func (c *wireConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.mu.Lock()
-		ferr := c.rd.feed(b[:n], c.frame)
+		ferr := c.rd.Feed(b[:n], c.frame)
 		c.mu.Unlock()
 		if ferr != nil {
 			return 0, c.oversized(ferr)
@@ -378,26 +404,23 @@ func isTimeout(err error) bool {
 // its whole body when a pending call captured it (called with c.mu held).
 func (c *wireConn) frame(head []byte) {
 	if !c.established.Load() {
-		// The connect response: protocol version, timeout (ms), session id.
-		if len(head) < 16 {
-			return
-		}
-		timeout := time.Duration(int32(binary.BigEndian.Uint32(head[4:]))) * time.Millisecond
-		sid := int64(binary.BigEndian.Uint64(head[8:]))
-		if sid != 0 {
-			c.w.handshake(sid, timeout, c.connectSent)
-			c.rd.limit = maxReplyFrame
+		r, ok := jute.DecodeConnectResponse(head)
+		if ok && r.SessionID != 0 {
+			c.w.handshake(r.SessionID, r.Timeout, c.connectSent)
+			c.rd.Limit = maxReplyFrame
 			c.established.Store(true)
 			c.checkReady()
 		}
 		return
 	}
-	if len(head) < 4 {
+	h, ok := jute.DecodeReplyHeader(head)
+	if !ok {
 		return
 	}
-	switch xid := int32(binary.BigEndian.Uint32(head)); xid {
-	case xidWatchEvent:
-	case xidPing:
+	c.w.sawZxid(h.Zxid)
+	switch xid := h.Xid; xid {
+	case jute.XidWatchEvent:
+	case jute.XidPing:
 		if len(c.pings) > 0 {
 			c.w.answered(c.pings[0])
 			c.pings = c.pings[1:]

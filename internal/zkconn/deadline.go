@@ -1,4 +1,4 @@
-package recipe
+package zkconn
 
 import "time"
 
@@ -39,7 +39,7 @@ type stall struct {
 
 // watchRequests checks the request deadline four times per session
 // timeout (the requested one until a session is negotiated) until Close.
-func (s *Session) watchRequests() {
+func (s *Conn) watchRequests() {
 	defer close(s.watchdog)
 	period := s.wire.timeout() / 4
 	tick := time.NewTicker(period)
@@ -60,7 +60,7 @@ func (s *Session) watchRequests() {
 
 // checkRequests closes the connection in use if its requests have waited
 // for longer than the session timeout with none answered.
-func (s *Session) checkRequests(now time.Time) {
+func (s *Conn) checkRequests(now time.Time) {
 	st, ok := s.wire.stalled()
 	limit := s.wire.timeout()
 	if !ok || now.Sub(st.since) <= limit {

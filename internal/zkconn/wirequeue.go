@@ -1,4 +1,4 @@
-package recipe
+package zkconn
 
 // The session's own frames go out in the order it decides on them, and
 // never while the session's lock is held.

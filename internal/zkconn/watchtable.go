@@ -1,13 +1,15 @@
-package recipe
+package zkconn
 
 import (
 	"context"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/jute"
 )
 
 // This file keeps the one-shot watches of GetW, ChildrenW and ExistsW (see
-// watch.go). The table is a sessionSink: it is routed the node events of
+// watch.go). The table is a Sink: it is routed the node events of
 // every path it holds a watch on, and gets every session change. All its
 // state is guarded by the session's mutex; the removals it decides on are
 // written after that is released (see wirequeue.go).
@@ -48,29 +50,29 @@ type shot struct {
 	ch    chan zk.Event // capacity 1: one event, then closed
 	stop  func() bool   // releases the ctx hook
 	done  bool          // fired or forgotten
-	fired bool          // ended by an event (fire0)
+	fired bool          // ended by an event (fireLocked)
 }
 
 // watchTable holds the session's shots.
 type watchTable struct {
-	s     *Session
+	s     *Conn
 	shots map[watchKey]map[*shot]struct{}
 }
 
-func newWatchTable(s *Session) *watchTable {
+func newWatchTable(s *Conn) *watchTable {
 	return &watchTable{s: s, shots: map[watchKey]map[*shot]struct{}{}}
 }
 
 // add records a shot for the request call, before the request is written,
 // so that no event after its reply can be missed. When ctx ends first the
-// shot is forgotten (see cancel). It fails with ErrSessionClosed after
+// shot is forgotten (see cancel). It fails with ErrClosed after
 // Close.
 func (t *watchTable) add(ctx context.Context, key watchKey, call *pendingCall) (*shot, error) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrSessionClosed
+		return nil, ErrClosed
 	}
 	sh := &shot{key: key, call: call, ch: make(chan zk.Event, 1)}
 	set := t.shots[key]
@@ -81,7 +83,7 @@ func (t *watchTable) add(ctx context.Context, key watchKey, call *pendingCall) (
 	set[sh] = struct{}{}
 	sinks := s.paths[key.path]
 	if sinks == nil {
-		sinks = map[sessionSink]struct{}{}
+		sinks = map[Sink]struct{}{}
 		s.paths[key.path] = sinks
 	}
 	sinks[t] = struct{}{}
@@ -98,7 +100,7 @@ func (t *watchTable) add(ctx context.Context, key watchKey, call *pendingCall) (
 // is answered NOWATCHER: harmless).
 func (t *watchTable) forget(sh *shot, remove bool) {
 	t.s.mu.Lock()
-	queued := !sh.done && t.end0(sh) && remove && t.removeWatch0(sh.key)
+	queued := !sh.done && t.endLocked(sh) && remove && t.removeWatchLocked(sh.key)
 	t.s.mu.Unlock()
 	if queued {
 		t.s.wire.flush()
@@ -113,16 +115,16 @@ func (t *watchTable) forget(sh *shot, remove bool) {
 func (t *watchTable) written(sh *shot) {
 	s := t.s
 	s.mu.Lock()
-	again := sh.done && !sh.fired && len(t.shots[sh.key]) == 0 && t.removeWatch0(sh.key)
+	again := sh.done && !sh.fired && len(t.shots[sh.key]) == 0 && t.removeWatchLocked(sh.key)
 	s.mu.Unlock()
 	if again {
 		s.wire.flush()
 	}
 }
 
-// end0 takes sh out of the table and reports whether it was the last shot
+// endLocked takes sh out of the table and reports whether it was the last shot
 // of its key (s.mu held).
-func (t *watchTable) end0(sh *shot) bool {
+func (t *watchTable) endLocked(sh *shot) bool {
 	sh.done = true
 	sh.stop()
 	set := t.shots[sh.key]
@@ -133,71 +135,71 @@ func (t *watchTable) end0(sh *shot) bool {
 	delete(t.shots, sh.key)
 	p := sh.key.path
 	if len(t.shots[watchKey{p, watchData}])+len(t.shots[watchKey{p, watchChild}]) == 0 {
-		t.s.unroute0(p, t)
+		t.s.unrouteLocked(p, t)
 	}
 	return true
 }
 
-// removeWatch0 queues removeWatches for key unless the server's watch is
+// removeWatchLocked queues removeWatches for key unless the server's watch is
 // still needed, by a data sink of the session (candidates, see
 // datawatch.go) for a data watch, and reports whether it did; the caller
 // flushes once s.mu is released (s.mu held).
-func (t *watchTable) removeWatch0(key watchKey) bool {
+func (t *watchTable) removeWatchLocked(key watchKey) bool {
 	s := t.s
 	if !s.connected {
 		return false // the server dropped the connection's watches
 	}
 	if key.kind == watchChild {
-		return s.wire.queueIfReady(removeChildWatchesFrame(key.path))
+		return s.wire.queueIfReady(jute.RemoveWatchesRequest(xidInjected, key.path, jute.WatcherChildren))
 	}
 	for k := range s.paths[key.path] {
-		if k != sessionSink(t) {
+		if k != Sink(t) {
 			return false
 		}
 	}
 	delete(s.dataWatch, key.path)
-	return s.wire.queueIfReady(removeWatchesFrame(key.path))
+	return s.wire.queueIfReady(jute.RemoveWatchesRequest(xidInjected, key.path, jute.WatcherData))
 }
 
-// fire0 delivers ev to sh and ends it (s.mu held).
-func (t *watchTable) fire0(sh *shot, ev zk.Event) {
-	t.end0(sh)
+// fireLocked delivers ev to sh and ends it (s.mu held).
+func (t *watchTable) fireLocked(sh *shot, ev zk.Event) {
+	t.endLocked(sh)
 	sh.fired = true
 	sh.ch <- ev
 	close(sh.ch)
 }
 
-// nodeChanged fires the shots that ev ends. A shot whose reply has not been
+// NodeChanged fires the shots that ev ends. A shot whose reply has not been
 // read yet is left alone: go-zookeeper handles frames in order, so the
 // event came before the reply and is from an older watch than the one its
 // request sets.
-func (t *watchTable) nodeChanged(ev zk.Event) {
+func (t *watchTable) NodeChanged(ev zk.Event) {
 	for _, kind := range []watchKind{watchData, watchChild} {
 		if !kind.firedBy(ev.Type) {
 			continue
 		}
 		for sh := range t.shots[watchKey{ev.Path, kind}] {
 			if sh.call.replied.Load() {
-				t.fire0(sh, ev)
+				t.fireLocked(sh, ev)
 			}
 		}
 	}
 }
 
-// sessionChanged ends every answered shot with an EventNotWatching when the
+// SessionChanged ends every answered shot with an EventNotWatching when the
 // connection drops, the session expires or closes: the server keeps watches
 // per connection, so they are gone. Shots still awaiting their reply are
 // left to it: their request either went out on the lost connection (then
 // the call fails) or goes out on the next one, which holds its watch.
-func (t *watchTable) sessionChanged(ev sessionEvent) {
+func (t *watchTable) SessionChanged(ev Event) {
 	var state zk.State
 	var cause error
-	switch ev.kind {
-	case sessDisconnected:
+	switch ev.Kind {
+	case Disconnected:
 		state, cause = zk.StateDisconnected, zk.ErrConnectionClosed
-	case sessExpired:
+	case Expired:
 		state, cause = zk.StateExpired, zk.ErrSessionExpired
-	case sessClosed:
+	case Closed:
 		state, cause = zk.StateDisconnected, zk.ErrClosing
 	default:
 		return
@@ -205,7 +207,7 @@ func (t *watchTable) sessionChanged(ev sessionEvent) {
 	for _, set := range t.shots {
 		for sh := range set {
 			if sh.call.replied.Load() {
-				t.fire0(sh, zk.Event{Type: zk.EventNotWatching, State: state, Path: sh.key.path, Err: cause})
+				t.fireLocked(sh, zk.Event{Type: zk.EventNotWatching, State: state, Path: sh.key.path, Err: cause})
 			}
 		}
 	}

@@ -1,11 +1,12 @@
-package recipe
+package zkconn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/jute"
 )
 
 // Data watches are set by the session itself, never by go-zookeeper's
@@ -16,8 +17,8 @@ import (
 // leave its watch on the predecessor, and every later watcher of the same
 // znode would add a channel, without bound. Instead the session writes its
 // own watched reads on the wire and reads their replies itself:
-// readWatched below (a candidate's watch on its predecessor) and the
-// session's GetW, ChildrenW and ExistsW (watch.go, used by Observe). The
+// WatchData below (a candidate's watch on its predecessor) and the
+// layer's GetW, ChildrenW and ExistsW (watch.go, used by Observe). The
 // server sends a watch's event like any other; go-zookeeper passes it to
 // the session's callback (holding no channel for it), which routes it to
 // the sinks of the path. When the last sink of a path leaves, the session
@@ -27,18 +28,20 @@ import (
 // (go-zookeeper re-sets only its own). Every user re-reads after a
 // reconnect anyway (watches may have fired unseen), which re-arms them.
 
-// readWatched reads path's stat with one getData(watch=true) that the
-// session writes and whose reply it reads itself (see wirecall.go), so the
-// read and the watch are one request: if the znode exists the watch is set.
-// If no connection is ready to carry it, or the connection drops before the
-// reply, it fails like a lost connection (an error wrapping
-// zk.ErrConnectionClosed), never with a read that sets no watch; it fails
-// with ctx's error once ctx ends. A reply too large for the session to keep
-// (data over maxCaptured) is read again with go-zookeeper's plain Get behind
-// it: the watch is set by then.
-func (s *Session) readWatched(ctx context.Context, conn *zk.Conn, path string) (*zk.Stat, error) {
+// WatchData reads path's Stat with one getData(watch=true) that the layer
+// writes and whose reply it reads itself (see wirecall.go), so the read and
+// the watch are one request: if the znode exists the watch is set, and its
+// event goes to the sinks Route registered for path. If no connection is
+// ready to carry it, or the connection drops before the reply, it fails
+// like a lost connection (an error wrapping zk.ErrConnectionClosed), never
+// with a read that sets no watch; it fails with ctx's error once ctx ends.
+// Other errors are as for Get (zk.ErrNoNode: no watch is set).
+func (s *Conn) WatchData(ctx context.Context, path string) (*zk.Stat, error) {
+	if err := CheckPath(path); err != nil {
+		return nil, err
+	}
 	call := newPendingCall(s.wire.nextCallXid())
-	if err := s.write(ctx, call, readFrame(opGetData, call.xid, path, true), false); err != nil {
+	if err := s.write(ctx, call, jute.ReadRequest(call.xid, jute.OpGetData, path, true), false); err != nil {
 		return nil, fmt.Errorf("get data %s: %w", path, err)
 	}
 	s.markDataWatch(path)
@@ -46,28 +49,14 @@ func (s *Session) readWatched(ctx context.Context, conn *zk.Conn, path string) (
 	if err != nil {
 		return nil, fmt.Errorf("get data %s: %w", path, err)
 	}
-	stat, err := dataStat(body)
-	if errors.Is(err, errBodyNotKept) {
-		_, stat, err = conn.Get(path)
-	}
+	_, stat, err := decodeData(body)
 	return stat, err
-}
-
-// dataStat decodes the Stat of a getData reply (header first); see
-// replyBody for its errors.
-func dataStat(reply []byte) (*zk.Stat, error) {
-	body, err := replyBody(readData.name, reply)
-	if err != nil {
-		return nil, err
-	}
-	_, st, err := decodeDataReply(body)
-	return st, err
 }
 
 // markDataWatch remembers that path may hold a data watch, if the session
 // is connected: a watch written on a connection that has dropped since is
 // gone with it.
-func (s *Session) markDataWatch(path string) {
+func (s *Conn) markDataWatch(path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.connected {
@@ -76,26 +65,26 @@ func (s *Session) markDataWatch(path string) {
 }
 
 // dataWatchFired forgets the watch of the event's path (s.mu held).
-func (s *Session) dataWatchFired(ev zk.Event) {
+func (s *Conn) dataWatchFired(ev zk.Event) {
 	if ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNodeDataChanged {
 		delete(s.dataWatch, ev.Path)
 	}
 }
 
-// dropWatch stops routing node events of path to k and, when no sink of
+// DropWatch stops routing node events of path to k and, when no sink of
 // this session watches path any more, removes the session's data watch from
 // the server. The removal is decided under s.mu and written after it (see
 // wirequeue.go), ahead of any request written later: a new reader of the
 // path (who registers with watchPath first) re-arms the watch behind it.
-func (s *Session) dropWatch(path string, k sessionSink) {
-	if s.dropWatch0(path, k) {
+func (s *Conn) DropWatch(path string, k Sink) {
+	if s.dropWatchLocked(path, k) {
 		s.wire.flush()
 	}
 }
 
-// dropWatch0 is dropWatch under s.mu; it reports whether it queued the
+// dropWatchLocked is DropWatch under s.mu; it reports whether it queued the
 // removal, which the caller flushes once s.mu is released.
-func (s *Session) dropWatch0(path string, k sessionSink) bool {
+func (s *Conn) dropWatchLocked(path string, k Sink) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m := s.paths[path]; m != nil {
@@ -107,7 +96,7 @@ func (s *Session) dropWatch0(path string, k sessionSink) bool {
 	}
 	queued := false
 	if s.dataWatch[path] && s.connected { // a watch that was not set gets NOWATCHER: harmless
-		queued = s.wire.queueIfReady(removeWatchesFrame(path))
+		queued = s.wire.queueIfReady(jute.RemoveWatchesRequest(xidInjected, path, jute.WatcherData))
 	}
 	delete(s.dataWatch, path)
 	return queued

@@ -1,4 +1,4 @@
-package recipe
+package zkconn
 
 import (
 	"errors"
@@ -40,12 +40,9 @@ func (e *NotZooKeeperError) Error() string {
 // Unwrap makes errors.Is(err, ErrNotZooKeeper) true and keeps the cause.
 func (e *NotZooKeeperError) Unwrap() []error { return []error{ErrNotZooKeeper, e.Cause} }
 
-// frameLimitError is a frame length over the reader's limit.
-type frameLimitError struct{ length, limit int }
-
-func (e *frameLimitError) Error() string {
-	return fmt.Sprintf("frame of %d bytes, over the %d-byte limit", e.length, e.limit)
-}
+// maxCaptured bounds the body of a reply the layer keeps whole: every
+// reply a ZooKeeper server may send.
+const maxCaptured = maxReplyFrame
 
 // foreignStreak tracks handshakes answered by something that is not
 // ZooKeeper. go-zookeeper tries the servers' addresses round-robin, so a

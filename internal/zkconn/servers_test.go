@@ -1,4 +1,4 @@
-package recipe
+package zkconn
 
 import "testing"
 
@@ -21,8 +21,8 @@ func TestValidateServers(t *testing.T) {
 		{"", false},
 		{"::1", false},
 	} {
-		if err := validateServers([]string{tc.server}); (err == nil) != tc.ok {
-			t.Errorf("validateServers(%q) = %v, want ok=%v", tc.server, err, tc.ok)
+		if err := CheckServers([]string{tc.server}); (err == nil) != tc.ok {
+			t.Errorf("CheckServers(%q) = %v, want ok=%v", tc.server, err, tc.ok)
 		}
 	}
 }

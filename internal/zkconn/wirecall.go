@@ -1,9 +1,14 @@
-package recipe
+package zkconn
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/jute"
 )
 
 // Requests whose replies the session reads itself (create2, see
@@ -24,6 +29,15 @@ const (
 // the bound only stops a reply that never comes on a live connection from
 // holding its caller forever.
 func callBound(t time.Duration) time.Duration { return max(4*t, 10*time.Second) }
+
+// xidInjected is the xid of the layer's watch removals, whose replies it
+// does not read.
+const xidInjected int32 = -0x5a5a
+
+// isLayerXid reports whether xid is one of the layer's own.
+func isLayerXid(xid int32) bool {
+	return xid == xidInjected || (int64(xid) <= xidCallBase && int64(xid) > xidCallBase-xidCallRange)
+}
 
 // nextCallXid returns a fresh xid for a request read by the session.
 func (w *wireTracker) nextCallXid() int32 {
@@ -57,7 +71,8 @@ func (c *wireConn) call(p *pendingCall, frame []byte) bool {
 	p.conn = c
 	c.mu.Lock()
 	c.calls[p.xid] = p
-	c.pending[p.xid] = sentRequest{at: time.Now(), op: frameOp(frame)}
+	_, op, _ := jute.RequestHeader(frame)
+	c.pending[p.xid] = sentRequest{at: time.Now(), op: op}
 	c.mu.Unlock()
 	if !c.inject(frame) {
 		p.forget()
@@ -102,7 +117,7 @@ func (p *pendingCall) forget() {
 
 // wantsBody reports whether head is the reply to a pending call (c.mu held).
 func (c *wireConn) wantsBody(head []byte) bool {
-	_, ok := c.calls[headXid(head)]
+	_, ok := c.calls[jute.ReplyXid(head)]
 	return ok
 }
 
@@ -113,4 +128,49 @@ func (c *wireConn) deliver(xid int32, body []byte) {
 		p.replied.Store(true)
 		p.reply <- append([]byte(nil), body...)
 	}
+}
+
+// exchange writes frame, the request of call, on the connection once it is
+// ready, and waits for the reply; both waits end with ctx.
+func (s *Conn) exchange(ctx context.Context, call *pendingCall, frame []byte) ([]byte, error) {
+	if err := s.write(ctx, call, frame, true); err != nil {
+		return nil, err
+	}
+	return s.await(ctx, call)
+}
+
+// write writes frame, the request of call, on the connection once it is
+// ready, at most a session timeout later (see awaitReady for redial). It
+// fails with ctx's error, ErrClosed (with redial, after Close), or an
+// error wrapping zk.ErrConnectionClosed: no connection was ready, or the
+// write failed (the request may then have reached the server).
+func (s *Conn) write(ctx context.Context, call *pendingCall, frame []byte, redial bool) error {
+	t := s.wire.timeout()
+	c := s.wire.awaitReady(ctx, s.done, t, redial)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case c == nil && redial && s.isClosed():
+		return ErrClosed
+	case c == nil:
+		return fmt.Errorf("no connection ready (waited at most %v): %w", t, zk.ErrConnectionClosed)
+	case !c.call(call, frame):
+		return fmt.Errorf("write: %w", zk.ErrConnectionClosed)
+	}
+	return nil
+}
+
+// await waits for the reply to call, at most callBound of the session
+// timeout. It fails with ctx's error, or one wrapping
+// zk.ErrConnectionClosed when the connection closed or the bound passed
+// first: the request's fate is then unknown.
+func (s *Conn) await(ctx context.Context, call *pendingCall) ([]byte, error) {
+	body, ok := call.waitCtx(ctx, callBound(s.wire.timeout()))
+	switch {
+	case ok:
+		return body, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	return nil, fmt.Errorf("no reply: %w", zk.ErrConnectionClosed)
 }

@@ -1,17 +1,19 @@
-package recipe
+package zkconn
 
 import (
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/internal/jute"
 )
 
 func TestStallCountsFromTheOldestRequestOrTheLatestAnswer(t *testing.T) {
 	w := newWireTracker(1, time.Second, zerolog.Nop())
 	c := &wireConn{w: w, pending: map[int32]sentRequest{}}
 	w.current = c
-	c.pending[1] = sentRequest{at: time.Now(), op: opGetData}
+	c.pending[1] = sentRequest{at: time.Now(), op: jute.OpGetData}
 	if _, ok := w.stalled(); ok {
 		t.Fatal("a connection before its handshake counted as stalled")
 	}
@@ -21,10 +23,10 @@ func TestStallCountsFromTheOldestRequestOrTheLatestAnswer(t *testing.T) {
 		t.Fatal("stalled with no request in flight")
 	}
 	t0 := time.Now()
-	c.pending[7] = sentRequest{at: t0.Add(time.Second), op: opCreate2}
-	c.pending[5] = sentRequest{at: t0, op: opGetData}
+	c.pending[7] = sentRequest{at: t0.Add(time.Second), op: jute.OpCreate2}
+	c.pending[5] = sentRequest{at: t0, op: jute.OpGetData}
 	st, ok := w.stalled()
-	if !ok || st.conn != c || st.oldest.op != opGetData || !st.since.Equal(t0) {
+	if !ok || st.conn != c || st.oldest.op != jute.OpGetData || !st.since.Equal(t0) {
 		t.Fatalf("stalled() = %+v, %v; want the getData sent at t0", st, ok)
 	}
 	// A server working through a backlog answers as it goes: the wait

@@ -1,0 +1,64 @@
+package jute
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// ConnectRequestLen is the length of a connect request body without the
+// trailing readOnly byte: protocol version, last zxid seen, timeout (ms),
+// session id, password (4+16 bytes). go-zookeeper v1.0.4 sends exactly
+// this; ZooKeeper's Java client (3.4+) adds the readOnly byte, and a
+// server accepts both.
+const ConnectRequestLen = 4 + 8 + 4 + 8 + 4 + 16
+
+// IsConnectRequest reports whether frame (length prefix included) has the
+// layout of a connect request, with or without the readOnly byte.
+func IsConnectRequest(frame []byte) bool {
+	if len(frame) < 4 || int(binary.BigEndian.Uint32(frame)) != len(frame)-4 {
+		return false
+	}
+	n := len(frame) - 4
+	return n == ConnectRequestLen || n == ConnectRequestLen+1
+}
+
+// ConnectLastZxid returns the last zxid seen of a connect request frame.
+func ConnectLastZxid(frame []byte) int64 { return int64(binary.BigEndian.Uint64(frame[8:])) }
+
+// WithLastZxid returns a copy of a connect request frame presenting zxid as
+// the last zxid seen.
+func WithLastZxid(frame []byte, zxid int64) []byte {
+	out := append([]byte(nil), frame...)
+	binary.BigEndian.PutUint64(out[8:], uint64(zxid))
+	return out
+}
+
+// ForgetSession returns a copy of a connect request frame asking for a new
+// session: last zxid 0, session id 0, empty password (its length stays 16).
+func ForgetSession(frame []byte) []byte {
+	out := append([]byte(nil), frame...)
+	body := out[4:]
+	clear(body[4:12])  // last zxid seen
+	clear(body[16:24]) // session id
+	clear(body[28:44]) // password bytes
+	return out
+}
+
+// ConnectResponse is the head of a connect response: the negotiated
+// timeout and the session granted (0: refused, the session expired).
+type ConnectResponse struct {
+	Timeout   time.Duration
+	SessionID int64
+}
+
+// DecodeConnectResponse decodes the first 16 bytes of a connect response
+// body: protocol version, timeout (ms), session id.
+func DecodeConnectResponse(head []byte) (ConnectResponse, bool) {
+	if len(head) < 16 {
+		return ConnectResponse{}, false
+	}
+	return ConnectResponse{
+		Timeout:   time.Duration(int32(binary.BigEndian.Uint32(head[4:]))) * time.Millisecond,
+		SessionID: int64(binary.BigEndian.Uint64(head[8:])),
+	}, true
+}

@@ -1,0 +1,354 @@
+package zkconn
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
+)
+
+// Conn is one ZooKeeper session over go-zookeeper's *zk.Conn. It reads the
+// connection's events through a callback (go-zookeeper's event channel
+// drops events when full) and fans session state and node events out to
+// its Sinks. Only a session that is connected and established
+// (go-zookeeper's StateHasSession) is usable; a change of session id means
+// the previous session, and every ephemeral znode it owned, is gone.
+// All methods are safe for concurrent use.
+type Conn struct {
+	conn   *zk.Conn
+	events <-chan zk.Event
+	wire   *wireTracker
+	cfg    Config
+	log    zerolog.Logger
+
+	calls       inflight      // callers' calls in flight (Busy)
+	established chan struct{} // closed at the first session
+	estOnce     sync.Once
+	done        chan struct{} // closed by Close
+	closeOnce   sync.Once
+	watchdog    chan struct{} // closed when watchRequests returns (deadline.go)
+
+	mu        sync.Mutex
+	id        int64 // current session id, 0 when none
+	connected bool  // StateHasSession and not since disconnected
+	closed    bool
+	sinks     map[Sink]struct{}
+	paths     map[string]map[Sink]struct{}
+	watched   map[Sink]map[string]struct{} // paths per sink, so unsubscribe costs O(own paths)
+	dataWatch map[string]bool              // paths that may hold a data watch set by GetDataWatch
+	watches   *watchTable                  // one-shot watches of GetW, ChildrenW, ExistsW
+}
+
+// Config configures Dial.
+type Config struct {
+	// Timeout is the session timeout to request; the server may grant
+	// another (Conn.Timeout).
+	Timeout time.Duration
+	// ConnectTimeout bounds Dial's wait for the first session.
+	ConnectTimeout time.Duration
+	// Dialer makes the TCP connections (nil: net.DialTimeout); every
+	// connection it returns is wrapped by the layer.
+	Dialer zk.Dialer
+	// Auth is replayed on every connection before any other request.
+	Auth []Credential
+	// Log receives the layer's log lines (zero value: none).
+	Log zerolog.Logger
+	// States, if set, is told every change of session state.
+	States StateObserver
+}
+
+// Credential is one AddAuth call: scheme ("digest") and its payload
+// ("user:password").
+type Credential struct{ Scheme, Auth string }
+
+// StateObserver is told the session's state changes, on go-zookeeper's
+// receive goroutine; it must not block.
+type StateObserver interface {
+	// SessionState reports the state now: "connected", "disconnected",
+	// "expired" or "closed".
+	SessionState(state string)
+	// SessionExpired counts a session that expired (or that the ensemble
+	// forgot).
+	SessionExpired()
+}
+
+// Dial opens a ZooKeeper session on servers ("host:port" each, see
+// CheckServers) and waits until the first session is established. It
+// fails with a *ServersError, with an error wrapping ErrNoSession when the
+// connect timeout passes, ctx ends (and ctx's error), every server answers
+// in another protocol (and ErrNotZooKeeper), or go-zookeeper refuses to
+// start; or with the error of a credential the server refuses
+// ("authenticate <scheme>: ..."). The Conn then reconnects by itself until
+// Close; the caller must Close it.
+func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
+	if err := CheckServers(servers); err != nil {
+		return nil, err
+	}
+	if cfg.Dialer == nil {
+		cfg.Dialer = net.DialTimeout
+	}
+	s := newConn(newWireTracker(len(servers), cfg.Timeout, cfg.Log), cfg)
+	conn, events, err := zk.Connect(servers, cfg.Timeout,
+		zk.WithDialer(s.wire.dialer(cfg.Dialer)),
+		zk.WithEventCallback(s.onEvent),
+		zk.WithLogger(zkLogger{s.log}),
+		zk.WithLogInfo(false))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoSession, err)
+	}
+	s.conn, s.events = conn, events
+	if err := s.awaitFirst(ctx, servers); err != nil {
+		s.abandon()
+		return nil, err
+	}
+	for _, a := range cfg.Auth {
+		if err := conn.AddAuth(a.Scheme, []byte(a.Auth)); err != nil {
+			s.shutdown()
+			return nil, fmt.Errorf("authenticate %s: %w", a.Scheme, err)
+		}
+	}
+	s.wire.authExpected.Store(int32(len(cfg.Auth))) // replayed on every reconnect
+	go s.watchRequests()
+	return s, nil
+}
+
+func (s *Conn) awaitFirst(ctx context.Context, servers []string) error {
+	t := time.NewTimer(s.cfg.ConnectTimeout)
+	defer t.Stop()
+	select {
+	case <-s.established:
+		return nil
+	case <-t.C:
+		if foreign := s.wire.foreign.foreign(); foreign != nil {
+			// Some servers answered with another protocol, the others not at all.
+			return fmt.Errorf("no session from %v within %v: %w: %w", servers, s.cfg.ConnectTimeout, ErrNoSession, foreign)
+		}
+		return fmt.Errorf("no session from %v within %v: %w", servers, s.cfg.ConnectTimeout, ErrNoSession)
+	case <-s.wire.foreign.all:
+		return fmt.Errorf("%w: %w", ErrNoSession, s.wire.foreign.foreign())
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", ErrNoSession, ctx.Err())
+	}
+}
+
+// Close ends the session: the server deletes its ephemeral znodes, sinks
+// get a Closed event. It waits for the callers' calls (Busy) and
+// go-zookeeper's goroutines to stop (bounded by the session timeout plus
+// 2s) and is idempotent; it always returns nil.
+func (s *Conn) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.connected = false
+		s.broadcast(Event{Kind: Closed, ID: s.id})
+		s.mu.Unlock()
+		close(s.done)
+		<-s.watchdog
+		s.shutdown()
+		s.state("closed")
+		s.log.Info().Int64("session_id", s.ID()).Msg("session closed")
+	})
+	return nil
+}
+
+// abandon stops a session that never got established, promptly: it fails
+// any handshake in progress instead of waiting for it, and does not wait
+// for go-zookeeper's Close (which gives an unanswered close request 1s;
+// the goroutine calling it ends by then).
+func (s *Conn) abandon() {
+	go s.conn.Close()
+	t := time.NewTimer(s.wire.timeout() + 2*time.Second)
+	defer t.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.wire.closeCurrent()
+		select {
+		case _, ok := <-s.events:
+			if !ok {
+				return
+			}
+		case <-tick.C:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// shutdown closes the session (go-zookeeper's Close waits up to 1s for the
+// server to confirm), then the socket, and waits for its goroutines.
+func (s *Conn) shutdown() {
+	s.conn.Close()
+	s.wire.closeCurrent() // the close is answered or given up: no need to read on
+	t := time.NewTimer(s.wire.timeout() + 2*time.Second)
+	defer t.Stop()
+	select { // every call now fails fast: the connection is closed
+	case <-s.calls.idle():
+	case <-t.C:
+		s.log.Warn().Msg("zookeeper calls still in flight after close")
+	}
+	for {
+		select {
+		case _, ok := <-s.events:
+			if !ok {
+				return
+			}
+		case <-t.C:
+			s.log.Warn().Msg("zookeeper connection goroutines still running after close")
+			return
+		}
+	}
+}
+
+// newConn returns a Conn over wire with its routing tables and watch
+// table, before any connection.
+func newConn(wire *wireTracker, cfg Config) *Conn {
+	s := &Conn{
+		wire:        wire,
+		watchdog:    make(chan struct{}),
+		cfg:         cfg,
+		log:         cfg.Log,
+		established: make(chan struct{}),
+		done:        make(chan struct{}),
+		sinks:       map[Sink]struct{}{},
+		paths:       map[string]map[Sink]struct{}{},
+		watched:     map[Sink]map[string]struct{}{},
+		dataWatch:   map[string]bool{},
+	}
+	s.watches = newWatchTable(s)
+	s.sinks[s.watches] = struct{}{}
+	return s
+}
+
+// ID returns the current session id, or 0 while there is none (before the
+// first session, after expiry until the next one, after Close).
+func (s *Conn) ID() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// Timeout returns the session timeout the server granted (the requested
+// one before the first session).
+func (s *Conn) Timeout() time.Duration { return s.wire.timeout() }
+
+// LeaseDeadline returns the instant on the monotonic clock before which
+// the server cannot have expired the session: the send time of the last
+// request (or ping) it answered plus the negotiated session timeout. ok is
+// false if nothing was answered in this session yet.
+func (s *Conn) LeaseDeadline() (time.Time, bool) { return s.wire.leaseDeadline() }
+
+// AnswerLag returns how long ago the request ZooKeeper answered last was
+// sent (pings included); the session timeout before any answer.
+func (s *Conn) AnswerLag() time.Duration {
+	d, ok := s.wire.leaseDeadline()
+	if !ok {
+		return s.Timeout()
+	}
+	return max(time.Since(d.Add(-s.Timeout())), 0)
+}
+
+// LastZxid returns the highest zxid any reply of this session carried
+// (go-zookeeper's and the layer's); reconnects present it.
+func (s *Conn) LastZxid() int64 { return s.wire.lastZxid.Load() }
+
+// ZK returns go-zookeeper's connection, the escape hatch for tools. Calls
+// made on it bypass the layer's contexts, error table and lease.
+func (s *Conn) ZK() *zk.Conn { return s.conn }
+
+// Done returns a channel closed when Close is called.
+func (s *Conn) Done() <-chan struct{} { return s.done }
+
+// Usable reports whether the session is connected and established now,
+// and its id. It is advice: the connection may drop right after.
+func (s *Conn) Usable() (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id, s.connected && !s.closed
+}
+
+// Busy counts a caller's call in flight until the returned release is
+// called; Close waits for every release (bounded).
+func (s *Conn) Busy() (release func()) {
+	s.calls.add()
+	var once sync.Once
+	return func() { once.Do(s.calls.done) }
+}
+
+// isClosed reports whether Close was called.
+func (s *Conn) isClosed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// state reports a state change to the observer, if any.
+func (s *Conn) state(st string) {
+	if s.cfg.States != nil {
+		s.cfg.States.SessionState(st)
+	}
+}
+
+// xidLogFormat is the line go-zookeeper v1.0.4 logs for a reply with a
+// negative xid other than a ping's or a notification's: for every reply to
+// one of the layer's requests.
+const xidLogFormat = "Xid < 0 (%d) but not ping or watcher event"
+
+// zkLogger sends go-zookeeper's own log lines to zerolog at debug level,
+// but for the line it writes for every reply to one of the layer's own
+// requests (their xids are negative by design, see wirecall.go).
+type zkLogger struct{ l zerolog.Logger }
+
+func (z zkLogger) Printf(format string, args ...any) {
+	if format == xidLogFormat && len(args) == 1 {
+		if xid, ok := args[0].(int32); ok && isLayerXid(xid) {
+			return
+		}
+	}
+	z.l.Debug().Str("component", "go-zookeeper").Msgf(format, args...)
+}
+
+// inflight counts calls in flight; idle returns a channel closed when none
+// is. Unlike a WaitGroup it may be waited on while calls still start.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{}
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n--
+	if f.n == 0 && f.zero != nil {
+		close(f.zero)
+		f.zero = nil
+	}
+}
+
+func (f *inflight) idle() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	if f.zero == nil {
+		f.zero = make(chan struct{})
+	}
+	return f.zero
+}

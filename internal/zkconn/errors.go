@@ -1,0 +1,159 @@
+package zkconn
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/jute"
+)
+
+// Errors of the layer itself. ZooKeeper's answers are go-zookeeper's
+// errors where go-zookeeper has one (zk.ErrNoNode, ...), a *CodeError
+// otherwise; see Classify.
+var (
+	// ErrClosed: the Conn was closed.
+	ErrClosed = errors.New("zookeeper session closed")
+	// ErrNotZooKeeper: a server answered the connect request with bytes
+	// that are not ZooKeeper's protocol (see NotZooKeeperError); recipe
+	// exports it as recipe.ErrNotZooKeeper.
+	ErrNotZooKeeper = errors.New("recipe: not a ZooKeeper server")
+	// ErrNoSession: no server granted a session within the connect timeout.
+	ErrNoSession = errors.New("no ZooKeeper session")
+	// ErrInvalidPath: a path ZooKeeper would refuse (see CheckPath).
+	ErrInvalidPath = errors.New("invalid ZooKeeper path")
+	// ErrInvalidServers: a server list Dial refuses (see CheckServers).
+	ErrInvalidServers = errors.New("invalid ZooKeeper server list")
+	// ErrBadRequest: a request the layer cannot encode (an operation of a
+	// multi that is not one of go-zookeeper's request types).
+	ErrBadRequest = errors.New("zookeeper request not encodable")
+)
+
+// CodeError is a ZooKeeper error code go-zookeeper has no error for
+// (THROTTLEDOP, NOTREADONLY, RECONFIGINPROGRESS, QUOTAEXCEEDED, ...).
+// errors.Is(err, zk.ErrAPIError) holds for it, as for go-zookeeper's own
+// unknown codes.
+type CodeError struct {
+	Op   string
+	Code jute.Code
+}
+
+func (e *CodeError) Error() string {
+	return fmt.Sprintf("%s: zookeeper error %s (%d)", e.Op, e.Code, int32(e.Code))
+}
+
+// Unwrap makes errors.Is(err, zk.ErrAPIError) true.
+func (e *CodeError) Unwrap() error { return zk.ErrAPIError }
+
+// codeErrors maps the codes go-zookeeper has an error for, so callers test
+// the layer's answers as they test its own.
+var codeErrors = map[jute.Code]error{
+	jute.CodeConnectionLoss:          zk.ErrConnectionClosed,
+	jute.CodeBadArguments:            zk.ErrBadArguments,
+	jute.CodeAPIError:                zk.ErrAPIError,
+	jute.CodeNoNode:                  zk.ErrNoNode,
+	jute.CodeNoAuth:                  zk.ErrNoAuth,
+	jute.CodeBadVersion:              zk.ErrBadVersion,
+	jute.CodeNoChildrenForEphemerals: zk.ErrNoChildrenForEphemerals,
+	jute.CodeNodeExists:              zk.ErrNodeExists,
+	jute.CodeNotEmpty:                zk.ErrNotEmpty,
+	jute.CodeSessionExpired:          zk.ErrSessionExpired,
+	jute.CodeInvalidACL:              zk.ErrInvalidACL,
+	jute.CodeAuthFailed:              zk.ErrAuthFailed,
+	jute.CodeClosing:                 zk.ErrClosing,
+	jute.CodeNothing:                 zk.ErrNothing,
+	jute.CodeSessionMoved:            zk.ErrSessionMoved,
+	jute.CodeReconfigDisabled:        zk.ErrReconfigDisabled,
+}
+
+// codeError returns the error for the code of a reply to op.
+func codeError(op string, code jute.Code) error {
+	if err, ok := codeErrors[code]; ok {
+		return err
+	}
+	return &CodeError{Op: op, Code: code}
+}
+
+// errorCodes maps go-zookeeper's errors back to codes, for Classify.
+var errorCodes = func() map[error]jute.Code {
+	m := make(map[error]jute.Code, len(codeErrors))
+	for c, err := range codeErrors {
+		m[err] = c
+	}
+	m[zk.ErrNoServer] = jute.CodeConnectionLoss
+	return m
+}()
+
+// Classify says what err, from the layer or from go-zookeeper, means to
+// its caller (see jute.Class): ClassRetry for connection loss, a request
+// without answer and every transient code (throttled, session moved, not
+// read-only, reconfiguration in progress, ...); ClassSessionOver for
+// expiry, failed authentication, a closed Conn; ClassCaller for the rest,
+// nil included (0). go-zookeeper's "unknown error: <code>" of its own
+// calls is read back to its code.
+func Classify(err error) jute.Class {
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, ErrClosed) {
+		return jute.ClassSessionOver
+	}
+	var ce *CodeError
+	if errors.As(err, &ce) {
+		return ce.Code.Class()
+	}
+	for e, c := range errorCodes {
+		if errors.Is(err, e) {
+			return c.Class()
+		}
+	}
+	if code, ok := unknownCode(err.Error()); ok {
+		return code.Class()
+	}
+	return jute.ClassCaller
+}
+
+// Retryable reports whether err is worth retrying with backoff on the same
+// session (Classify is ClassRetry).
+func Retryable(err error) bool { return Classify(err) == jute.ClassRetry }
+
+// unknownCode reads the code of go-zookeeper's "unknown error: <code>",
+// which its own calls return for a code it has no error for.
+func unknownCode(msg string) (jute.Code, bool) {
+	const marker = "unknown error: "
+	i := strings.LastIndex(msg, marker)
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(msg[i+len(marker):], 10, 32)
+	return jute.Code(n), err == nil
+}
+
+// PathError is a path ZooKeeper would refuse, and why.
+type PathError struct {
+	Path   string
+	Reason string
+}
+
+// Error names the path, cut to its first 64 bytes when longer.
+func (e *PathError) Error() string {
+	p := e.Path
+	if len(p) > 64 {
+		p = p[:64] + "..."
+	}
+	return fmt.Sprintf("invalid ZooKeeper path %q: %s", p, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidPath) true.
+func (e *PathError) Unwrap() error { return ErrInvalidPath }
+
+// ServersError is a server list Dial refuses, and why.
+type ServersError struct{ Reason string }
+
+func (e *ServersError) Error() string { return "invalid ZooKeeper servers: " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrInvalidServers) true.
+func (e *ServersError) Unwrap() error { return ErrInvalidServers }

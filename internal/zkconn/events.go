@@ -1,0 +1,183 @@
+package zkconn
+
+import "github.com/go-zookeeper/zk"
+
+// Sink receives session and node events. Both methods are called from
+// go-zookeeper's receive goroutine with the Conn's lock held, and must not
+// block or call back into the Conn.
+type Sink interface {
+	SessionChanged(ev Event)
+	NodeChanged(ev zk.Event)
+}
+
+// Event is a change of the session as its users see it.
+type Event struct {
+	Kind EventKind
+	ID   int64 // the session concerned
+}
+
+// EventKind is what happened to the session.
+type EventKind uint8
+
+const (
+	Connected    EventKind = iota + 1 // usable (StateHasSession), ID is the session
+	Disconnected                      // connection lost; the session may live on
+	Expired                           // ID is the session that expired
+	Closed                            // Conn.Close was called
+)
+
+// Subscribe registers k for session events and returns the current state,
+// atomically with the registration. After Close it registers nothing and
+// reports closed.
+func (s *Conn) Subscribe(k Sink) (id int64, connected, closed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.sinks[k] = struct{}{}
+	}
+	return s.id, s.connected, s.closed
+}
+
+// Unsubscribe removes k from session and node events.
+func (s *Conn) Unsubscribe(k Sink) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sinks, k)
+	for p := range s.watched[k] {
+		s.unrouteLocked(p, k)
+	}
+	delete(s.watched, k)
+}
+
+// Route sends the node events of path to k until Unroute or DropWatch.
+func (s *Conn) Route(path string, k Sink) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.paths[path]
+	if m == nil {
+		m = map[Sink]struct{}{}
+		s.paths[path] = m
+	}
+	m[k] = struct{}{}
+	own := s.watched[k]
+	if own == nil {
+		own = map[string]struct{}{}
+		s.watched[k] = own
+	}
+	own[path] = struct{}{}
+}
+
+// Unroute stops sending the node events of path to k, leaving the
+// server's watch in place.
+func (s *Conn) Unroute(path string, k Sink) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unrouteLocked(path, k)
+	if own := s.watched[k]; own != nil {
+		delete(own, path)
+		if len(own) == 0 {
+			delete(s.watched, k)
+		}
+	}
+}
+
+// unrouteLocked stops routing node events of path to k (s.mu held).
+func (s *Conn) unrouteLocked(path string, k Sink) {
+	if m := s.paths[path]; m != nil {
+		delete(m, k)
+		if len(m) == 0 {
+			delete(s.paths, path)
+		}
+	}
+}
+
+// onEvent is go-zookeeper's event callback; it runs on the library's
+// receive goroutine and must not block.
+func (s *Conn) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		s.nodeEvent(ev)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	switch ev.State {
+	case zk.StateHasSession:
+		s.establishedLocked()
+	case zk.StateDisconnected:
+		s.disconnectedLocked()
+	case zk.StateExpired:
+		s.expiredLocked()
+	case zk.StateAuthFailed:
+		s.log.Error().Int64("session_id", s.id).Msg("zookeeper authentication failed")
+	}
+}
+
+// establishedLocked handles StateHasSession (s.mu held).
+func (s *Conn) establishedLocked() {
+	id := s.wire.sessionID.Load()
+	if s.id != 0 && s.id != id {
+		s.expiredLocked() // the ensemble forgot the old session
+	}
+	renewed := s.id == id
+	s.id, s.connected = id, true
+	s.estOnce.Do(func() { close(s.established) })
+	s.state("connected")
+	l := s.log.Info().Int64("session_id", id).Dur("timeout", s.wire.timeout())
+	if renewed {
+		l.Msg("session reconnected")
+	} else {
+		l.Msg("session established")
+	}
+	s.broadcast(Event{Kind: Connected, ID: id})
+}
+
+// disconnectedLocked handles StateDisconnected (s.mu held).
+func (s *Conn) disconnectedLocked() {
+	if !s.connected {
+		return
+	}
+	s.connected = false
+	clear(s.dataWatch) // the server drops a connection's watches
+	s.state("disconnected")
+	s.log.Warn().Int64("session_id", s.id).Str("reason", "connection_lost").Msg("session disconnected")
+	s.broadcast(Event{Kind: Disconnected, ID: s.id})
+}
+
+// expiredLocked reports the current session as expired (s.mu held).
+func (s *Conn) expiredLocked() {
+	if s.id == 0 {
+		return
+	}
+	old := s.id
+	s.id, s.connected = 0, false
+	clear(s.dataWatch)
+	if s.cfg.States != nil {
+		s.cfg.States.SessionExpired()
+	}
+	s.state("expired")
+	s.log.Warn().Int64("session_id", old).Str("reason", "session_expired").Msg("session expired")
+	s.broadcast(Event{Kind: Expired, ID: old})
+}
+
+// broadcast sends ev to every sink (s.mu held).
+func (s *Conn) broadcast(ev Event) {
+	for k := range s.sinks {
+		k.SessionChanged(ev)
+	}
+}
+
+// nodeEvent routes a watch event to the sinks of its path.
+func (s *Conn) nodeEvent(ev zk.Event) {
+	if ev.Type == zk.EventNotWatching {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dataWatchFired(ev)
+	for k := range s.paths[ev.Path] {
+		k.NodeChanged(ev)
+	}
+}

@@ -1,0 +1,41 @@
+package zkconn
+
+import "strings"
+
+// CheckPath checks a znode path as ZooKeeper's PathUtils does: absolute,
+// no trailing slash (but "/"), no empty, "." or ".." segment, and no
+// character ZooKeeper refuses (control characters, surrogates and private
+// use, and anything from U+FFF0 up: Java sends characters above U+FFFF as
+// surrogate pairs). The /zookeeper tree is a path like any other here.
+// Errors are *PathError (errors.Is ErrInvalidPath).
+func CheckPath(p string) error {
+	bad := func(reason string) error { return &PathError{Path: p, Reason: reason} }
+	switch {
+	case p == "":
+		return bad("empty")
+	case p[0] != '/':
+		return bad("must be absolute (start with /)")
+	case p == "/":
+		return nil
+	case strings.HasSuffix(p, "/"):
+		return bad("trailing slash")
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		switch seg {
+		case "":
+			return bad("empty segment (//)")
+		case ".", "..":
+			return bad("relative segment " + seg)
+		}
+	}
+	for _, r := range p {
+		if r == 0 || (r > 0 && r < 0x20) || (r >= 0x7f && r <= 0x9f) ||
+			(r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0 {
+			return bad("character not allowed by ZooKeeper")
+		}
+	}
+	return nil
+}
+
+// Base returns the last element of a znode path: a child's name.
+func Base(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
