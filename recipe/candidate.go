@@ -32,7 +32,7 @@ type Candidate struct {
 	log    zerolog.Logger
 
 	mb      *mailbox
-	sink    *sink // the session routes events to it
+	sink    *sink                      // the session routes events to it
 	current atomic.Pointer[Leadership] // for accessors from any goroutine
 	loopWG  sync.WaitGroup
 	opsWG   sync.WaitGroup

@@ -229,4 +229,3 @@ func fromLayer(err error) error {
 	}
 	return err
 }
-
