@@ -59,6 +59,13 @@ type Options struct {
 	// Lower it to make size limits bite at test scale.
 	JuteMaxBuffer int
 
+	// SystemProperties are Java system properties given to every server's
+	// JVM (-Dkey=value), after testenv's own, so they override them: for
+	// example "zookeeper.request_throttle_max_requests" to make a server
+	// throttle (ZooKeeper's administrator's guide lists the properties).
+	// Keys must be non-empty without "=" or white space.
+	SystemProperties map[string]string
+
 	// Dir is where the cluster's temporary directory (data, configuration,
 	// logs) is created; default os.TempDir(). Close removes the directory.
 	Dir string
@@ -118,6 +125,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, err
 	}
 	if err := o.checkSecurity(); err != nil {
+		return o, err
+	}
+	if err := o.checkProperties(); err != nil {
 		return o, err
 	}
 	if o.Logf == nil {
@@ -278,6 +288,7 @@ func (c *Cluster) configure(ctx context.Context) error {
 			quorumPort:    ports[per*i+1],
 			electionPort:  ports[per*i+2],
 			heap:          c.opts.Heap,
+			props:         c.opts.systemProperties(),
 			security:      sec,
 			juteMaxBuffer: c.opts.JuteMaxBuffer,
 		}

@@ -119,6 +119,20 @@ func TestHeapSetsEachServersMaxHeap(t *testing.T) {
 	}
 }
 
+func TestSystemPropertiesReachEachServersJVM(t *testing.T) {
+	if err := (testenv.Options{SystemProperties: map[string]string{"a=b": "c"}}).Validate(); !errors.Is(err, testenv.ErrBadOptions) {
+		t.Fatalf("a key with '=': %v, want ErrBadOptions", err)
+	}
+	c := testenv.New(t, testenv.Options{SystemProperties: map[string]string{"zookeeper.request_throttle_max_requests": "7"}})
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.PID(0)))
+	if err != nil {
+		t.Skipf("no /proc to read the server's command line: %v", err)
+	}
+	if args := strings.Split(string(b), "\x00"); !slices.Contains(args, "-Dzookeeper.request_throttle_max_requests=7") {
+		t.Fatalf("server command line %q; want the system property", args)
+	}
+}
+
 func TestStandaloneRestartKeepsDataAndAddress(t *testing.T) {
 	ctx := testContext(t)
 	c := testenv.New(t, testenv.Options{})

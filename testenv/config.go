@@ -2,8 +2,10 @@ package testenv
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -58,6 +60,27 @@ var jvmFlags = []string{
 	// One INFO line per four-letter word would bury the log tail a failed
 	// test shows, since tests poll wchc, mntr and srvr.
 	"-Dorg.slf4j.simpleLogger.log." + cnxnLogger + "=warn",
+}
+
+// checkProperties validates Options.SystemProperties.
+func (o Options) checkProperties() error {
+	for k := range o.SystemProperties {
+		if k == "" || strings.ContainsAny(k, "= \t\n") {
+			return &OptionsError{Field: "SystemProperties", Value: k, Reason: "want a key without =, spaces or control characters"}
+		}
+	}
+	return nil
+}
+
+// systemProperties returns Options.SystemProperties as JVM flags, sorted
+// by key.
+func (o Options) systemProperties() []string {
+	keys := slices.Sorted(maps.Keys(o.SystemProperties))
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, "-D"+k+"="+o.SystemProperties[k])
+	}
+	return out
 }
 
 // cnxnLogger logs every four-letter-word command at INFO (nettyCnxnLogger
@@ -190,6 +213,7 @@ func javaArgs(s *server, inst installation) []string {
 	if s.juteMaxBuffer > 0 {
 		args = append(args, fmt.Sprintf("-Djute.maxbuffer=%d", s.juteMaxBuffer))
 	}
+	args = append(args, s.props...)
 	args = append(args, "-Xmx"+s.heap,
 		"-Dlog4j.configuration=file:"+filepath.Join(s.dir, "log4j.properties"),
 		"-Dlogback.configurationFile="+filepath.Join(s.dir, "logback.xml"),

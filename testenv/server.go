@@ -25,8 +25,9 @@ type server struct {
 	clientPort    int
 	quorumPort    int
 	electionPort  int
-	securePort    int    // TLS client port; 0 without Options.TLS
-	heap          string // the JVM's -Xmx value, such as "128m"
+	securePort    int      // TLS client port; 0 without Options.TLS
+	heap          string   // the JVM's -Xmx value, such as "128m"
+	props         []string // -Dkey=value flags from Options.SystemProperties, sorted
 	security      serverSecurity
 	juteMaxBuffer int // -Djute.maxbuffer, 0 for ZooKeeper's default
 
