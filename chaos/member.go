@@ -120,7 +120,7 @@ func runMember(ctx context.Context, cfg MemberConfig, rec *Recorder) error {
 		return err
 	}
 	defer sess.Close()
-	zkGuard, err := zxidfence.NewZooKeeper(sess.Conn())
+	zkGuard, err := zxidfence.NewZooKeeperSession(sess)
 	if err != nil {
 		return fmt.Errorf("chaos: zookeeper guard: %w", err)
 	}

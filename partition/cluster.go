@@ -84,7 +84,7 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 	if err := validateRoot(root); err != nil {
 		return Cluster{}, err
 	}
-	op := &Operator{sess: sess, conn: sess.Conn(), root: root, path: path.Join(root, operatorNode)}
+	op := &Operator{sess: sess, root: root, path: path.Join(root, operatorNode)}
 	st, version, err := op.read(ctx)
 	if err != nil {
 		return Cluster{}, err
@@ -97,7 +97,7 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 	v.apply(update{members: live})
 	v.apply(update{operator: &storedOperator{OperatorState: st, version: version}})
 	for id := range live {
-		rec, err := readRecord(ctx, sess.Conn(), path.Join(root, ownersDir, id))
+		rec, err := readRecord(ctx, sess, path.Join(root, ownersDir, id))
 		if err != nil {
 			return Cluster{}, err
 		}
@@ -109,11 +109,11 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 }
 
 // readRecord reads one member's record; nil when there is none.
-func readRecord(ctx context.Context, conn *zk.Conn, p string) (*storedRecord, error) {
+func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	data, st, err := conn.Get(p)
+	data, st, err := sess.Get(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}

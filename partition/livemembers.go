@@ -30,28 +30,28 @@ func LiveMembers(ctx context.Context, sess *recipe.Session, root string) (map[st
 		return nil, err
 	}
 	dir := path.Join(root, membersDir)
-	ids, _, err := sess.Conn().Children(dir)
+	ids, _, err := sess.Children(ctx, dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return map[string]int64{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("partition: list %s: %w", dir, err)
 	}
-	live, _, err := readMembers(ctx, sess.Conn(), dir, ids)
+	live, _, err := readMembers(ctx, sess, dir, ids)
 	return live, err
 }
 
 // readMembers reads the stat of each child ids of dir (<root>/members):
 // live maps the ephemeral ones to their owning sessions, persistent lists
 // the others (not members). Children deleted meanwhile are left out.
-func readMembers(ctx context.Context, conn *zk.Conn, dir string, ids []string) (live map[string]int64, persistent []string, err error) {
+func readMembers(ctx context.Context, sess *recipe.Session, dir string, ids []string) (live map[string]int64, persistent []string, err error) {
 	live = make(map[string]int64, len(ids))
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		p := path.Join(dir, id)
-		ok, st, err := conn.Exists(p)
+		ok, st, err := sess.Exists(ctx, p)
 		switch {
 		case err != nil:
 			return nil, nil, fmt.Errorf("partition: read %s: %w", p, err)

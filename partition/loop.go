@@ -112,7 +112,7 @@ func newLoop(m *Manager) *loop {
 		orphaned:    map[string]time.Time{},
 		absentSince: map[string]time.Time{},
 		collecting:  map[string]int32{},
-		pub:         newPublisher(m.conn, m.recordPath(), m.cfg.ACL, m.holdsID, m.log),
+		pub:         newPublisher(m.sess, m.recordPath(), m.cfg.ACL, m.holdsID, m.log),
 		watch:       newWatcher(m.sess, m.root, updates, m.log),
 		leaders:     leaders,
 		wake:        stoppedTimer(),
@@ -409,7 +409,7 @@ func (l *loop) reportStopped(r *runner, reason error) {
 // other members' candidates are still in it (the last one out deletes it).
 func (l *loop) deleteShard(s string) {
 	l.background(func() {
-		err := l.m.conn.Delete(l.m.shardPath(s), -1)
+		err := l.m.sess.Delete(l.base, l.m.shardPath(s), -1)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
 			l.m.log.Warn().Err(err).Str("shard", s).Msg("delete removed shard")
 		}
@@ -452,9 +452,9 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 // unregister deletes the member znode if our session owns it.
 func (l *loop) unregister() {
 	p := l.m.memberPath()
-	ok, st, err := l.m.conn.Exists(p)
+	ok, st, err := l.m.sess.Exists(l.base, p)
 	if err == nil && ok && st.EphemeralOwner == l.m.sess.ID() {
-		err = l.m.conn.Delete(p, st.Version)
+		err = l.m.sess.Delete(l.base, p, st.Version)
 	}
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		l.m.log.Warn().Err(err).Msg("unregister member")

@@ -138,7 +138,7 @@ func (l *loop) clearMoves(in Input) {
 	l.background(func() {
 		ctx, cancel := context.WithTimeout(l.base, l.m.sess.Timeout())
 		defer cancel()
-		op := &Operator{sess: l.m.sess, conn: l.m.conn, root: l.m.root, path: l.m.operatorPath(), acl: l.m.cfg.ACL}
+		op := &Operator{sess: l.m.sess, root: l.m.root, path: l.m.operatorPath(), acl: l.m.cfg.ACL}
 		_, err := op.update(ctx, func(st *OperatorState) (bool, error) {
 			n := len(st.Moves)
 			for _, s := range done {

@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -26,7 +27,6 @@ import (
 // safe for concurrent use.
 type Manager struct {
 	sess *recipe.Session
-	conn *zk.Conn
 	root string
 	cfg  settings
 	log  zerolog.Logger
@@ -83,7 +83,6 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		pool:        newSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
 		naming:      recipe.ShortNaming(),
 		sess:        sess,
-		conn:        sess.Conn(),
 		root:        root,
 		cfg:         s,
 		log:         log,
@@ -123,7 +122,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	// Best effort: a shard whose znode is still missing gets it from its
 	// candidate, three round trips later.
 	start := int(hashString(m.cfg.MemberID) % (1 << 16))
-	if err := ensureShardParents(m.conn, m.root, m.currentShards(), start, m.cfg.ACL); err != nil {
+	if err := ensureShardParents(ctx, m.sess, m.root, m.currentShards(), start, m.cfg.ACL); err != nil {
 		m.log.Warn().Err(err).Msg("create shard znodes")
 	}
 	return newLoop(m).run(ctx)
@@ -271,10 +270,10 @@ func (m *Manager) shardsLabel() string { return path.Join(m.root, shardsDir) + "
 // returned if it outlives the wait; any other error (an ACL refusal) is
 // returned at once.
 func (m *Manager) prepare(ctx context.Context) error {
-	backoff := 50 * time.Millisecond
+	backoff := zkconn.Backoff{Min: 50 * time.Millisecond, Max: time.Second}
 	waited := false
 	for {
-		err := m.prepareOnce()
+		err := m.prepareOnce(ctx)
 		if err == nil {
 			return nil
 		}
@@ -298,8 +297,9 @@ func (m *Manager) prepare(ctx context.Context) error {
 		if !unreachable(err) {
 			return err
 		}
-		m.log.Warn().Err(err).Dur("retry_in", backoff).Msg("ZooKeeper out of reach while registering; retrying")
-		t := time.NewTimer(backoff)
+		pause := backoff.Next()
+		m.log.Warn().Err(err).Dur("retry_in", pause).Msg("ZooKeeper out of reach while registering; retrying")
+		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -309,7 +309,6 @@ func (m *Manager) prepare(ctx context.Context) error {
 			return m.closedWhilePreparing(err)
 		case <-t.C:
 		}
-		backoff = min(2*backoff, time.Second)
 	}
 }
 
@@ -334,11 +333,11 @@ func (m *Manager) closedWhilePreparing(last error) error {
 }
 
 // prepareOnce is one attempt of prepare.
-func (m *Manager) prepareOnce() error {
-	if err := ensurePaths(m.conn, m.root, m.cfg.ACL); err != nil {
+func (m *Manager) prepareOnce(ctx context.Context) error {
+	if err := ensurePaths(ctx, m.sess, m.root, m.cfg.ACL); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, aclDenied(err))
 	}
-	return aclDenied(register(m.conn, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
+	return aclDenied(register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
 }
 
 // aclDenied marks err with recipe.ErrACLDenied, as recipe marks its own,
@@ -356,10 +355,11 @@ func aclDenied(err error) error {
 	return err
 }
 
-// unreachable reports whether err means ZooKeeper could not be asked, as
-// opposed to having answered no. zk.ErrConnectionClosed is also what a
+// unreachable reports whether err means ZooKeeper could not be asked or
+// asked for a retry (recipe.Retryable: connection loss, throttled, session
+// moved, ...) or the session is being replaced, as opposed to having
+// answered no. zk.ErrConnectionClosed is also what a
 // closed session's requests fail with: prepare checks the session first.
 func unreachable(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved)
+	return recipe.Retryable(err) || errors.Is(err, zk.ErrSessionExpired)
 }

@@ -30,7 +30,7 @@ const publishInterval = 50 * time.Millisecond
 // checks the parent's ACL (and an "auth" ACL's credentials) before it
 // looks for the znode, so a reader without the group's rights gets
 // ErrNoAuth or ErrInvalidACL rather than ErrNodeExists.
-func ensurePaths(conn *zk.Conn, root string, acl []zk.ACL) error {
+func ensurePaths(ctx context.Context, sess *recipe.Session, root string, acl []zk.ACL) error {
 	var paths []string
 	for p := root; p != "/"; p = path.Dir(p) {
 		paths = append([]string{p}, paths...)
@@ -39,12 +39,12 @@ func ensurePaths(conn *zk.Conn, root string, acl []zk.ACL) error {
 		paths = append(paths, path.Join(root, child))
 	}
 	for _, p := range paths {
-		_, err := conn.Create(p, nil, 0, acl)
+		_, err := sess.Create(ctx, p, nil, 0, acl)
 		if err == nil || errors.Is(err, zk.ErrNodeExists) {
 			continue
 		}
 		if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL) {
-			if ok, _, xerr := conn.Exists(p); xerr == nil && ok {
+			if ok, _, xerr := sess.Exists(ctx, p); xerr == nil && ok {
 				continue
 			}
 		}
@@ -65,16 +65,16 @@ const (
 // another session owns it, or when this session does but another Manager
 // registered it. A znode that vanishes between our create and our check (its
 // session just ended) is created again, a few times at most.
-func register(conn *zk.Conn, p string, session int64, instance []byte, acl []zk.ACL) error {
+func register(ctx context.Context, sess *recipe.Session, p string, session int64, instance []byte, acl []zk.ACL) error {
 	for range 3 {
-		_, err := conn.Create(p, instance, zk.FlagEphemeral, acl)
+		_, err := sess.Create(ctx, p, instance, zk.FlagEphemeral, acl)
 		if err == nil {
 			return nil
 		}
 		if !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("register member %s: %w", p, err)
 		}
-		data, st, err := conn.Get(p)
+		data, st, err := sess.Get(ctx, p)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			continue
@@ -121,7 +121,7 @@ func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instanc
 		return fmt.Errorf("watch own member znode: %w", err)
 	}
 	if id := sess.ID(); !ok || st.EphemeralOwner != id {
-		if err := register(sess.Conn(), p, id, instance, acl); err != nil {
+		if err := register(ctx, sess, p, id, instance, acl); err != nil {
 			return err
 		}
 		log.Info().Int64("session_id", id).Msg("member registered again")
@@ -132,8 +132,8 @@ func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instanc
 
 // registeredHere reports whether the member znode p is registered by
 // this Manager: owned by session (ours) with instance (ours) as its data.
-func registeredHere(conn *zk.Conn, p string, session int64, instance []byte) (bool, error) {
-	data, st, err := conn.Get(p)
+func registeredHere(ctx context.Context, sess *recipe.Session, p string, session int64, instance []byte) (bool, error) {
+	data, st, err := sess.Get(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return false, nil
 	}
@@ -145,8 +145,8 @@ func registeredHere(conn *zk.Conn, p string, session int64, instance []byte) (bo
 
 // holdsID reports whether this Manager holds its member id now: its
 // current session registered the member znode.
-func (m *Manager) holdsID() (bool, error) {
-	return registeredHere(m.conn, m.memberPath(), m.sess.ID(), m.instance)
+func (m *Manager) holdsID(ctx context.Context) (bool, error) {
+	return registeredHere(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance)
 }
 
 // errNotRegistered refuses a record write over another writer's: this
@@ -161,11 +161,11 @@ var errNotRegistered = errors.New("partition: record changed by another writer a
 // another writer changed it, the record is overwritten only while this
 // Manager holds the member id (registered reports that).
 type publisher struct {
-	conn       *zk.Conn
+	sess       *recipe.Session
 	path       string
 	acl        []zk.ACL // of the record when created
 	log        zerolog.Logger
-	registered func() (bool, error)
+	registered func(context.Context) (bool, error)
 
 	// version is the record's version we last wrote or read, when known.
 	// One goroutine at a time uses them: adoptOwnRecord before start, then
@@ -196,8 +196,8 @@ func (p *publisher) observeWrite(d time.Duration) {
 
 // newPublisher returns the publisher of the record at p, created with acl;
 // registered reports whether this Manager holds the member id now.
-func newPublisher(conn *zk.Conn, p string, acl []zk.ACL, registered func() (bool, error), log zerolog.Logger) *publisher {
-	return &publisher{conn: conn, path: p, acl: acl, registered: registered, log: log, kick: make(chan struct{}, 1)}
+func newPublisher(sess *recipe.Session, p string, acl []zk.ACL, registered func(context.Context) (bool, error), log zerolog.Logger) *publisher {
+	return &publisher{sess: sess, path: p, acl: acl, registered: registered, log: log, kick: make(chan struct{}, 1)}
 }
 
 // read notes the version of the record as just read.
@@ -252,7 +252,7 @@ func (p *publisher) flush(ctx context.Context) {
 			return
 		}
 		start := time.Now()
-		err := p.write(*r)
+		err := p.write(ctx, *r)
 		if err == nil {
 			p.observeWrite(time.Since(start))
 			return
@@ -275,14 +275,14 @@ func (p *publisher) flush(ctx context.Context) {
 // znode if needed. If another writer changed the record meanwhile, it is
 // overwritten only while this Manager holds the member id; otherwise
 // write returns an error wrapping errNotRegistered.
-func (p *publisher) write(r record) error {
+func (p *publisher) write(ctx context.Context, r record) error {
 	data, err := r.encode()
 	if err != nil {
 		return err
 	}
-	err = p.store(data)
+	err = p.store(ctx, data)
 	if errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNodeExists) {
-		err = p.overwrite(data)
+		err = p.overwrite(ctx, data)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p.path, err)
@@ -292,9 +292,9 @@ func (p *publisher) write(r record) error {
 
 // store sets data over the known version, or creates the znode when no
 // version is known or the znode is gone, and notes the new version.
-func (p *publisher) store(data []byte) error {
+func (p *publisher) store(ctx context.Context, data []byte) error {
 	if p.known {
-		st, err := p.conn.Set(p.path, data, p.version)
+		st, err := p.sess.Set(ctx, p.path, data, p.version)
 		if err == nil {
 			p.version = st.Version
 			return nil
@@ -303,7 +303,7 @@ func (p *publisher) store(data []byte) error {
 			return err
 		}
 	}
-	if _, err := p.conn.Create(p.path, data, 0, p.acl); err != nil {
+	if _, err := p.sess.Create(ctx, p.path, data, 0, p.acl); err != nil {
 		return err
 	}
 	p.read(0)
@@ -312,15 +312,15 @@ func (p *publisher) store(data []byte) error {
 
 // overwrite stores data over a record another writer changed, if this
 // Manager holds the member id.
-func (p *publisher) overwrite(data []byte) error {
-	ok, err := p.registered()
+func (p *publisher) overwrite(ctx context.Context, data []byte) error {
+	ok, err := p.registered(ctx)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return errNotRegistered
 	}
-	exists, st, err := p.conn.Exists(p.path)
+	exists, st, err := p.sess.Exists(ctx, p.path)
 	if err != nil {
 		return err
 	}
@@ -328,5 +328,5 @@ func (p *publisher) overwrite(data []byte) error {
 	if exists {
 		p.version = st.Version
 	}
-	return p.store(data)
+	return p.store(ctx, data)
 }

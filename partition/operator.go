@@ -33,7 +33,6 @@ const maxOperatorRetries = 64
 // requests.
 type Operator struct {
 	sess *recipe.Session
-	conn *zk.Conn
 	root string
 	path string
 	acl  []zk.ACL
@@ -55,7 +54,7 @@ func NewOperator(sess *recipe.Session, root string, acl []zk.ACL) (*Operator, er
 	if acl == nil {
 		acl = zk.WorldACL(zk.PermAll)
 	}
-	return &Operator{sess: sess, conn: sess.Conn(), root: root, path: path.Join(root, operatorNode), acl: acl}, nil
+	return &Operator{sess: sess, root: root, path: path.Join(root, operatorNode), acl: acl}, nil
 }
 
 // State returns the operator state as stored now (the zero state when the
@@ -74,7 +73,7 @@ func (o *Operator) read(ctx context.Context) (OperatorState, int32, error) {
 	if err := ctx.Err(); err != nil {
 		return OperatorState{}, 0, err
 	}
-	data, st, err := o.conn.Get(o.path)
+	data, st, err := o.sess.Get(ctx, o.path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return OperatorState{}, -1, nil
 	}
@@ -136,7 +135,7 @@ func (o *Operator) updateOnce(ctx context.Context, change func(*OperatorState) (
 		if err != nil {
 			return false, err
 		}
-		err = o.write(data, version)
+		err = o.write(ctx, data, version)
 		if errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNodeExists) || errors.Is(err, zk.ErrNoNode) {
 			continue // another writer got in between
 		}
@@ -150,15 +149,15 @@ func (o *Operator) updateOnce(ctx context.Context, change func(*OperatorState) (
 
 // write stores data over version, or creates the znode (and the root's)
 // when version is -1.
-func (o *Operator) write(data []byte, version int32) error {
+func (o *Operator) write(ctx context.Context, data []byte, version int32) error {
 	if version >= 0 {
-		_, err := o.conn.Set(o.path, data, version)
+		_, err := o.sess.Set(ctx, o.path, data, version)
 		return err
 	}
-	if err := ensurePaths(o.conn, o.root, o.acl); err != nil {
+	if err := ensurePaths(ctx, o.sess, o.root, o.acl); err != nil {
 		return err
 	}
-	_, err := o.conn.Create(o.path, data, 0, o.acl)
+	_, err := o.sess.Create(ctx, o.path, data, 0, o.acl)
 	return err
 }
 

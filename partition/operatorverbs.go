@@ -205,7 +205,7 @@ func (o *Operator) ResetWeight(ctx context.Context, member string) (bool, error)
 func (o *Operator) checkTaker(ctx context.Context, shard, member string) error {
 	var ok bool
 	err := o.retry(ctx, func() (err error) {
-		ok, _, err = o.conn.Exists(path.Join(o.root, shardsDir, shard))
+		ok, _, err = o.sess.Exists(ctx, path.Join(o.root, shardsDir, shard))
 		return err
 	})
 	if err != nil {
@@ -259,7 +259,7 @@ func (o *Operator) membersOnce(ctx context.Context) (map[string]int64, map[strin
 			return nil, nil, err
 		}
 		p := path.Join(o.root, ownersDir, id)
-		data, _, err := o.conn.Get(p)
+		data, _, err := o.sess.Get(ctx, p)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}

@@ -50,7 +50,7 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 		return nil, err
 	}
 	dir := path.Join(root, shardsDir)
-	ids, _, err := sess.Conn().Children(dir)
+	ids, _, err := sess.Children(ctx, dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return map[string]Owner{}, nil
 	}
@@ -98,7 +98,7 @@ func addAddresses(ctx context.Context, sess *recipe.Session, root string, owners
 		if _, done := addr[o.Member]; o.Member == "" || done {
 			continue
 		}
-		rec, err := readRecord(ctx, sess.Conn(), path.Join(root, ownersDir, o.Member))
+		rec, err := readRecord(ctx, sess, path.Join(root, ownersDir, o.Member))
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -9,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file creates the shards' election znodes (<root>/shards/<id>,
@@ -29,9 +32,9 @@ const (
 // the batch order (members pass different values) so that racing members
 // mostly work on different batches, and a batch that loses the race is
 // retried with the znodes still missing (see createBatch).
-func ensureShardParents(conn *zk.Conn, root string, ids []string, start int, acl []zk.ACL) error {
+func ensureShardParents(ctx context.Context, sess *recipe.Session, root string, ids []string, start int, acl []zk.ACL) error {
 	dir := path.Join(root, shardsDir)
-	missing, err := missingShards(conn, dir, ids)
+	missing, err := missingShards(ctx, sess, dir, ids)
 	if err != nil {
 		return err
 	}
@@ -52,7 +55,7 @@ func ensureShardParents(conn *zk.Conn, root string, ids []string, start int, acl
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := createBatch(conn, dir, batch, acl); err != nil {
+			if err := createBatch(ctx, sess, dir, batch, acl); err != nil {
 				mu.Lock()
 				first = cmp.Or(first, err)
 				mu.Unlock()
@@ -64,8 +67,8 @@ func ensureShardParents(conn *zk.Conn, root string, ids []string, start int, acl
 }
 
 // missingShards returns the ids that have no znode under dir, in order.
-func missingShards(conn *zk.Conn, dir string, ids []string) ([]string, error) {
-	existing, _, err := conn.Children(dir)
+func missingShards(ctx context.Context, sess *recipe.Session, dir string, ids []string) ([]string, error) {
+	existing, _, err := sess.Children(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}
@@ -87,20 +90,20 @@ const parentRounds = 4
 // one (pipelined, ignoring ErrNodeExists). Creating one by one from the
 // start would cost a failed write per znode another member made. Any other
 // failure (an ACL refusal, a lost connection) is returned at once.
-func createBatch(conn *zk.Conn, dir string, ids []string, acl []zk.ACL) error {
+func createBatch(ctx context.Context, sess *recipe.Session, dir string, ids []string, acl []zk.ACL) error {
 	for range parentRounds {
-		_, err := conn.Multi(createOps(dir, ids, acl)...)
+		_, err := sess.Multi(ctx, createOps(dir, ids, acl)...)
 		if !errors.Is(err, zk.ErrNodeExists) {
 			if err != nil {
 				return fmt.Errorf("create %d shard znodes under %s: %w", len(ids), dir, err)
 			}
 			return nil
 		}
-		if ids, err = missingShards(conn, dir, ids); err != nil || len(ids) == 0 {
+		if ids, err = missingShards(ctx, sess, dir, ids); err != nil || len(ids) == 0 {
 			return err
 		}
 	}
-	return createEach(conn, dir, ids, acl)
+	return createEach(ctx, sess, dir, ids, acl)
 }
 
 // createOps returns a create request per id under dir, with acl.
@@ -114,14 +117,14 @@ func createOps(dir string, ids []string, acl []zk.ACL) []any {
 
 // createEach creates dir/<id> for every id, pipelined; ErrNodeExists is
 // success.
-func createEach(conn *zk.Conn, dir string, ids []string, acl []zk.ACL) error {
+func createEach(ctx context.Context, sess *recipe.Session, dir string, ids []string, acl []zk.ACL) error {
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := conn.Create(path.Join(dir, id), nil, 0, acl)
+			_, err := sess.Create(ctx, path.Join(dir, id), nil, 0, acl)
 			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 				errs[i] = fmt.Errorf("create %s: %w", path.Join(dir, id), err)
 			}

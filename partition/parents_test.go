@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // TestShardParentsRacingMembers has three members create the same 2,000
@@ -21,9 +22,11 @@ import (
 func TestShardParentsRacingMembers(t *testing.T) {
 	root := newRoot(t)
 	ids := partition.Range(0, 2000)
+	sessions := make([]*recipe.Session, 3)
 	conns := make([]*zk.Conn, 3)
 	for i := range conns {
-		conns[i] = connect(t, 2*time.Second).Conn()
+		sessions[i] = connect(t, 2*time.Second)
+		conns[i] = sessions[i].Conn()
 	}
 	dir := path.Join(root, "shards")
 	for _, p := range []string{path.Dir(root), root, dir} {
@@ -38,8 +41,10 @@ func TestShardParentsRacingMembers(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(conns))
-	for i, conn := range conns {
-		wg.Go(func() { errs[i] = partition.EnsureShardParents(conn, root, ids, i*7, zk.WorldACL(zk.PermAll)) })
+	for i, s := range sessions {
+		wg.Go(func() {
+			errs[i] = partition.EnsureShardParents(t.Context(), s, root, ids, i*7, zk.WorldACL(zk.PermAll))
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {

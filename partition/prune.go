@@ -45,7 +45,7 @@ func Prune(ctx context.Context, sess *recipe.Session, root string, shards []stri
 		return nil, nil, err
 	}
 	dir := path.Join(root, shardsDir)
-	ids, _, err := sess.Conn().Children(dir)
+	ids, _, err := sess.Children(ctx, dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil, nil
 	}
@@ -60,7 +60,7 @@ func Prune(ctx context.Context, sess *recipe.Session, root string, shards []stri
 		if err := ctx.Err(); err != nil {
 			return deleted, kept, err
 		}
-		switch err := pruneOne(sess.Conn(), path.Join(dir, id), dryRun); {
+		switch err := pruneOne(ctx, sess, path.Join(dir, id), dryRun); {
 		case errors.Is(err, zk.ErrNotEmpty):
 			kept = append(kept, id)
 		case err != nil:
@@ -74,15 +74,15 @@ func Prune(ctx context.Context, sess *recipe.Session, root string, shards []stri
 
 // pruneOne deletes the election at p if it is empty (zk.ErrNotEmpty
 // otherwise); with dryRun it only checks.
-func pruneOne(conn *zk.Conn, p string, dryRun bool) error {
+func pruneOne(ctx context.Context, sess *recipe.Session, p string, dryRun bool) error {
 	if !dryRun {
-		err := conn.Delete(p, -1)
+		err := sess.Delete(ctx, p, -1)
 		if err != nil && !errors.Is(err, zk.ErrNotEmpty) && !errors.Is(err, zk.ErrNoNode) {
 			return fmt.Errorf("partition: delete election %s: %w", p, err)
 		}
 		return err
 	}
-	_, st, err := conn.Exists(p)
+	_, st, err := sess.Exists(ctx, p)
 	switch {
 	case err != nil:
 		return fmt.Errorf("partition: read election %s: %w", p, err)
@@ -95,9 +95,8 @@ func pruneOne(conn *zk.Conn, p string, dryRun bool) error {
 // checkNoOtherList fails with ErrPruneRefused when a live member under
 // root has not published digest as its shard list.
 func checkNoOtherList(ctx context.Context, sess *recipe.Session, root, digest string) error {
-	conn := sess.Conn()
 	dir := path.Join(root, membersDir)
-	members, _, err := conn.Children(dir)
+	members, _, err := sess.Children(ctx, dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
@@ -108,7 +107,7 @@ func checkNoOtherList(ctx context.Context, sess *recipe.Session, root, digest st
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		data, _, err := conn.Get(path.Join(root, ownersDir, m))
+		data, _, err := sess.Get(ctx, path.Join(root, ownersDir, m))
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return fmt.Errorf("partition: read record of member %s: %w", m, err)
 		}

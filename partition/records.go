@@ -124,7 +124,7 @@ func (l *loop) record() record {
 // adoptOwnRecord reads the record an earlier session of this member left:
 // its shards are reserved for us until the restart grace passes.
 func (l *loop) adoptOwnRecord() {
-	data, st, err := l.m.conn.Get(l.m.recordPath())
+	data, st, err := l.m.sess.Get(l.base, l.m.recordPath())
 	if err != nil {
 		return // none (or unreadable: we start without a reservation)
 	}
@@ -189,7 +189,7 @@ func (l *loop) collect(now time.Time) {
 		}
 		l.collecting[id] = rec.version
 		l.background(func() {
-			err := l.m.conn.Delete(path.Join(l.m.root, ownersDir, id), rec.version)
+			err := l.m.sess.Delete(l.base, path.Join(l.m.root, ownersDir, id), rec.version)
 			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 				l.m.log.Warn().Err(err).Str("absent_member", id).Msg("delete record after restart grace")
 			}
@@ -205,7 +205,7 @@ func (l *loop) writeFinalRecord() {
 		rec.Leading[s] = 0
 	}
 	rec.Reserved = nil
-	if err := l.pub.write(rec); err != nil {
+	if err := l.pub.write(l.base, rec); err != nil {
 		l.m.log.Warn().Err(err).Msg("write final record")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -86,7 +87,7 @@ func (w *watcher) membersOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	live, persistent, err := readMembers(ctx, w.sess.Conn(), w.members, ids)
+	live, persistent, err := readMembers(ctx, w.sess, w.members, ids)
 	if err != nil {
 		return fmt.Errorf("read members: %w", err)
 	}
@@ -169,7 +170,7 @@ func (w *watcher) awaitOwners(ctx context.Context, ch <-chan zk.Event, gone <-ch
 			return
 		case id := <-gone:
 			ended(id)
-			ids, _, err := w.sess.Conn().Children(w.owners)
+			ids, _, err := w.sess.Children(ctx, w.owners)
 			if err != nil {
 				return
 			}
@@ -237,25 +238,15 @@ func (w *watcher) send(ctx context.Context, u update) bool {
 	}
 }
 
-// backoff spaces out retries after ZooKeeper errors: 50ms doubling to 2s.
-type backoff struct{ next time.Duration }
+// backoff spaces out retries after ZooKeeper errors: 50ms doubling to 2s,
+// on the connection layer's one retry schedule.
+type backoff struct{ b zkconn.Backoff }
 
-const (
-	minBackoff = 50 * time.Millisecond
-	maxBackoff = 2 * time.Second
-)
-
-func newBackoff() *backoff { return &backoff{next: minBackoff} }
-
-func (b *backoff) reset() { b.next = minBackoff }
-
-// wait blocks for the current delay or until ctx is done, then doubles it.
-func (b *backoff) wait(ctx context.Context) {
-	t := time.NewTimer(b.next)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	b.next = min(2*b.next, maxBackoff)
+func newBackoff() *backoff {
+	return &backoff{zkconn.Backoff{Min: 50 * time.Millisecond, Max: 2 * time.Second}}
 }
+
+func (b *backoff) reset() { b.b.Reset() }
+
+// wait blocks for the next delay or until ctx is done.
+func (b *backoff) wait(ctx context.Context) { zkconn.Sleep(ctx, b.b.Next()) }

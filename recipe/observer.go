@@ -48,7 +48,7 @@ func (o *observer) run(ctx context.Context) {
 	defer o.s.conn.Unsubscribe(k)
 	release := func() {} // forgets the previous read's watches
 	defer func() { release() }()
-	retry := observeRetryMin
+	retry := zkconn.Backoff{Min: observeRetryMin, Max: observeRetryMax}
 	for {
 		readCtx, cancel := context.WithCancel(ctx)
 		obs, fired, readErr := o.read(readCtx)
@@ -62,9 +62,9 @@ func (o *observer) run(ctx context.Context) {
 		}
 		wait := time.Duration(0) // until woken
 		if readErr != nil {
-			wait, retry = retry, min(2*retry, observeRetryMax)
+			wait = retry.Next()
 		} else if obs.Err == nil {
-			retry = observeRetryMin
+			retry.Reset()
 		}
 		if !o.sleep(ctx, wait, fired) {
 			return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -39,7 +40,7 @@ func Run(ctx context.Context, c *Candidate, fn func(ctx context.Context, token z
 	case fn == nil:
 		return &OptionError{Option: "Run fn", Reason: "nil function"}
 	}
-	backoff := MinRunBackoff
+	backoff := zkconn.Backoff{Min: MinRunBackoff, Max: MaxRunBackoff}
 	for {
 		lead, err := c.Campaign(ctx)
 		if err != nil {
@@ -63,12 +64,11 @@ func Run(ctx context.Context, c *Candidate, fn func(ctx context.Context, token z
 			return context.Cause(ctx)
 		case voluntary:
 			if time.Since(start) >= MaxRunBackoff {
-				backoff = MinRunBackoff
+				backoff.Reset()
 			}
-			if err := sleepCtx(ctx, backoff); err != nil {
+			if err := sleepCtx(ctx, backoff.Next()); err != nil {
 				return err
 			}
-			backoff = min(2*backoff, MaxRunBackoff)
 		}
 	}
 }

@@ -50,11 +50,12 @@ func LeaderOf(e Elected, gen uint64) Leader {
 // (as dropping the row would for the SQL guard): do not delete targets that
 // leaders write.
 //
-// go-zookeeper requests take no context: each method checks ctx before every
-// request it sends, and a request in flight is bounded by the connection's
-// own timeouts.
+// Over a ZooKeeperSession (a *recipe.Session) every request ends with its
+// ctx. Over go-zookeeper's *zk.Conn (NewZooKeeper), whose requests take no
+// context, each method checks ctx before every request it sends, and a
+// request in flight is bounded by the connection's own timeouts.
 type ZooKeeper struct {
-	conn *zk.Conn
+	conn ZooKeeperSession
 	cfg  config
 
 	mu    sync.Mutex
@@ -64,13 +65,26 @@ type ZooKeeper struct {
 // errConflict is a multi that lost a race on the target: read and retry.
 var errConflict = errors.New("zxidfence: target changed concurrently")
 
-// NewZooKeeper returns a ZooKeeper guard over conn. It accepts WithACL (for
-// targets it creates), WithMetrics and WithLogger.
-func NewZooKeeper(conn *zk.Conn, opts ...Option) (*ZooKeeper, error) {
-	if conn == nil {
+// NewZooKeeper returns a ZooKeeper guard over go-zookeeper's conn (a
+// *zk.Conn), whose requests take no context (see ZooKeeper). It accepts
+// WithACL (for targets it creates), WithMetrics and WithLogger; a nil conn
+// is an error. NewZooKeeperSession is the same over a ctx-aware session.
+func NewZooKeeper(conn ZooKeeperConn, opts ...Option) (*ZooKeeper, error) {
+	if conn == nil || isNilPointer(conn) {
 		return nil, errors.New("zxidfence: NewZooKeeper needs a non-nil *zk.Conn")
 	}
-	return &ZooKeeper{conn: conn, cfg: newConfig(opts), known: make(map[string]targetState)}, nil
+	return NewZooKeeperSession(withoutContext{conn}, opts...)
+}
+
+// NewZooKeeperSession returns a ZooKeeper guard over s (a
+// *recipe.Session), every request bounded by the ctx of the method that
+// sends it. It accepts WithACL (for targets it creates), WithMetrics and
+// WithLogger; a nil s is an error.
+func NewZooKeeperSession(s ZooKeeperSession, opts ...Option) (*ZooKeeper, error) {
+	if s == nil || isNilPointer(s) {
+		return nil, errors.New("zxidfence: NewZooKeeperSession needs a non-nil session")
+	}
+	return &ZooKeeper{conn: s, cfg: newConfig(opts), known: make(map[string]targetState)}, nil
 }
 
 // Write stores data in target for leader l: it creates target (its parent
@@ -106,7 +120,7 @@ func (z *ZooKeeper) write(ctx context.Context, target string, l Leader, data []b
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cur, cached, err := z.state(target)
+		cur, cached, err := z.state(ctx, target)
 		if err != nil {
 			return err
 		}
@@ -117,7 +131,7 @@ func (z *ZooKeeper) write(ctx context.Context, target string, l Leader, data []b
 			}
 			return err
 		}
-		next, err := z.multi(target, check, cur.version, payload)
+		next, err := z.multi(ctx, target, check, cur.version, payload)
 		switch {
 		case err == nil:
 			z.remember(target, targetState{fence: l.Fence, version: next})
@@ -126,7 +140,7 @@ func (z *ZooKeeper) write(ctx context.Context, target string, l Leader, data []b
 			z.forget(target)
 		case errors.Is(err, ErrNotLeader):
 			z.forget(target)
-			return z.explainNotLeader(target, l.Fence, err)
+			return z.explainNotLeader(ctx, target, l.Fence, err)
 		default:
 			return err
 		}
@@ -136,8 +150,8 @@ func (z *ZooKeeper) write(ctx context.Context, target string, l Leader, data []b
 // explainNotLeader adds to a deposed writer's ErrNotLeader the
 // *StaleTokenError naming both fences when target already holds a higher
 // one (a newer leader has written), so that the rejection says who won.
-func (z *ZooKeeper) explainNotLeader(target string, f Fence, notLeader error) error {
-	cur, err := z.get(target)
+func (z *ZooKeeper) explainNotLeader(ctx context.Context, target string, f Fence, notLeader error) error {
+	cur, err := z.get(ctx, target)
 	if err != nil {
 		return notLeader
 	}
@@ -157,14 +171,14 @@ type targetState struct {
 // state returns target's state from the cache of this guard's last write
 // (cached true) or else read from ZooKeeper. A stale cache only costs a
 // failed multi: fences and versions only go up.
-func (z *ZooKeeper) state(target string) (targetState, bool, error) {
+func (z *ZooKeeper) state(ctx context.Context, target string) (targetState, bool, error) {
 	z.mu.Lock()
 	st, ok := z.known[target]
 	z.mu.Unlock()
 	if ok {
 		return st, true, nil
 	}
-	st, err := z.get(target)
+	st, err := z.get(ctx, target)
 	return st, false, err
 }
 
@@ -181,8 +195,8 @@ func (z *ZooKeeper) forget(target string) {
 }
 
 // get reads target's fence and data version.
-func (z *ZooKeeper) get(target string) (targetState, error) {
-	b, st, err := z.conn.Get(target)
+func (z *ZooKeeper) get(ctx context.Context, target string) (targetState, error) {
+	b, st, err := z.conn.Get(ctx, target)
 	if errors.Is(err, zk.ErrNoNode) {
 		return targetState{version: -1}, nil
 	}
@@ -199,12 +213,12 @@ func (z *ZooKeeper) get(target string) (targetState, error) {
 // multi checks the election znode and creates target (version -1) or sets
 // it at version, as one transaction, and returns target's new version. The
 // check failing is ErrNotLeader; losing a race on target is errConflict.
-func (z *ZooKeeper) multi(target string, check *zk.CheckVersionRequest, version int32, payload []byte) (int32, error) {
+func (z *ZooKeeper) multi(ctx context.Context, target string, check *zk.CheckVersionRequest, version int32, payload []byte) (int32, error) {
 	var op any = &zk.SetDataRequest{Path: target, Data: payload, Version: version}
 	if version < 0 {
 		op = &zk.CreateRequest{Path: target, Data: payload, Acl: z.cfg.acl}
 	}
-	res, err := z.conn.Multi(check, op)
+	res, err := z.conn.Multi(ctx, check, op)
 	if err == nil {
 		if len(res) == 2 && res[1].Stat != nil {
 			return res[1].Stat.Version, nil
@@ -246,7 +260,7 @@ func (z *ZooKeeper) Read(ctx context.Context, target string) (Fence, []byte, err
 	if err := ctx.Err(); err != nil {
 		return Fence{}, nil, err
 	}
-	b, _, err := z.conn.Get(target)
+	b, _, err := z.conn.Get(ctx, target)
 	if errors.Is(err, zk.ErrNoNode) {
 		return Fence{}, nil, nil
 	}
@@ -278,7 +292,7 @@ func (z *ZooKeeper) AcceptGeneration(ctx context.Context, target string, gen uin
 		if err := ctx.Err(); err != nil {
 			return Fence{}, err
 		}
-		prev, err := z.moveGeneration(target, gen)
+		prev, err := z.moveGeneration(ctx, target, gen)
 		if errors.Is(err, errConflict) {
 			continue
 		}
@@ -292,10 +306,10 @@ func (z *ZooKeeper) AcceptGeneration(ctx context.Context, target string, gen uin
 	}
 }
 
-func (z *ZooKeeper) moveGeneration(target string, gen uint64) (Fence, error) {
-	b, st, err := z.conn.Get(target)
+func (z *ZooKeeper) moveGeneration(ctx context.Context, target string, gen uint64) (Fence, error) {
+	b, st, err := z.conn.Get(ctx, target)
 	if errors.Is(err, zk.ErrNoNode) {
-		_, err = z.conn.Create(target, AppendZnodeData(nil, Fence{Generation: gen}, nil), 0, z.cfg.acl)
+		_, err = z.conn.Create(ctx, target, AppendZnodeData(nil, Fence{Generation: gen}, nil), 0, z.cfg.acl)
 		switch {
 		case errors.Is(err, zk.ErrNodeExists):
 			return Fence{}, errConflict
@@ -315,7 +329,7 @@ func (z *ZooKeeper) moveGeneration(target string, gen uint64) (Fence, error) {
 	if err != nil {
 		return prev, err
 	}
-	_, err = z.conn.Set(target, AppendZnodeData(nil, next, data), st.Version)
+	_, err = z.conn.Set(ctx, target, AppendZnodeData(nil, next, data), st.Version)
 	if errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) {
 		return prev, errConflict
 	}

@@ -119,7 +119,7 @@ func (f *fenceFlags) open(ctx context.Context, stderr io.Writer) (fencedResource
 		return nil, "", nil, err
 	}
 	acl, _ := f.common.znodeACL() // checked by validate
-	z, err := zxidfence.NewZooKeeper(sess.Conn(), zxidfence.WithLogger(log), zxidfence.WithACL(acl))
+	z, err := zxidfence.NewZooKeeperSession(sess, zxidfence.WithLogger(log), zxidfence.WithACL(acl))
 	if err != nil {
 		_ = sess.Close()
 		return nil, "", nil, err
