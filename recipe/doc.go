@@ -50,6 +50,10 @@
 // deletion of its znode it creates a new one. A leadership won while no
 // Campaign is waiting (for example between Run's terms) is returned by the
 // next Campaign; its Context may already be cancelled if it ended since.
+// A candidate's znode is created with create2 (ZooKeeper 3.5+), whose reply
+// carries the znode's owner and czxid, and the election is listed right
+// behind it without waiting: a candidate alone in an election leads after
+// two round trips.
 //
 // # Connection loss
 //
@@ -73,46 +77,33 @@
 // if it lived on). The partition manager waits for it before calling
 // OnStoppedLeading.
 //
-// # Working around go-zookeeper v1.0.4
-//
-// The Session hooks the client's Dialer and reads the ZooKeeper wire under
-// it: the negotiated session timeout and session id come from the connect
-// response; every request and ping is stamped when written and matched to
-// its reply, giving the send time of the last answered request for the
-// lease; the handshake's deadlines are clamped (a silent server no longer
-// holds the client for 6.7 session timeouts); and after every server has
-// refused the session for two session timeouts (an ensemble wiped and
-// redeployed) the next connect request asks for a new session. A frame
-// length no ZooKeeper server sends (over 1 KiB for the connect response,
-// 16 MiB after it) fails the connection before go-zookeeper allocates a
-// buffer for it: a server list pointing only at other services (an HTTP
-// port, say) makes Connect fail at once with ErrNotZooKeeper. Watched
-// reads are written on the wire by the Session itself, which reads their
-// replies, so go-zookeeper keeps no channel per watch, and a candidate that
-// leaves while waiting removes its watch from the server (removeWatches,
-// ZooKeeper 3.5+).
-//
 // # Request deadline
 //
-// go-zookeeper waits for the answer to a request without limit, and a
-// server that keeps answering pings while it answers no request (a stuck
-// request pipeline) keeps the connection, so Connected stays true while
-// every campaign and read waits. The Session therefore closes the
-// connection in use when a request has been in flight on it (go-zookeeper's
-// or its own) and no request has been answered for longer than the
-// negotiated session timeout, logging a warning that names the server and
-// the age of the oldest request;
-// go-zookeeper reconnects to the next server, the session lives on, and
-// candidates and observers re-read as after any connection loss. ZooKeeper's
-// Java client offers the like since 3.6 as the client property
-// zookeeper.request.timeout (ZOOKEEPER-2251), off by default. A candidate's znode is created with create2 (ZooKeeper 3.5+),
-// written and read by the Session the same way, whose reply carries the
-// new znode's Stat: owner and czxid come with the create (a candidate that
-// waits never reads its znode back), and the listing of the election
-// is sent right behind it without waiting, so a candidate alone in an
-// election leads after two round trips (create and list, then the read that
-// sets the watch on its znode) instead of three. Session events come from the event callback, never the library's
-// lossy event channel; only StateHasSession counts as usable.
+// A server that keeps answering pings while it answers no request (a
+// stuck request pipeline) would keep every campaign and read of the
+// session waiting while Connected stays true. The Session therefore closes
+// the connection in use when a request has been in flight on it and no
+// request has been answered for longer than the negotiated session
+// timeout, logging a warning that names the server and the age of the
+// oldest request; the session reconnects to the next server and lives on,
+// and candidates and observers re-read as after any connection loss.
+// ZooKeeper's Java client offers the like since 3.6 as the client property
+// zookeeper.request.timeout (ZOOKEEPER-2251), off by default.
+//
+// # ZooKeeper operations and errors
+//
+// Besides elections, a Session offers ZooKeeper's operations (Get,
+// Children, Exists, Create, Delete, Set, Multi, Sync, and the watched
+// GetW, ChildrenW, ExistsW), each bounded by its context: a call whose
+// context ends holds nothing. Every ZooKeeper error code has one meaning:
+// Retryable reports the transient ones (connection loss, a throttled
+// request, session moved, not read-only, reconfiguration in progress),
+// which never end a candidate's campaign or Run; expiry and failed
+// authentication end the session; the rest (no node, node exists, bad
+// version, no auth, ...) are the caller's. A reconnecting session presents
+// the newest zxid it has read, so no server behind that view accepts it:
+// a session never reads an older view than one it saw. Session.Conn is an
+// escape hatch to the underlying go-zookeeper connection, for tools.
 //
 // # Interoperability
 //

@@ -1,0 +1,49 @@
+// Package zkconn is zkelect's ZooKeeper connection layer: the only code
+// that speaks ZooKeeper. A Conn owns one go-zookeeper *zk.Conn (v1.0.4,
+// the wire client zkelect builds on) and fills what it lacks through its
+// Dialer hook, reading and writing the wire under it:
+//
+//   - contexts: Get, Children, Exists, Create, Create2, Delete, Set,
+//     Multi, Sync, RemoveWatches and the watched GetW, ChildrenW, ExistsW
+//     and WatchData write their request themselves, with an xid of the
+//     layer's own (negative, so go-zookeeper ignores the reply), and read
+//     the reply by xid off the wire (wirecall.go); a call whose ctx ends
+//     holds nothing. Writes are ordered with go-zookeeper's frames and
+//     with each other (wirequeue.go);
+//   - one watch table for the one-shot watches of GetW, ChildrenW and
+//     ExistsW and the routed data watches of WatchData (watchtable.go,
+//     datawatch.go): go-zookeeper keeps no channel per watch, a watch nobody
+//     waits for is removed from the server (removeWatches, ZooKeeper 3.5+);
+//   - session events from the event callback (never the library's lossy
+//     event channel), fanned out to Sinks; only StateHasSession is usable;
+//   - the negotiated session timeout and session id, read from the connect
+//     response; every request and ping stamped when written and matched to
+//     its reply: the send time of the last answered request gives the lease
+//     deadline and the answer lag (wire.go);
+//   - the highest zxid of any reply, presented by every reconnect in place
+//     of go-zookeeper's (which counts only replies to its own requests);
+//   - a bounded handshake: deadlines are clamped until the connect response
+//     (a silent server no longer holds the client for 6.7 session
+//     timeouts);
+//   - the request deadline: a connection whose server answers no request
+//     for a session timeout while one is in flight is closed (deadline.go);
+//   - foreign servers: a frame length no ZooKeeper server sends fails the
+//     connection before go-zookeeper allocates a buffer for it, and Dial
+//     fails with ErrNotZooKeeper once every server answered so (foreign.go);
+//   - wiped-ensemble recovery: after every server has refused the session
+//     for two session timeouts, the next connect request asks for a new
+//     session;
+//   - one error table (internal/jute's codes, Classify): retry, session
+//     over, or the caller's;
+//   - go-zookeeper's debug line for every reply with a negative xid is
+//     dropped for the layer's own replies; the rest of its log goes to the
+//     Conn's zerolog logger at debug level.
+//
+// What it assumes of go-zookeeper, pinned by contract_test.go: each frame
+// written with one Write, receives with exact-size io.ReadFull, the event
+// callback run synchronously on the receive loop, replies with negative
+// xids ignored, and a 44-byte connect request (without the readOnly byte,
+// which servers accept either way). The codec is internal/jute, shared
+// with testenv's proxy. No election rule lives here: paths are checked as
+// ZooKeeper checks them (CheckPath), so /zookeeper/config is readable.
+package zkconn
