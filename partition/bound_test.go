@@ -105,7 +105,7 @@ func TestShardListingAtTheLimit(t *testing.T) {
 	overLimit(t, err, "Shards", "getChildren")
 
 	createPersistent(t, sess.Conn(), nil, "/partition-test", root, root+"/shards")
-	if err := partition.EnsureShardParents(sess.Conn(), root, ids, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if err := partition.EnsureShardParents(t.Context(), sess, root, ids, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("create %d shard znodes: %v", len(ids), err)
 	}
 	start := time.Now()
