@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/jute"
+	"github.com/zkelect/zkelect/testenv"
 )
 
 // Contract tests: what the layer assumes of go-zookeeper v1.0.4, checked
@@ -151,6 +152,15 @@ func pipeClient(t *testing.T, cb zk.EventCallback, log zk.Logger) (*zk.Conn, *re
 	return conn, rec, &script{t: t, conn: server}
 }
 
+// roundTrip runs one exists request, which the scripted server answers.
+func roundTrip(t *testing.T, conn *zk.Conn, srv *script) {
+	t.Helper()
+	done := exists(conn)
+	req := srv.read()
+	srv.write(statReply(int32(binary.BigEndian.Uint32(req))))
+	wait(t, done, "exists")
+}
+
 // exists runs conn.Exists in the background; the scripted server answers.
 func exists(conn *zk.Conn) <-chan error {
 	done := make(chan error, 1)
@@ -201,10 +211,7 @@ func TestContractConnectRequestIs44Bytes(t *testing.T) {
 func TestContractOneWritePerFrame(t *testing.T) {
 	conn, rec, srv := pipeClient(t, nil, nil)
 	srv.handshake()
-	done := exists(conn)
-	req := srv.read()
-	srv.write(statReply(int32(binary.BigEndian.Uint32(req))))
-	wait(t, done, "exists")
+	roundTrip(t, conn, srv)
 	writes, _ := rec.snapshot()
 	for i, w := range writes {
 		if len(w) < 4 || int(binary.BigEndian.Uint32(w)) != len(w)-4 {
@@ -221,10 +228,7 @@ func TestContractOneWritePerFrame(t *testing.T) {
 func TestContractReadsStopAtFrameEnds(t *testing.T) {
 	conn, rec, srv := pipeClient(t, nil, nil)
 	srv.handshake()
-	done := exists(conn)
-	req := srv.read()
-	srv.write(statReply(int32(binary.BigEndian.Uint32(req))))
-	wait(t, done, "exists")
+	roundTrip(t, conn, srv)
 	_, reads := rec.snapshot()
 	var units []int // the byte runs the server sent: length, body, length, body...
 	for _, n := range srv.sent {
@@ -318,4 +322,41 @@ func TestContractNegativeXidRepliesIgnored(t *testing.T) {
 		}
 	}
 	t.Fatalf("go-zookeeper no longer logs a reply with a negative xid (lines %v): check the layer's log filter still applies", log.got)
+}
+
+// TestContractServerAcceptsConnectRequestWithAndWithoutReadOnly: the
+// layer rewrites go-zookeeper's 44-byte connect request in place, and
+// ZooKeeper's Java client sends 45 bytes (the readOnly flag); a real
+// server must grant a session for both.
+func TestContractServerAcceptsConnectRequestWithAndWithoutReadOnly(t *testing.T) {
+	c := testenv.New(t, testenv.Options{})
+	for _, readOnly := range []bool{false, true} {
+		conn, err := net.DialTimeout("tcp", c.Addrs()[0], 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		body := binary.BigEndian.AppendUint32(nil, 0) // protocol version
+		body = binary.BigEndian.AppendUint64(body, 0) // last zxid seen
+		body = binary.BigEndian.AppendUint32(body, 2000)
+		body = binary.BigEndian.AppendUint64(body, 0) // session id: a new one
+		body = binary.BigEndian.AppendUint32(body, 16)
+		body = append(body, make([]byte, 16)...)
+		if readOnly {
+			body = append(body, 0)
+		}
+		frame := append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+		if !jute.IsConnectRequest(frame) {
+			t.Fatalf("readOnly=%v: the layer does not recognise a %d-byte connect request", readOnly, len(body))
+		}
+		srv := &script{t: t, conn: conn}
+		if _, err := conn.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		resp, ok := jute.DecodeConnectResponse(srv.read())
+		_ = conn.Close()
+		if !ok || resp.SessionID == 0 {
+			t.Fatalf("a %d-byte connect request (readOnly byte %v) got no session: %+v", len(body), readOnly, resp)
+		}
+	}
 }
