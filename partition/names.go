@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
 // MaxIDLength is the longest shard or member id accepted, in bytes. Ids are
@@ -53,12 +55,9 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// zkRefuses reports whether ZooKeeper rejects r in a path. The server checks
-// UTF-16 code units, so a character above U+FFFF, sent as a surrogate pair
-// (U+D800–U+DFFF), is refused like the surrogates themselves.
-func zkRefuses(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0
-}
+// zkRefuses reports whether ZooKeeper rejects r in a path (the connection
+// layer's rule).
+func zkRefuses(r rune) bool { return zkconn.RefusedRune(r) }
 
 // validateShards checks every id and that none repeats.
 func validateShards(ids []string) error {

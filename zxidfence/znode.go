@@ -3,7 +3,8 @@ package zxidfence
 import (
 	"encoding/binary"
 	"fmt"
-	"strings"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
 // Layout of a znode written by the ZooKeeper guard:
@@ -50,19 +51,12 @@ func ParseZnodeData(b []byte) (Fence, []byte, error) {
 	return f, b[ZnodeHeaderSize:], nil
 }
 
-// validZnodePath checks the shape ZooKeeper requires of a path: absolute, no
-// empty, "." or ".." segment, no trailing slash (except the root), no NUL.
+// validZnodePath checks a path as ZooKeeper does (the connection layer's
+// rule): absolute, no empty, "." or ".." segment, no trailing slash (except
+// the root), no character ZooKeeper refuses.
 func validZnodePath(p string) error {
-	if p == "" || p[0] != '/' || strings.ContainsRune(p, 0) || (len(p) > 1 && strings.HasSuffix(p, "/")) {
+	if err := zkconn.CheckPath(p); err != nil {
 		return fmt.Errorf("%w: znode path %q", ErrInvalidKey, p)
-	}
-	if p == "/" {
-		return nil
-	}
-	for _, seg := range strings.Split(p[1:], "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("%w: znode path %q", ErrInvalidKey, p)
-		}
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -282,12 +283,9 @@ func checkZNodePath(flag, p string) error {
 	return nil
 }
 
-// zkRefusesRune reports whether ZooKeeper rejects r in a path: control
-// characters, U+D800–U+F8FF, U+FFF0–U+FFFF, and every character above U+FFFF
-// (the server checks UTF-16 code units, and those are surrogate pairs).
-func zkRefusesRune(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0
-}
+// zkRefusesRune reports whether ZooKeeper rejects r in a path (the
+// connection layer's rule).
+func zkRefusesRune(r rune) bool { return zkconn.RefusedRune(r) }
 
 // isTerminal reports whether w is a character device (a terminal) and
 // $NO_COLOR is unset: only then are logs colored.

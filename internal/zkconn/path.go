@@ -29,12 +29,19 @@ func CheckPath(p string) error {
 		}
 	}
 	for _, r := range p {
-		if r == 0 || (r > 0 && r < 0x20) || (r >= 0x7f && r <= 0x9f) ||
-			(r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0 {
+		if RefusedRune(r) {
 			return bad("character not allowed by ZooKeeper")
 		}
 	}
 	return nil
+}
+
+// RefusedRune reports whether ZooKeeper refuses r in a path: control
+// characters, U+D800–U+F8FF, U+FFF0–U+FFFF, and every character above
+// U+FFFF (the server checks UTF-16 code units, and those are surrogate
+// pairs).
+func RefusedRune(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0
 }
 
 // Base returns the last element of a znode path: a child's name.
