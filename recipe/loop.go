@@ -33,7 +33,7 @@ type loopState struct {
 	open    *Leadership // the last one ended with its reason open (Leadership.Reason)
 	lease   *time.Timer
 	retry   *time.Timer
-	backoff time.Duration
+	backoff zkconn.Backoff // pauses of scheduleRetry
 
 	leaseWait *leaseWaiter // waiting for the lease to hold again
 	// watchedFirst: our znode was first at the last listing and getMine
@@ -309,12 +309,12 @@ func (c *Candidate) full(name string) string {
 func (c *Candidate) scheduleRetry() {
 	st := &c.st
 	st.step = stepNone
-	st.backoff = min(max(2*st.backoff, 50*time.Millisecond), c.sess.Timeout()/3)
+	st.backoff.Min, st.backoff.Max = 50*time.Millisecond, max(c.sess.Timeout()/3, 50*time.Millisecond)
 	gen := st.gen
 	if st.retry != nil {
 		st.retry.Stop()
 	}
-	st.retry = time.AfterFunc(st.backoff, func() { c.mb.post(retryFired{gen: gen}) })
+	st.retry = time.AfterFunc(st.backoff.Next(), func() { c.mb.post(retryFired{gen: gen}) })
 }
 
 // setMine records our znode's name (or none), forgetting the stat of the

@@ -46,7 +46,8 @@ func (c *Candidate) onCreate(r createReply) {
 	case r.err == nil:
 		c.setMine(r.name)
 		st.mineSt = r.stat // a candidate that waits need not read its znode back
-		st.uncertain, st.backoff = false, 0
+		st.uncertain = false
+		st.backoff.Reset()
 		c.log.Debug().Str("znode", c.full(r.name)).Msg("candidate znode created")
 		if r.list != nil && r.list.err == nil && !st.restartDue {
 			l := *r.list // listed right behind the create
@@ -277,7 +278,7 @@ func (c *Candidate) onPred(r predReply) {
 	case errors.Is(r.ownErr, zk.ErrNoNode):
 		c.mineGone(ErrZnodeDeleted)
 	default:
-		st.backoff = 0 // waiting for the predecessor to go
+		st.backoff.Reset() // waiting for the predecessor to go
 		if r.own != nil {
 			st.mineSt = r.own
 		}
@@ -326,7 +327,7 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 		return false
 	}
 	c.settleOpen(nil) // leading in the same session: it did not expire
-	st.backoff = 0
+	st.backoff.Reset()
 	if st.retry != nil { // a retry scheduled before would only re-read
 		st.retry.Stop()
 	}
