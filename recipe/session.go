@@ -114,8 +114,9 @@ func connectError(servers []string, err error) error {
 func (s *Session) Close() error {
 	s.metrics.trackSession(s, false)
 	s.closeLeaseWait()
+	err := s.conn.Close() // candidates see ErrSessionClosed before their calls' ctx ends
 	s.cancel()
-	return s.conn.Close()
+	return err
 }
 
 // ID returns the current session id, or 0 while there is none (before the
