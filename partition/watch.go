@@ -189,7 +189,9 @@ func (w *watcher) watchRecord(ctx context.Context, id string) {
 			return
 		}
 		if err != nil {
-			w.log.Warn().Err(err).Str("record_member", id).Msg("watch member record")
+			if ctx.Err() == nil { // not our own leaving
+				w.log.Warn().Err(err).Str("record_member", id).Msg("watch member record")
+			}
 			retry.wait(ctx)
 			continue
 		}
