@@ -95,7 +95,9 @@ func decodeEmpty(op string, reply []byte) error {
 
 // decodeMulti decodes a multi reply (header first) as go-zookeeper's Multi
 // returns it: one response per operation (each failed one with its error)
-// and, when the transaction failed, the error of its header.
+// and, when the transaction failed, the first operation's error (the one
+// that failed it: ZooKeeper reports those before it as OK and those after
+// it as RUNTIMEINCONSISTENCY).
 func decodeMulti(reply []byte) ([]zk.MultiResponse, error) {
 	h, ok := jute.DecodeReplyHeader(reply)
 	if !ok {
@@ -117,6 +119,9 @@ func decodeMulti(reply []byte) ([]zk.MultiResponse, error) {
 		out[i] = zk.MultiResponse{Stat: r.Stat, String: r.Path}
 		if r.Type == jute.OpError && r.Err != jute.CodeOK {
 			out[i].Error = codeError("multi", r.Err)
+			if herr == nil {
+				herr = out[i].Error
+			}
 		}
 	}
 	return out, herr
