@@ -81,8 +81,11 @@
 // its reply, giving the send time of the last answered request for the
 // lease; the handshake's deadlines are clamped (a silent server no longer
 // holds the client for 6.7 session timeouts); and after every server has
-// refused the session for two session timeouts (an ensemble wiped and
-// redeployed) the next connect request asks for a new session. A frame
+// refused the session for two session timeouts the next connect request
+// presents the session without its last zxid, for the ensemble to judge
+// it: one wiped and redeployed answers that it expired (and a new session
+// follows), servers restarted after an outage resume it, and servers that
+// cannot serve (no quorum, dead behind a proxy) refuse again. A frame
 // length no ZooKeeper server sends (over 1 KiB for the connect response,
 // 16 MiB after it) fails the connection before go-zookeeper allocates a
 // buffer for it: a server list pointing only at other services (an HTTP

@@ -68,14 +68,12 @@ func requestFrame(op int32, path string, tail int) []byte {
 	return f
 }
 
-// forgetSession returns a copy of a connect request asking for a new
-// session: last zxid 0, session id 0, empty password.
-func forgetSession(b []byte) []byte {
+// withoutZxid returns a copy of a connect request that presents its
+// session without the last zxid seen (0): a server behind that zxid then
+// judges the session itself instead of refusing to (see wire.go).
+func withoutZxid(b []byte) []byte {
 	out := append([]byte(nil), b...)
-	body := out[4:]
-	clear(body[4:12])  // last zxid seen
-	clear(body[16:24]) // session id
-	clear(body[28:44]) // password bytes (length stays 16)
+	clear(out[4+4 : 4+12]) // last zxid seen, after the protocol version
 	return out
 }
 

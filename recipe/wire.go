@@ -35,12 +35,26 @@ import (
 // (reads, see datawatch.go, watch.go and plainread.go; create2, see
 // create2.go; their replies it reads back, see wirecall.go; watch
 // removals, in order, see wirequeue.go), and recovers a session the
-// ensemble has forgotten (wiped and redeployed): such servers close every
-// connection that presents the old session and its higher zxid, and
-// go-zookeeper retries forever. After every handshake has been refused for
-// twice the session timeout, the next connect request is sent as a new
-// session (id 0, zxid 0); the session layer then sees a new session id and
-// treats the old one as expired.
+// ensemble has forgotten (wiped and redeployed).
+//
+// Refused handshakes. A server closes the connection without answering
+// the connect request when it cannot serve (it has no quorum), when the
+// client has seen a later zxid than the server's ("client must try
+// another server": a lagging follower, or an ensemble wiped and
+// redeployed, whose zxids start over), and a proxy in front of a dead
+// server closes it the same way. Only the wiped ensemble has forgotten the
+// session, and go-zookeeper would present it and its zxid forever; but
+// asking for a new session on any long streak of refusals would, after a
+// mere outage, leave the old session alive on the servers that come back
+// (a restarted server restores its sessions) beside the new one, owning
+// the process's ephemeral znodes. So after every handshake has been
+// refused for twice the session timeout, the next connect request presents
+// the session without its zxid: a serving ensemble that forgot the session
+// answers that it expired (and go-zookeeper asks for a new one), one that
+// knows it resumes it, and servers that cannot serve refuse again. A
+// session resumed that way may read from a server behind what it saw
+// before; after twice the session timeout without a server, that is the
+// lesser harm.
 //
 // It relies on go-zookeeper v1.0.4 writing each frame with one Write call
 // from one goroutine; a Write that is not exactly one frame is passed through
@@ -74,7 +88,7 @@ type wireTracker struct {
 	dialed       chan struct{} // closed when the next connection becomes current
 	refusedSince time.Time     // start of a streak of refused handshakes
 	refusals     int
-	forgetNext   bool
+	probeNext    bool // the next connect request presents the session without its zxid
 }
 
 func newWireTracker(servers int, requested time.Duration, log zerolog.Logger) *wireTracker {
@@ -229,7 +243,8 @@ func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, sent tim
 }
 
 // refused records a server closing the connection before answering the
-// connect request, and decides whether to start a new session next time.
+// connect request, and decides whether the next connect request presents
+// the session without its zxid (see the file comment).
 func (w *wireTracker) refused() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -240,17 +255,17 @@ func (w *wireTracker) refused() {
 	}
 	w.refusals++
 	if w.sessionID.Load() != 0 && w.refusals >= w.servers && now.Sub(w.refusedSince) >= 2*w.timeout() {
-		w.forgetNext = true
+		w.probeNext = true
 	}
 }
 
-// takeForget reports (once) whether the next connect request must ask for a
-// new session.
-func (w *wireTracker) takeForget() bool {
+// takeProbe reports (once) whether the next connect request presents the
+// session without its zxid.
+func (w *wireTracker) takeProbe() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	f := w.forgetNext
-	w.forgetNext = false
+	f := w.probeNext
+	w.probeNext = false
 	if f {
 		w.refusedSince, w.refusals = time.Time{}, 0
 	}
@@ -311,8 +326,10 @@ func (c *wireConn) Write(b []byte) (int, error) {
 	if !c.wroteFirst {
 		c.wroteFirst = true
 		c.connectSent = now
-		if whole && len(b) == 4+connectRequestLen && c.w.takeForget() {
-			b = forgetSession(b)
+		if whole && len(b) == 4+connectRequestLen && c.w.takeProbe() {
+			b = withoutZxid(b)
+			c.w.log.Info().Int64("session_id", c.w.sessionID.Load()).Str("server", c.RemoteAddr().String()).
+				Msg("every server refused the session for two session timeouts: presenting it without its zxid, for the ensemble to judge it")
 		}
 		return c.Conn.Write(b)
 	}
