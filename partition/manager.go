@@ -338,7 +338,7 @@ func (m *Manager) prepareOnce() error {
 	if err := ensurePaths(m.conn, m.root, m.cfg.ACL); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, aclDenied(err))
 	}
-	return aclDenied(register(m.conn, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
+	return aclDenied(register(m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
 }
 
 // aclDenied marks err with recipe.ErrACLDenied, as recipe marks its own,

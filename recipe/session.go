@@ -45,8 +45,9 @@ type Session struct {
 	leaseWait   leaseWait     // candidates waiting for their lease (leasewait.go)
 
 	mu        sync.Mutex
-	id        int64 // current session id, 0 when none
-	connected bool  // StateHasSession and not since disconnected
+	id        int64   // current session id, 0 when none
+	former    []int64 // earlier session ids, the latest last (at most maxFormer)
+	connected bool    // StateHasSession and not since disconnected
 	closed    bool
 	sinks     map[sessionSink]struct{}
 	paths     map[string]map[sessionSink]struct{}
@@ -251,6 +252,23 @@ func (s *Session) ID() int64 {
 	return s.id
 }
 
+// maxFormer is how many earlier session ids a Session remembers
+// (HeldBefore).
+const maxFormer = 16
+
+// HeldBefore reports whether id is one of the last 16 sessions this Session
+// held before its current one. ZooKeeper may keep such a session alive a
+// while after the Session moved on (until its timeout passes without the
+// Session, or while its closing is committed), with the ephemeral znodes it
+// owned: a znode of this process owned by such a session is the process's
+// own, not another live process's (partition's member registration relies
+// on that). 0 is never held.
+func (s *Session) HeldBefore(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return id != 0 && slices.Contains(s.former, id)
+}
+
 // Timeout returns the session timeout the server granted (the requested
 // one before the first session).
 func (s *Session) Timeout() time.Duration { return s.wire.timeout() }
@@ -433,6 +451,7 @@ func (s *Session) expired0() {
 	}
 	old := s.id
 	s.id, s.connected = 0, false
+	s.former = append(s.former[max(len(s.former)-maxFormer+1, 0):], old)
 	clear(s.dataWatch)
 	s.metrics.sessionExpired()
 	s.metrics.setSessionState("expired")
