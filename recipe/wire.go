@@ -26,7 +26,9 @@ import (
 //   - a bound on the handshake: until the connect response arrives every
 //     read or write deadline is clamped to handshakeBound, so a server that
 //     accepts connections but never answers does not hold the client for
-//     go-zookeeper's 10 × 2/3 × timeout before it tries the next one;
+//     go-zookeeper's 10 × 2/3 × timeout before it tries the next one; the
+//     bound grows after each handshake that timed out, so a live server
+//     slower than it is still reached;
 //   - the requests in flight on each connection, for the request deadline
 //     (deadline.go), and the length of every frame, refused when no
 //     ZooKeeper server would send it (foreign.go).
@@ -88,7 +90,8 @@ type wireTracker struct {
 	dialed       chan struct{} // closed when the next connection becomes current
 	refusedSince time.Time     // start of a streak of refused handshakes
 	refusals     int
-	probeNext    bool // the next connect request presents the session without its zxid
+	probeNext    bool          // the next connect request presents the session without its zxid
+	slowBound    time.Duration // a longer handshake bound learnt from slow handshakes; 0: none
 }
 
 func newWireTracker(servers int, requested time.Duration, log zerolog.Logger) *wireTracker {
@@ -191,10 +194,39 @@ func (c *wireConn) inject(frame []byte) bool {
 
 // handshakeBound is how long one server may take to dial and answer the
 // connect request: a third of the session timeout shared among the servers,
-// at least 200ms (a loaded server can be slow to answer).
+// at least 200ms (a loaded server can be slow to answer), or longer after
+// slow handshakes (see handshakeTimedOut), but never over two thirds of
+// the session timeout (go-zookeeper's read timeout once connected).
+//
+// A fixed bound fails a server that is live but slower than it: every
+// handshake is abandoned after the connect request reached the server,
+// which renews the session each time, so the session neither reconnects
+// nor expires and its znodes stay. A bound that grows after each timeout
+// reaches such a server; one that shrinks back after a handshake in time
+// keeps a silent server (a paused process) from holding the client long.
 func (w *wireTracker) handshakeBound() time.Duration {
 	t := w.timeout()
-	return max(t/time.Duration(3*max(w.servers, 1)), 200*time.Millisecond)
+	base := max(t/time.Duration(3*max(w.servers, 1)), 200*time.Millisecond)
+	w.mu.Lock()
+	slow := w.slowBound
+	w.mu.Unlock()
+	return max(base, min(slow, t*2/3))
+}
+
+// handshakeTimedOut records a handshake given up after bound: the next
+// one may take twice as long.
+func (w *wireTracker) handshakeTimedOut(bound time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.slowBound = max(w.slowBound, 2*bound)
+}
+
+// handshakeTook records a handshake answered after d: the bound keeps half
+// as much again in hand, so a slow ensemble is reached at the first try.
+func (w *wireTracker) handshakeTook(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.slowBound = d * 3 / 2
 }
 
 // timeout returns the negotiated session timeout, or the requested one
@@ -379,6 +411,7 @@ func (c *wireConn) Read(b []byte) (int, error) {
 	if err != nil && !c.established.Load() {
 		if isTimeout(err) {
 			c.w.notForeign()
+			c.w.handshakeTimedOut(c.bound)
 		} else {
 			c.w.refused()
 		}
@@ -402,6 +435,7 @@ func (c *wireConn) frame(head []byte) {
 		timeout := time.Duration(int32(binary.BigEndian.Uint32(head[4:]))) * time.Millisecond
 		sid := int64(binary.BigEndian.Uint64(head[8:]))
 		if sid != 0 {
+			c.w.handshakeTook(time.Since(c.connectSent))
 			c.w.handshake(sid, timeout, c.connectSent)
 			c.rd.limit = maxReplyFrame
 			c.established.Store(true)
