@@ -116,9 +116,9 @@ type Config struct {
 	// on each of its sessions, so thousands of shards are pipelined without
 	// flooding the server. Within the cap each session adapts the number to
 	// how promptly ZooKeeper answers it (Session.AnswerLag): it starts at 32,
-	// grows by one per election started while answers come within a
-	// quarter of the session timeout, and halves when they lag by more than
-	// half (TCP's additive increase, multiplicative decrease), so a slow
+	// grows by one per election started while answers come within an
+	// eighth of the session timeout, and halves when they lag by more than
+	// a quarter (TCP's additive increase, multiplicative decrease), so a slow
 	// server or link is not handed a line of requests longer than the lease
 	// allows. Zero selects DefaultMaxInFlight (256); it must not exceed
 	// MaxMaxInFlight.

@@ -24,9 +24,17 @@
 //     paused and resumes after another was elected.
 //   - Belief is not the same as truth: a leader cut off from ZooKeeper
 //     cannot learn at once that its session expired. The recipe bounds that
-//     window with a local lease on the monotonic clock: the session cannot
-//     expire before (send time of the last request the server answered) +
-//     negotiated session timeout. Leadership ends at that instant minus a
+//     window with a local lease on the monotonic clock, renewed only by
+//     answers that prove the quorum leader (the server that expires
+//     sessions) heard of the session, whichever server the client is on:
+//     the session cannot expire before (send time of the connect request
+//     the server answered, or of a sync sent on the same connection at
+//     least a quarter of the session timeout before a sync it answered) +
+//     negotiated session timeout. Pings and reads a follower answers do
+//     not renew it: a follower cut off from the quorum leader answers them
+//     for syncLimit ticks while the leader expires the session. The
+//     session sends one sync every sixth of its timeout for the lease.
+//     Leadership ends at that instant minus a
 //     margin (a quarter of the session timeout by default, the
 //     TolerateSuspend margin otherwise), and, by default, at the first sign
 //     of a lost connection (ErrSuspended). A process paused longer than the
@@ -78,9 +86,10 @@
 // The Session hooks the client's Dialer and reads the ZooKeeper wire under
 // it: the negotiated session timeout and session id come from the connect
 // response; every request and ping is stamped when written and matched to
-// its reply, giving the send time of the last answered request for the
-// lease; the handshake's deadlines are clamped (a silent server no longer
-// holds the client for 6.7 session timeouts); and after every server has
+// its reply, giving the send time of the last answered request (AnswerLag)
+// and, from the answers to its syncs, the lease; the handshake's deadlines are clamped (a silent server no longer
+// holds the client for 6.7 session timeouts, and the bound grows after
+// each handshake that timed out, so a slow server is still reached); and after every server has
 // refused the session for two session timeouts the next connect request
 // presents the session without its last zxid, for the ensemble to judge
 // it: one wiped and redeployed answers that it expired (and a new session

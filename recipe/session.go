@@ -42,6 +42,7 @@ type Session struct {
 	done        chan struct{} // closed by Close
 	closeOnce   sync.Once
 	watchdog    chan struct{} // closed when watchRequests returns (deadline.go)
+	renewing    chan struct{} // closed when renewLease returns (leaseclock.go)
 	leaseWait   leaseWait     // candidates waiting for their lease (leasewait.go)
 
 	mu        sync.Mutex
@@ -129,6 +130,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 			Msg("server granted another session timeout; deadlines use the negotiated one")
 	}
 	go s.watchRequests()
+	go s.renewLease()
 	s.metrics.trackSession(s, true)
 	return s, nil
 }
@@ -167,6 +169,7 @@ func (s *Session) Close() error {
 		close(s.done)
 		s.closeLeaseWait()
 		<-s.watchdog
+		<-s.renewing
 		s.shutdown()
 		s.metrics.setSessionState("closed")
 		s.log.Info().Int64("session_id", s.ID()).Msg("session closed")
@@ -229,6 +232,7 @@ func newSession(wire *wireTracker, cfg sessionConfig) *Session {
 	s := &Session{
 		wire:        wire,
 		watchdog:    make(chan struct{}),
+		renewing:    make(chan struct{}),
 		cfg:         cfg,
 		log:         cfg.log,
 		metrics:     newMetrics(cfg.reg),
@@ -275,18 +279,21 @@ func (s *Session) Timeout() time.Duration { return s.wire.timeout() }
 
 // AnswerLag returns how long ago the request ZooKeeper answered last was
 // sent (pings included): about a round trip on a prompt connection, and at
-// most a third of the session timeout plus a round trip when idle, since
-// the client pings that often; it grows while requests wait in line behind
-// others or the server is slow. Callers that pipeline many requests (the
-// partition manager) use it to keep the line short enough for the lease,
-// which holds only while AnswerLag stays under the session timeout minus
-// the lease margin. Before any answer it returns the session timeout.
+// most a sixth of the session timeout plus a round trip when idle, since
+// the session sends a sync that often for its lease; it grows while
+// requests wait in line behind others or the server is slow. Callers that
+// pipeline many requests (the partition manager) use it to keep the line
+// short enough for the lease, which holds only while the syncs in that
+// line are answered within the session timeout minus the lease margin,
+// minus half the timeout (how far back an answered sync vouches for the
+// session, and how often one is sent; see the package documentation).
+// Before any answer it returns the session timeout.
 func (s *Session) AnswerLag() time.Duration {
-	d, ok := s.wire.leaseDeadline()
+	t, ok := s.wire.lastAnswer()
 	if !ok {
 		return s.Timeout()
 	}
-	return max(time.Since(d.Add(-s.Timeout())), 0)
+	return max(time.Since(t), 0)
 }
 
 // Conn returns the underlying connection, for fencing guards and tools.

@@ -19,10 +19,12 @@ import (
 //
 //   - the negotiated session timeout and session id, read from the connect
 //     response frame;
-//   - the send time of the last request the server answered, for the local
-//     lease (requests and pings are matched to their replies by xid; a
-//     request is stamped before its bytes are written, so the stamp is never
-//     later than the server's receipt of it);
+//   - the send time of the last request the server answered, for the
+//     answer lag, and of the requests that prove the quorum leader heard of
+//     the session, for the local lease (leaseclock.go); requests and pings
+//     are matched to their replies by xid, and a request is stamped before
+//     its bytes are written, so the stamp is never later than the server's
+//     receipt of it;
 //   - a bound on the handshake: until the connect response arrives every
 //     read or write deadline is clamped to handshakeBound, so a server that
 //     accepts connections but never answers does not hold the client for
@@ -73,7 +75,8 @@ type wireTracker struct {
 	servers   int
 	requested time.Duration
 
-	lastAnswered atomic.Int64 // monotonic nanoseconds since wireTracker.epoch; 0 = none
+	lastAnswered atomic.Int64 // send time of the latest answer: monotonic ns since epoch, +1; 0 = none
+	leaseFrom    atomic.Int64 // the quorum leader heard of the session after this (leaseclock.go); as lastAnswered
 	epoch        time.Time
 	negotiated   atomic.Int64 // ns
 	sessionID    atomic.Int64
@@ -249,25 +252,16 @@ func (w *wireTracker) answered(t time.Time) {
 	}
 }
 
-// leaseDeadline returns the instant (monotonic) before which the server
-// cannot have expired the session: last answered send time + timeout. ok is
-// false when nothing was answered yet.
-func (w *wireTracker) leaseDeadline() (time.Time, bool) {
-	ns := w.lastAnswered.Load()
-	if ns == 0 {
-		return time.Time{}, false
-	}
-	return w.epoch.Add(time.Duration(ns-1) + w.timeout()), true
-}
-
 // handshake records a connect response: the session granted, and when the
 // request that got it was sent.
 func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, sent time.Time) {
 	if w.sessionID.Swap(sessionID) != sessionID {
 		w.lastAnswered.Store(0)
+		w.leaseFrom.Store(0)
 	}
 	w.negotiated.Store(int64(timeout))
 	w.answered(sent)
+	w.vouch(sent) // the quorum leader granted or revalidated the session (leaseclock.go)
 	w.notForeign()
 	w.mu.Lock()
 	w.refusedSince, w.refusals = time.Time{}, 0
@@ -327,6 +321,9 @@ type wireConn struct {
 	authSent int
 	calls    map[int32]*pendingCall // requests of the session awaiting their reply (wirecall.go)
 	rd       frameReader
+
+	syncs         []time.Time // send times of the lease's syncs (leaseclock.go)
+	syncsInFlight int
 }
 
 func (c *wireConn) clamp(t time.Time) time.Time {
@@ -458,6 +455,9 @@ func (c *wireConn) frame(head []byte) {
 			delete(c.pending, xid)
 			c.w.answered(r.at)
 			c.answered = time.Now()
+			if r.op == opSync {
+				c.syncAnswered(r.at, replyErr(head))
+			}
 		}
 		if c.authXids[xid] {
 			delete(c.authXids, xid)
