@@ -29,7 +29,7 @@
 //     sessions) heard of the session, whichever server the client is on:
 //     the session cannot expire before (send time of the connect request
 //     the server answered, or of a sync sent on the same connection at
-//     least a quarter of the session timeout before a sync it answered) +
+//     least an eighth of the session timeout before a sync it answered) +
 //     negotiated session timeout. Pings and reads a follower answers do
 //     not renew it: a follower cut off from the quorum leader answers them
 //     for syncLimit ticks while the leader expires the session. The

@@ -26,23 +26,25 @@ import (
 //     first, and one sent at least half a tick before it was reported to
 //     the leader in a heartbeat answer that travelled ahead of the sync.
 //     The lease then counts from the send time of the latest sync sent at
-//     least leaseProofGap before the one answered. ZooKeeper grants
-//     sessions of at least two ticks (its default minimum), so a quarter
-//     of the session timeout is at least half a tick.
+//     least leaseProofGap (an eighth of the session timeout) before the
+//     one answered: the previous one, syncs going every sixth. That is half
+//     a tick or more for sessions of at least four ticks (ZooKeeper's
+//     default bounds are 2 to 20); on shorter ones the leader may have
+//     heard of the session up to a quarter of a tick earlier than the lease
+//     assumes, which the margin must cover.
 //
 // Pings and reads a follower answers keep the connection, not the lease.
 // The session sends one sync every syncInterval while connected (not per
-// election): 6 requests per session timeout, one a second on the default
+// election): 6 requests per session timeout, 0.6 a second on the default
 // 10 s session. The lease with margin m then has, just before each
-// renewal, at least timeout − m − leaseProofGap − syncInterval − (the
-// sync's round trip) left: a quarter of the timeout on the default margin
-// and a prompt connection.
+// renewal, timeout − m − 2 × syncInterval − (the sync's round trip) left:
+// five twelfths of the timeout less the round trip on the default margin.
 
 // leaseProofGap is how long before an answered sync an earlier sync (or
 // the connect request) must have been sent for the answer to prove that
 // the quorum leader heard of the session after it, for a session timeout
 // t.
-func leaseProofGap(t time.Duration) time.Duration { return t / 4 }
+func leaseProofGap(t time.Duration) time.Duration { return t / 8 }
 
 // syncInterval is how often the session sends a sync to renew its lease,
 // for a session timeout t.
@@ -57,15 +59,7 @@ const maxSyncsInFlight = 6
 const opSync = 9
 
 // vouch records that the quorum leader heard of the session after t.
-func (w *wireTracker) vouch(t time.Time) {
-	ns := int64(t.Sub(w.epoch)) + 1
-	for {
-		old := w.leaseFrom.Load()
-		if ns <= old || w.leaseFrom.CompareAndSwap(old, ns) {
-			return
-		}
-	}
-}
+func (w *wireTracker) vouch(t time.Time) { w.stamp(&w.leaseFrom, t) }
 
 // leaseDeadline returns the instant (monotonic) before which the server
 // cannot have expired the session: the latest instant the quorum leader is
@@ -101,7 +95,7 @@ func (c *wireConn) sendSync() bool {
 		return false
 	}
 	now := time.Now() // before the write: never later than the server's receipt
-	c.pending[xid] = sentRequest{at: now, op: opSync}
+	c.pending[xid] = sentRequest{at: now, op: opSync, lease: true}
 	c.syncs = append(c.syncs[max(len(c.syncs)-2*maxSyncsInFlight+1, 0):], now)
 	c.syncsInFlight++
 	c.mu.Unlock()
@@ -116,10 +110,14 @@ func (c *wireConn) sendSync() bool {
 }
 
 // syncAnswered renews the lease from the answer, with error code code, to
-// a sync sent at sent (c.mu held): from the latest sync sent on c at least
-// leaseProofGap before it.
-func (c *wireConn) syncAnswered(sent time.Time, code int32) {
-	c.syncsInFlight = max(c.syncsInFlight-1, 0)
+// the sync r (the lease's own, or another's: any sync proves as much): from
+// the latest lease sync sent on c at least leaseProofGap before it (c.mu
+// held).
+func (c *wireConn) syncAnswered(r sentRequest, code int32) {
+	if r.lease {
+		c.syncsInFlight--
+	}
+	sent := r.at
 	if code != 0 {
 		return
 	}
@@ -147,23 +145,11 @@ func replyErr(head []byte) int32 {
 // once it is ready, until Close.
 func (s *Session) renewLease() {
 	defer close(s.renewing)
-	period := syncInterval(s.wire.timeout())
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-tick.C:
-			if c := s.wire.readyConn(); c != nil {
-				c.sendSync()
-			}
+	s.every(syncInterval, func() {
+		if c := s.wire.readyConn(); c != nil {
+			c.sendSync()
 		}
-		if p := syncInterval(s.wire.timeout()); p != period {
-			period = p
-			tick.Reset(p)
-		}
-	}
+	})
 }
 
 // readyConn returns the connection in use if it is ready, else nil.

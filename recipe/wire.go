@@ -242,11 +242,15 @@ func (w *wireTracker) timeout() time.Duration {
 }
 
 // answered records that a request sent at t got its reply.
-func (w *wireTracker) answered(t time.Time) {
+func (w *wireTracker) answered(t time.Time) { w.stamp(&w.lastAnswered, t) }
+
+// stamp raises a to t, as monotonic nanoseconds since w.epoch plus one (0
+// stays "none"); a later stamp already there is kept.
+func (w *wireTracker) stamp(a *atomic.Int64, t time.Time) {
 	ns := int64(t.Sub(w.epoch)) + 1
 	for {
-		old := w.lastAnswered.Load()
-		if ns <= old || w.lastAnswered.CompareAndSwap(old, ns) {
+		old := a.Load()
+		if ns <= old || a.CompareAndSwap(old, ns) {
 			return
 		}
 	}
@@ -456,7 +460,7 @@ func (c *wireConn) frame(head []byte) {
 			c.w.answered(r.at)
 			c.answered = time.Now()
 			if r.op == opSync {
-				c.syncAnswered(r.at, replyErr(head))
+				c.syncAnswered(r, replyErr(head))
 			}
 		}
 		if c.authXids[xid] {
