@@ -116,9 +116,9 @@ type Config struct {
 	// on each of its sessions, so thousands of shards are pipelined without
 	// flooding the server. Within the cap each session adapts the number to
 	// how promptly ZooKeeper answers it (Session.AnswerLag): it starts at 32,
-	// grows by one per election started while answers come within a
-	// quarter of the session timeout, and halves when they lag by more than
-	// half (TCP's additive increase, multiplicative decrease), so a slow
+	// grows by one per election started while answers come within an
+	// eighth of the session timeout, and halves when they lag by more than
+	// a quarter (TCP's additive increase, multiplicative decrease), so a slow
 	// server or link is not handed a line of requests longer than the lease
 	// allows. Zero selects DefaultMaxInFlight (256); it must not exceed
 	// MaxMaxInFlight.
@@ -169,9 +169,13 @@ type Config struct {
 	// that, ZooKeeper servers cannot read the transaction back
 	// (ZOOKEEPER-4306) and fail to load their database. Zero selects
 	// DefaultMaxShardsPerSession (5,000), or fewer when the election paths
-	// are too long for that (see bound.go); NewManager refuses a value whose
-	// sessions would exceed JuteMaxBuffer with a
-	// *ConfigError wrapping a *LimitError (errors.Is ErrOverLimit).
+	// are too long for that: a session's transaction is 84 bytes plus 4 +
+	// the path per ephemeral (CloseSessionBytes), a shard's path
+	// <root>/shards/<id>/ and a 38-byte candidate name, 65 bytes in all
+	// under "/zkelect" with 6-character ids, so 5,000 shards write 325,084
+	// bytes. The member znode counts as one of the first session's.
+	// NewManager refuses a value whose sessions would exceed JuteMaxBuffer
+	// with a *ConfigError wrapping a *LimitError (errors.Is ErrOverLimit).
 	MaxShardsPerSession int
 
 	// JuteMaxBuffer is the servers' and clients' jute.maxbuffer, in bytes.

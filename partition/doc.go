@@ -131,8 +131,10 @@
 // restarted right after a crash finds its previous run's znode still
 // there, owned by a session ZooKeeper has not expired yet: Run waits for
 // it to go (up to one and a half session timeouts, logging what it waits
-// for) before it registers or refuses. A refused
-// member leaves the live one's record alone, and a member writes its record
+// for) before it registers or refuses. A znode owned by a session this
+// process held before (recipe.Session.HeldBefore: the servers keep it a
+// while after the Session moved on) is the member's own at once: it is
+// deleted and registered again. A refused member leaves the live one's record alone, and a member writes its record
 // only over the version it last wrote or read unless it holds its member
 // id, so a stale process with the same id cannot overwrite a newer record.
 //

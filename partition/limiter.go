@@ -12,8 +12,8 @@ import (
 // A member starting thousands of elections pipelines their requests on one
 // session. If the server (or the path to it) answers fewer requests per
 // second than the member sends, the requests wait in line, every answer
-// comes later, and once answers lag by more than the lease allows (the
-// session timeout minus the lease margin) no leadership can hold: each is
+// comes later, and once answers lag by more than the lease allows (see
+// recipe.Session.AnswerLag) no leadership can hold: each is
 // suspended as soon as it starts, and a cold start never converges. So the
 // bound follows TCP's congestion control (additive increase, multiplicative
 // decrease): it starts low, grows by one for every election started while
@@ -26,10 +26,11 @@ const (
 	limiterMin = 4
 	// lagSlow and lagFast are the answer lags, as fractions of the session
 	// timeout, above which the bound halves and below which it grows. An
-	// idle session's lag reaches a third (its pings' interval); the
-	// default lease ends at three quarters.
-	lagSlowDiv = 2 // lag > timeout/2: halve
-	lagFastDiv = 4 // lag < timeout/4: grow
+	// idle session's lag reaches a sixth (the interval of the syncs that
+	// renew its lease); the default lease ends once those syncs wait in
+	// line for a third.
+	lagSlowDiv = 4 // lag > timeout/4: halve
+	lagFastDiv = 8 // lag < timeout/8: grow
 )
 
 // limiter is the adaptive bound on elections starting at once.

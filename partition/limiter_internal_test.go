@@ -29,7 +29,7 @@ func TestLimiterAdaptsToAnswerLag(t *testing.T) {
 	if got := l.bound(); got != 40 {
 		t.Fatalf("bound after prompt answers %d, want the cap 40", got)
 	}
-	lag = 800 * time.Millisecond // over timeout/2
+	lag = 800 * time.Millisecond // over timeout/4
 	cycle(1)
 	if got := l.bound(); got != 20 {
 		t.Fatalf("bound after a late answer %d, want 20", got)
@@ -46,7 +46,7 @@ func TestLimiterAdaptsToAnswerLag(t *testing.T) {
 	if got := l.bound(); got != limiterMin {
 		t.Fatalf("bound after many late answers %d, want the floor %d", got, limiterMin)
 	}
-	lag = 300 * time.Millisecond // between timeout/4 and timeout/2: hold
+	lag = 200 * time.Millisecond // between timeout/8 and timeout/4: hold
 	cycle(3)
 	if got := l.bound(); got != limiterMin {
 		t.Fatalf("bound with a middling lag %d, want it held at %d", got, limiterMin)

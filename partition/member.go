@@ -62,9 +62,11 @@ const (
 
 // register creates the member's ephemeral znode with instance (the
 // Manager's random id) as its data. It fails with ErrDuplicateMember when
-// another session owns it, or when this session does but another Manager
-// registered it. A znode that vanishes between our create and our check (its
-// session just ended) is created again, a few times at most.
+// another live session owns it, or when this session does but another
+// Manager registered it. A znode owned by a session this process held
+// before (sess.HeldBefore: ZooKeeper has not ended it yet) is ours: it is
+// deleted and created again. A znode that vanishes between our create and
+// our check (its session just ended) is created again, a few times at most.
 func register(ctx context.Context, sess *recipe.Session, p string, session int64, instance []byte, acl []zk.ACL) error {
 	for range 3 {
 		_, err := sess.Create(ctx, p, instance, zk.FlagEphemeral, acl)
@@ -80,6 +82,14 @@ func register(ctx context.Context, sess *recipe.Session, p string, session int64
 			continue
 		case err != nil:
 			return fmt.Errorf("register member %s: %w", p, err)
+		case st.EphemeralOwner != session && sess.HeldBefore(st.EphemeralOwner):
+			if err := sess.Delete(ctx, p, st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+				return fmt.Errorf("register member %s: delete the znode of our earlier session 0x%x: %w", p, st.EphemeralOwner, err)
+			}
+			log := sess.Logger()
+			log.Info().Int64("session_id", session).Int64("earlier_session_id", st.EphemeralOwner).
+				Msg("member znode owned by an earlier session of ours: deleted, registering again")
+			continue
 		case st.EphemeralOwner != session:
 			return fmt.Errorf("%w: %s is owned by session 0x%x", ErrDuplicateMember, p, st.EphemeralOwner)
 		case !bytes.Equal(data, instance):

@@ -12,7 +12,7 @@ import (
 )
 
 // This file holds the ZooKeeper sessions of one member, so that none owns
-// more than a bounded number of ephemeral znodes (see bound.go).
+// more than a bounded number of ephemeral znodes (see sessionCap).
 
 // sessions are the sessions one member's elections run on: the one given
 // to NewManager (the primary, which also owns the member znode and writes

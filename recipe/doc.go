@@ -24,9 +24,17 @@
 //     paused and resumes after another was elected.
 //   - Belief is not the same as truth: a leader cut off from ZooKeeper
 //     cannot learn at once that its session expired. The recipe bounds that
-//     window with a local lease on the monotonic clock: the session cannot
-//     expire before (send time of the last request the server answered) +
-//     negotiated session timeout. Leadership ends at that instant minus a
+//     window with a local lease on the monotonic clock, renewed only by
+//     answers that prove the quorum leader (the server that expires
+//     sessions) heard of the session, whichever server the client is on:
+//     the session cannot expire before (send time of the connect request
+//     the server answered, or of a sync sent on the same connection at
+//     least an eighth of the session timeout before a sync it answered) +
+//     negotiated session timeout. Pings and reads a follower answers do
+//     not renew it: a follower cut off from the quorum leader answers them
+//     for syncLimit ticks while the leader expires the session. The
+//     session sends one sync every sixth of its timeout for the lease.
+//     Leadership ends at that instant minus a
 //     margin (a quarter of the session timeout by default, the
 //     TolerateSuspend margin otherwise), and, by default, at the first sign
 //     of a lost connection (ErrSuspended). A process paused longer than the

@@ -75,11 +75,13 @@ func (g *leaseGauges) untrack(s *Session) {
 }
 
 // LeaseRemaining returns how long the session's local lease still holds:
-// the server cannot have expired the session before (send time of the last
-// request it answered, pings included) + the negotiated session timeout,
-// measured on the monotonic clock. It is 0 once that instant has passed,
-// and before ZooKeeper answered anything. Leaderships end a margin before
-// it runs out (see TolerateSuspend).
+// ZooKeeper cannot have expired the session before the latest instant its
+// quorum leader is known to have heard of it (from the connect response
+// and the session's syncs; pings and a follower's reads do not count, see
+// the package documentation) + the negotiated session timeout, measured on
+// the monotonic clock. It is 0 once that instant has passed, and before
+// anything vouched for the session. Leaderships end a margin before it
+// runs out (see TolerateSuspend).
 func (s *Session) LeaseRemaining() time.Duration {
 	d, ok := s.leaseDeadline(0)
 	if !ok {

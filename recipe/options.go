@@ -234,10 +234,12 @@ func WithCloseTimeout(d time.Duration) CandidateOption {
 // short loss of connection. The zero value is EndOnSuspend.
 //
 // Both policies also keep a local lease on the monotonic clock: the session
-// cannot expire before (send time of the last request the server answered)
-// + negotiated session timeout, so leadership ends at that instant minus a
-// margin, even if no disconnect has been noticed yet (a stalled connection,
-// a paused process that resumes).
+// cannot expire before (the latest instant the quorum leader is known to
+// have heard of it, from the answer to a connect request or to the
+// session's syncs; see the package documentation) + negotiated session
+// timeout, so leadership ends at that instant minus a margin, even if no
+// disconnect has been noticed yet (a stalled connection, a follower cut off
+// from the quorum leader, a paused process that resumes).
 type ConnectionLossPolicy struct {
 	tolerate bool
 	margin   time.Duration
@@ -251,8 +253,8 @@ type ConnectionLossPolicy struct {
 func EndOnSuspend() ConnectionLossPolicy { return ConnectionLossPolicy{} }
 
 // TolerateSuspend keeps leadership through a connection loss, but only
-// until (send time of the last request the server answered) + negotiated
-// session timeout − margin on the monotonic clock; then it ends with
+// until the lease deadline (see ConnectionLossPolicy) − margin on the
+// monotonic clock; then it ends with
 // ErrSuspended. The margin covers clock-rate differences and the time the
 // caller needs to stop acting; it must be positive and below the session
 // timeout (a third of it is a reasonable choice). A larger margin is safer

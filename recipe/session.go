@@ -129,13 +129,25 @@ func (s *Session) Timeout() time.Duration { return s.conn.Timeout() }
 
 // AnswerLag returns how long ago the request ZooKeeper answered last was
 // sent (pings included): about a round trip on a prompt connection, and at
-// most a third of the session timeout plus a round trip when idle, since
-// the client pings that often; it grows while requests wait in line behind
-// others or the server is slow. Callers that pipeline many requests (the
-// partition manager) use it to keep the line short enough for the lease,
-// which holds only while AnswerLag stays under the session timeout minus
-// the lease margin. Before any answer it returns the session timeout.
+// most a sixth of the session timeout plus a round trip when idle, since
+// the session sends a sync that often for its lease; it grows while
+// requests wait in line behind others or the server is slow. Callers that
+// pipeline many requests (the partition manager) use it to keep the line
+// short enough for the lease, which holds only while the syncs in that
+// line are answered within the session timeout minus the lease margin,
+// minus half the timeout (how far back an answered sync vouches for the
+// session, and how often one is sent; see the package documentation).
+// Before any answer it returns the session timeout.
 func (s *Session) AnswerLag() time.Duration { return s.conn.AnswerLag() }
+
+// HeldBefore reports whether id is one of the last 16 sessions this Session
+// held before its current one. ZooKeeper may keep such a session alive a
+// while after the Session moved on (until its timeout passes without the
+// Session, or while its closing is committed), with the ephemeral znodes it
+// owned: a znode of this process owned by such a session is the process's
+// own, not another live process's (partition's member registration relies
+// on that). 0 is never held.
+func (s *Session) HeldBefore(id int64) bool { return s.conn.HeldBefore(id) }
 
 // Conn returns go-zookeeper's connection under the session: an escape
 // hatch for tools and tests. Calls made on it take no context, bypass the

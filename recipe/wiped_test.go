@@ -104,6 +104,10 @@ func TestWipedEnsembleGetsANewSession(t *testing.T) {
 	if s.ID() == old || l2.SessionID() != s.ID() {
 		t.Fatalf("session %x -> %x, leadership on %x", old, s.ID(), l2.SessionID())
 	}
+	if !s.HeldBefore(old) || s.HeldBefore(s.ID()) || s.HeldBefore(0) {
+		t.Fatalf("HeldBefore(old %x, current %x, 0) = %v, %v, %v; want true, false, false",
+			old, s.ID(), s.HeldBefore(old), s.HeldBefore(s.ID()), s.HeldBefore(0))
+	}
 	t.Logf("new session %x %v after the wipe; leads on %s", s.ID(), time.Since(start), l2.Znode())
 	_ = recipe.ErrSessionExpired
 }

@@ -14,9 +14,10 @@ const stopSlack = time.Second
 
 // daemonHealth decides /healthz, as client-go's HealthzAdaptor does for a
 // leader that stopped renewing: the daemon is unhealthy (a restart would
-// help) when its session has had no answer from ZooKeeper for a whole
-// session timeout (disconnected past its lease, or a server that stopped
-// answering), when the session expired and no new one replaced it yet, or
+// help) when its session's lease ran out: nothing proved for a whole
+// session timeout that ZooKeeper's quorum leader still hears of it
+// (disconnected, a server that stopped answering, or one cut off from the
+// quorum leader), when the session expired and no new one replaced it yet, or
 // when a shard's --exec child is still running more than --grace after its
 // leadership ended (a stop that does not take).
 type daemonHealth struct {
@@ -31,7 +32,7 @@ func (h *daemonHealth) Healthy() error {
 	case h.sess.ID() == 0:
 		return fmt.Errorf("session expired and not replaced yet")
 	case h.sess.LeaseRemaining() == 0:
-		return fmt.Errorf("no answer from ZooKeeper for a session timeout (%v): disconnected past the lease", h.sess.Timeout())
+		return fmt.Errorf("lease ran out: ZooKeeper's quorum leader vouched for the session within no session timeout (%v): disconnected, or its server cut off from the quorum", h.sess.Timeout())
 	}
 	if c, ok := h.work.overdueStop(h.grace + stopSlack); ok {
 		return fmt.Errorf("child pid %d of shard %s still running %v after its leadership ended (--grace %v)",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ which every member follows. Each is idempotent and prints what changed.`,
 	fs.DurationVar(&f.restartGrace, "restart-grace", 0,
 		"how long a departed member's shards stay reserved for it (0: twice the session timeout; negative: none)")
 	fs.IntVar(&f.weight, "weight", 1, fmt.Sprintf("this member's weight, its share of the shards relative to the others' (1..%d)", partition.MaxWeight))
-	fs.StringVar(&f.advertise, "advertise", "", "address published for routers (/v1/owners, status); default: --listen")
+	fs.StringVar(&f.advertise, "advertise", "", "address published for routers (/v1/owners, status); default: --listen, an unspecified host (0.0.0.0) replaced by the host name")
 	fs.StringToStringVar(&f.labels, "label", nil, "label published with the member, key=value (repeatable), e.g. --label zone=eu-1")
 	fs.DurationVar(&f.startupSettle, "startup-settle", partition.DefaultStartupSettle,
 		"how long a starting member waits for the membership to stop changing before its first elections (0: the default; negative: no wait)")
@@ -290,10 +291,21 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 }
 
 // advertised is the address the member publishes: --advertise, else
-// --listen.
+// --listen with an unspecified host (0.0.0.0, ::, none) replaced by the
+// host name, which others can reach.
 func (f *shardsFlags) advertised() string {
 	if f.advertise != "" {
 		return f.advertise
+	}
+	host, port, err := splitListen(f.listen)
+	if err != nil {
+		return f.listen
+	}
+	switch strings.Trim(host, "[]") {
+	case "", "0.0.0.0", "::":
+		if h, err := os.Hostname(); err == nil && h != "" {
+			return net.JoinHostPort(h, strconv.Itoa(port))
+		}
 	}
 	return f.listen
 }

@@ -267,7 +267,7 @@ func TestShardsExecSupervisesOneChildPerLedShard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := []string{"--exec", "exec " + shellQuote(self) + " -test.run=none {shard} {token}", "--grace", "1s"}
+	exec := []string{"--exec", "exec " + shellQuote(self) + " -test.run=none {shard} {token}", "--grace", "5s"}
 	m1 := startDaemonWith(t, root, "m1", n, exec, envTestChild+"="+events)
 	eventually(t, 20*time.Second, "a child for each of the 4 shards", func() bool {
 		return countKind(readEvents(t, events), "start") == n

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,10 +32,12 @@ type Conn struct {
 	done        chan struct{} // closed by Close
 	closeOnce   sync.Once
 	watchdog    chan struct{} // closed when watchRequests returns (deadline.go)
+	renewing    chan struct{} // closed when renewLease returns (leaseclock.go)
 
 	mu        sync.Mutex
-	id        int64 // current session id, 0 when none
-	connected bool  // StateHasSession and not since disconnected
+	id        int64   // current session id, 0 when none
+	former    []int64 // earlier session ids, the latest last (at most maxFormer)
+	connected bool    // StateHasSession and not since disconnected
 	closed    bool
 	sinks     map[Sink]struct{}
 	paths     map[string]map[Sink]struct{}
@@ -113,6 +116,7 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 	}
 	s.wire.authExpected.Store(int32(len(cfg.Auth))) // replayed on every reconnect
 	go s.watchRequests()
+	go s.renewLease()
 	return s, nil
 }
 
@@ -148,6 +152,7 @@ func (s *Conn) Close() error {
 		s.mu.Unlock()
 		close(s.done)
 		<-s.watchdog
+		<-s.renewing
 		s.shutdown()
 		s.state("closed")
 		s.log.Info().Int64("session_id", s.ID()).Msg("session closed")
@@ -210,6 +215,7 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 	s := &Conn{
 		wire:        wire,
 		watchdog:    make(chan struct{}),
+		renewing:    make(chan struct{}),
 		cfg:         cfg,
 		log:         cfg.Log,
 		established: make(chan struct{}),
@@ -237,19 +243,32 @@ func (s *Conn) ID() int64 {
 func (s *Conn) Timeout() time.Duration { return s.wire.timeout() }
 
 // LeaseDeadline returns the instant on the monotonic clock before which
-// the server cannot have expired the session: the send time of the last
-// request (or ping) it answered plus the negotiated session timeout. ok is
-// false if nothing was answered in this session yet.
+// the server cannot have expired the session: the latest instant the
+// quorum leader is known to have heard of it (a connect response, an
+// answered sync; see leaseclock.go) plus the negotiated session timeout.
+// ok is false while nothing vouches for the session.
 func (s *Conn) LeaseDeadline() (time.Time, bool) { return s.wire.leaseDeadline() }
 
 // AnswerLag returns how long ago the request ZooKeeper answered last was
-// sent (pings included); the session timeout before any answer.
+// sent (pings and the lease's syncs included); the session timeout before
+// any answer.
 func (s *Conn) AnswerLag() time.Duration {
-	d, ok := s.wire.leaseDeadline()
+	t, ok := s.wire.lastAnswer()
 	if !ok {
 		return s.Timeout()
 	}
-	return max(time.Since(d.Add(-s.Timeout())), 0)
+	return max(time.Since(t), 0)
+}
+
+// maxFormer is how many earlier session ids a Conn remembers (HeldBefore).
+const maxFormer = 16
+
+// HeldBefore reports whether id is one of the last 16 sessions this Conn
+// held before its current one (0 never is).
+func (s *Conn) HeldBefore(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return id != 0 && slices.Contains(s.former, id)
 }
 
 // LastZxid returns the highest zxid any reply of this session carried

@@ -25,8 +25,9 @@ import "time"
 
 // sentRequest is a request written on a connection and not yet answered.
 type sentRequest struct {
-	at time.Time // when it was written
-	op int32     // ZooKeeper op code
+	at    time.Time // when it was written
+	op    int32     // ZooKeeper op code
+	lease bool      // a sync of the lease clock (leaseclock.go)
 }
 
 // stall is a connection whose requests wait: its oldest request in flight
@@ -41,18 +42,24 @@ type stall struct {
 // timeout (the requested one until a session is negotiated) until Close.
 func (s *Conn) watchRequests() {
 	defer close(s.watchdog)
-	period := s.wire.timeout() / 4
-	tick := time.NewTicker(period)
+	s.every(func(t time.Duration) time.Duration { return t / 4 }, func() { s.checkRequests(time.Now()) })
+}
+
+// every calls fn every period(session timeout), following changes of the
+// timeout (the requested one until a session is negotiated), until Close.
+func (s *Conn) every(period func(time.Duration) time.Duration, fn func()) {
+	p := period(s.wire.timeout())
+	tick := time.NewTicker(p)
 	defer tick.Stop()
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-tick.C:
-			s.checkRequests(time.Now())
+			fn()
 		}
-		if p := s.wire.timeout() / 4; p != period {
-			period = p
+		if q := period(s.wire.timeout()); q != p {
+			p = q
 			tick.Reset(p)
 		}
 	}

@@ -18,21 +18,26 @@
 //     event channel), fanned out to Sinks; only StateHasSession is usable;
 //   - the negotiated session timeout and session id, read from the connect
 //     response; every request and ping stamped when written and matched to
-//     its reply: the send time of the last answered request gives the lease
-//     deadline and the answer lag (wire.go);
+//     its reply: the send time of the last answered request gives the
+//     answer lag (wire.go), and the answers to the session's own syncs,
+//     which the quorum leader must vouch for, the lease (leaseclock.go);
 //   - the highest zxid of any reply, presented by every reconnect in place
 //     of go-zookeeper's (which counts only replies to its own requests);
 //   - a bounded handshake: deadlines are clamped until the connect response
 //     (a silent server no longer holds the client for 6.7 session
-//     timeouts);
+//     timeouts), and the bound grows after each handshake that timed out,
+//     so a slow but live server is still reached;
 //   - the request deadline: a connection whose server answers no request
 //     for a session timeout while one is in flight is closed (deadline.go);
 //   - foreign servers: a frame length no ZooKeeper server sends fails the
 //     connection before go-zookeeper allocates a buffer for it, and Dial
 //     fails with ErrNotZooKeeper once every server answered so (foreign.go);
 //   - wiped-ensemble recovery: after every server has refused the session
-//     for two session timeouts, the next connect request asks for a new
-//     session;
+//     for two session timeouts, the next connect request presents it
+//     without its last zxid, for the ensemble to judge it: one wiped and
+//     redeployed answers that it expired (a new session follows), servers
+//     restarted after an outage resume it, servers that cannot serve refuse
+//     again; HeldBefore remembers the ids of the sessions it held;
 //   - one error table (internal/jute's codes, Classify): retry, session
 //     over, or the caller's;
 //   - go-zookeeper's debug line for every reply with a negative xid is

@@ -153,6 +153,7 @@ func (s *Conn) expiredLocked() {
 	}
 	old := s.id
 	s.id, s.connected = 0, false
+	s.former = append(s.former[max(len(s.former)-maxFormer+1, 0):], old)
 	clear(s.dataWatch)
 	if s.cfg.States != nil {
 		s.cfg.States.SessionExpired()

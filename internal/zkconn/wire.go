@@ -21,14 +21,18 @@ import (
 //
 //   - the negotiated session timeout and session id, read from the connect
 //     response frame;
-//   - the send time of the last request the server answered, for the local
-//     lease (requests and pings are matched to their replies by xid; a
-//     request is stamped before its bytes are written, so the stamp is never
-//     later than the server's receipt of it);
+//   - the send time of the last request the server answered, for the
+//     answer lag, and of the requests that prove the quorum leader heard of
+//     the session, for the local lease (leaseclock.go); requests and pings
+//     are matched to their replies by xid, and a request is stamped before
+//     its bytes are written, so the stamp is never later than the server's
+//     receipt of it;
 //   - a bound on the handshake: until the connect response arrives every
 //     read or write deadline is clamped to handshakeBound, so a server that
 //     accepts connections but never answers does not hold the client for
-//     go-zookeeper's 10 × 2/3 × timeout before it tries the next one;
+//     go-zookeeper's 10 × 2/3 × timeout before it tries the next one; the
+//     bound grows after each handshake that timed out, so a live server
+//     slower than it is still reached;
 //   - the requests in flight on each connection, for the request deadline
 //     (deadline.go), and the length of every frame, refused when no
 //     ZooKeeper server would send it (foreign.go).
@@ -37,12 +41,26 @@ import (
 // (reads, see datawatch.go, watch.go and plainread.go; create2, see
 // create2.go; their replies it reads back, see wirecall.go; watch
 // removals, in order, see wirequeue.go), and recovers a session the
-// ensemble has forgotten (wiped and redeployed): such servers close every
-// connection that presents the old session and its higher zxid, and
-// go-zookeeper retries forever. After every handshake has been refused for
-// twice the session timeout, the next connect request is sent as a new
-// session (id 0, zxid 0); the session layer then sees a new session id and
-// treats the old one as expired.
+// ensemble has forgotten (wiped and redeployed).
+//
+// Refused handshakes. A server closes the connection without answering
+// the connect request when it cannot serve (it has no quorum), when the
+// client has seen a later zxid than the server's ("client must try
+// another server": a lagging follower, or an ensemble wiped and
+// redeployed, whose zxids start over), and a proxy in front of a dead
+// server closes it the same way. Only the wiped ensemble has forgotten the
+// session, and go-zookeeper would present it and its zxid forever; but
+// asking for a new session on any long streak of refusals would, after a
+// mere outage, leave the old session alive on the servers that come back
+// (a restarted server restores its sessions) beside the new one, owning
+// the process's ephemeral znodes. So after every handshake has been
+// refused for twice the session timeout, the next connect request presents
+// the session without its zxid: a serving ensemble that forgot the session
+// answers that it expired (and go-zookeeper asks for a new one), one that
+// knows it resumes it, and servers that cannot serve refuse again. A
+// session resumed that way may read from a server behind what it saw
+// before; after twice the session timeout without a server, that is the
+// lesser harm.
 //
 // It relies on go-zookeeper v1.0.4 writing each frame with one Write call
 // from one goroutine; a Write that is not exactly one frame is passed through
@@ -53,7 +71,8 @@ type wireTracker struct {
 	servers   int
 	requested time.Duration
 
-	lastAnswered atomic.Int64 // monotonic nanoseconds since wireTracker.epoch; 0 = none
+	lastAnswered atomic.Int64 // send time of the latest answer: monotonic ns since epoch, +1; 0 = none
+	leaseFrom    atomic.Int64 // the quorum leader heard of the session after this (leaseclock.go); as lastAnswered
 	epoch        time.Time
 	negotiated   atomic.Int64 // ns
 	sessionID    atomic.Int64
@@ -71,7 +90,8 @@ type wireTracker struct {
 	dialed       chan struct{} // closed when the next connection becomes current
 	refusedSince time.Time     // start of a streak of refused handshakes
 	refusals     int
-	forgetNext   bool
+	probeNext    bool          // the next connect request presents the session without its zxid
+	slowBound    time.Duration // a longer handshake bound learnt from slow handshakes; 0: none
 }
 
 func newWireTracker(servers int, requested time.Duration, log zerolog.Logger) *wireTracker {
@@ -175,10 +195,39 @@ func (c *wireConn) inject(frame []byte) bool {
 
 // handshakeBound is how long one server may take to dial and answer the
 // connect request: a third of the session timeout shared among the servers,
-// at least 200ms (a loaded server can be slow to answer).
+// at least 200ms (a loaded server can be slow to answer), or longer after
+// slow handshakes (see handshakeTimedOut), but never over two thirds of
+// the session timeout (go-zookeeper's read timeout once connected).
+//
+// A fixed bound fails a server that is live but slower than it: every
+// handshake is abandoned after the connect request reached the server,
+// which renews the session each time, so the session neither reconnects
+// nor expires and its znodes stay. A bound that grows after each timeout
+// reaches such a server; one that shrinks back after a handshake in time
+// keeps a silent server (a paused process) from holding the client long.
 func (w *wireTracker) handshakeBound() time.Duration {
 	t := w.timeout()
-	return max(t/time.Duration(3*max(w.servers, 1)), 200*time.Millisecond)
+	base := max(t/time.Duration(3*max(w.servers, 1)), 200*time.Millisecond)
+	w.mu.Lock()
+	slow := w.slowBound
+	w.mu.Unlock()
+	return max(base, min(slow, t*2/3))
+}
+
+// handshakeTimedOut records a handshake given up after bound: the next
+// one may take twice as long.
+func (w *wireTracker) handshakeTimedOut(bound time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.slowBound = max(w.slowBound, 2*bound)
+}
+
+// handshakeTook records a handshake answered after d: the bound keeps half
+// as much again in hand, so a slow ensemble is reached at the first try.
+func (w *wireTracker) handshakeTook(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.slowBound = d * 3 / 2
 }
 
 // timeout returns the negotiated session timeout, or the requested one
@@ -191,38 +240,32 @@ func (w *wireTracker) timeout() time.Duration {
 }
 
 // answered records that a request sent at t got its reply.
-func (w *wireTracker) answered(t time.Time) {
+func (w *wireTracker) answered(t time.Time) { w.stamp(&w.lastAnswered, t) }
+
+// stamp raises a to t, as monotonic nanoseconds since w.epoch plus one (0
+// stays "none"); a later stamp already there is kept.
+func (w *wireTracker) stamp(a *atomic.Int64, t time.Time) {
 	ns := int64(t.Sub(w.epoch)) + 1
 	for {
-		old := w.lastAnswered.Load()
-		if ns <= old || w.lastAnswered.CompareAndSwap(old, ns) {
+		old := a.Load()
+		if ns <= old || a.CompareAndSwap(old, ns) {
 			return
 		}
 	}
 }
 
-// leaseDeadline returns the instant (monotonic) before which the server
-// cannot have expired the session: last answered send time + timeout. ok is
-// false when nothing was answered yet.
-func (w *wireTracker) leaseDeadline() (time.Time, bool) {
-	ns := w.lastAnswered.Load()
-	if ns == 0 {
-		return time.Time{}, false
-	}
-	return w.epoch.Add(time.Duration(ns-1) + w.timeout()), true
-}
-
 // connectRequest returns the connect request go-zookeeper wrote, as the
-// layer sends it: asking for a new session when the ensemble forgot the
-// old one (takeForget), otherwise presenting the highest zxid this session
-// has seen on any path. go-zookeeper v1.0.4 presents only the zxid of the
+// layer sends it: presenting the session without its zxid after a long
+// streak of refusals (takeProbe, see the file comment), otherwise the
+// highest zxid this session has seen on any path. go-zookeeper v1.0.4 presents only the zxid of the
 // last reply to its own requests (it ignores those of the layer's, whose
 // xids are negative), which may be older than a view the session already
 // read: a server behind that view would then accept the session.
 func (w *wireTracker) connectRequest(b []byte) []byte {
-	if w.takeForget() {
-		w.lastZxid.Store(0)
-		return jute.ForgetSession(b)
+	if w.takeProbe() {
+		w.log.Info().Int64("session_id", w.sessionID.Load()).
+			Msg("every server refused the session for two session timeouts: presenting it without its zxid, for the ensemble to judge it")
+		return jute.WithLastZxid(b, 0)
 	}
 	if seen := w.lastZxid.Load(); seen > jute.ConnectLastZxid(b) {
 		return jute.WithLastZxid(b, seen)
@@ -245,9 +288,11 @@ func (w *wireTracker) sawZxid(z int64) {
 func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, sent time.Time) {
 	if w.sessionID.Swap(sessionID) != sessionID {
 		w.lastAnswered.Store(0)
+		w.leaseFrom.Store(0)
 	}
 	w.negotiated.Store(int64(timeout))
 	w.answered(sent)
+	w.vouch(sent) // the quorum leader granted or revalidated the session (leaseclock.go)
 	w.notForeign()
 	w.mu.Lock()
 	w.refusedSince, w.refusals = time.Time{}, 0
@@ -255,7 +300,8 @@ func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, sent tim
 }
 
 // refused records a server closing the connection before answering the
-// connect request, and decides whether to start a new session next time.
+// connect request, and decides whether the next connect request presents
+// the session without its zxid (see the file comment).
 func (w *wireTracker) refused() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -266,17 +312,17 @@ func (w *wireTracker) refused() {
 	}
 	w.refusals++
 	if w.sessionID.Load() != 0 && w.refusals >= w.servers && now.Sub(w.refusedSince) >= 2*w.timeout() {
-		w.forgetNext = true
+		w.probeNext = true
 	}
 }
 
-// takeForget reports (once) whether the next connect request must ask for a
-// new session.
-func (w *wireTracker) takeForget() bool {
+// takeProbe reports (once) whether the next connect request presents the
+// session without its zxid.
+func (w *wireTracker) takeProbe() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	f := w.forgetNext
-	w.forgetNext = false
+	f := w.probeNext
+	w.probeNext = false
 	if f {
 		w.refusedSince, w.refusals = time.Time{}, 0
 	}
@@ -306,6 +352,9 @@ type wireConn struct {
 	authSent int
 	calls    map[int32]*pendingCall // requests of the session awaiting their reply (wirecall.go)
 	rd       jute.Splitter
+
+	syncs         []time.Time // send times of the lease's syncs (leaseclock.go)
+	syncsInFlight int
 }
 
 func (c *wireConn) clamp(t time.Time) time.Time {
@@ -388,6 +437,7 @@ func (c *wireConn) Read(b []byte) (int, error) {
 	if err != nil && !c.established.Load() {
 		if isTimeout(err) {
 			c.w.notForeign()
+			c.w.handshakeTimedOut(c.bound)
 		} else {
 			c.w.refused()
 		}
@@ -406,6 +456,7 @@ func (c *wireConn) frame(head []byte) {
 	if !c.established.Load() {
 		r, ok := jute.DecodeConnectResponse(head)
 		if ok && r.SessionID != 0 {
+			c.w.handshakeTook(time.Since(c.connectSent))
 			c.w.handshake(r.SessionID, r.Timeout, c.connectSent)
 			c.rd.Limit = maxReplyFrame
 			c.established.Store(true)
@@ -430,6 +481,9 @@ func (c *wireConn) frame(head []byte) {
 			delete(c.pending, xid)
 			c.w.answered(r.at)
 			c.answered = time.Now()
+			if r.op == jute.OpSync {
+				c.syncAnswered(r, int32(h.Err))
+			}
 		}
 		if c.authXids[xid] {
 			delete(c.authXids, xid)
