@@ -26,21 +26,12 @@ func IsConnectRequest(frame []byte) bool {
 func ConnectLastZxid(frame []byte) int64 { return int64(binary.BigEndian.Uint64(frame[8:])) }
 
 // WithLastZxid returns a copy of a connect request frame presenting zxid as
-// the last zxid seen.
+// the last zxid seen (0: none, so that a server behind the session's view
+// judges the session instead of refusing it), the session id and password
+// unchanged.
 func WithLastZxid(frame []byte, zxid int64) []byte {
 	out := append([]byte(nil), frame...)
 	binary.BigEndian.PutUint64(out[8:], uint64(zxid))
-	return out
-}
-
-// ForgetSession returns a copy of a connect request frame asking for a new
-// session: last zxid 0, session id 0, empty password (its length stays 16).
-func ForgetSession(frame []byte) []byte {
-	out := append([]byte(nil), frame...)
-	body := out[4:]
-	clear(body[4:12])  // last zxid seen
-	clear(body[16:24]) // session id
-	clear(body[28:44]) // password bytes
 	return out
 }
 

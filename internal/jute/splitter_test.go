@@ -53,20 +53,20 @@ func FuzzFrameReaderSplitsAnyChunking(f *testing.F) {
 	})
 }
 
-func TestForgetSessionClearsIdentity(t *testing.T) {
+func TestWithLastZxidKeepsTheSession(t *testing.T) {
 	body := make([]byte, ConnectRequestLen)
 	for i := range body {
 		body[i] = 0xff
 	}
 	in := frames(body)
-	out := ForgetSession(in)
-	b := out[4:]
-	if !bytes.Equal(out[:4], in[:4]) || !bytes.Equal(b[0:4], body[0:4]) || !bytes.Equal(b[12:16], body[12:16]) || !bytes.Equal(b[24:28], body[24:28]) {
-		t.Fatal("length, protocol version, timeout or password length changed")
-	}
-	for _, r := range [][2]int{{4, 12}, {16, 24}, {28, 44}} {
-		if !bytes.Equal(b[r[0]:r[1]], make([]byte, r[1]-r[0])) {
-			t.Fatalf("bytes %d..%d not cleared: %x", r[0], r[1], b[r[0]:r[1]])
+	for _, z := range []int64{0, 0x100000007} {
+		out := WithLastZxid(in, z)
+		b := out[4:]
+		if !bytes.Equal(out[:4], in[:4]) || !bytes.Equal(b[0:4], body[0:4]) || !bytes.Equal(b[12:], body[12:]) {
+			t.Fatal("length, protocol version, timeout, session id or password changed")
+		}
+		if got := ConnectLastZxid(out); got != z {
+			t.Fatalf("last zxid %#x, want %#x", got, z)
 		}
 	}
 	if in[8] != 0xff {
