@@ -50,6 +50,12 @@ var (
 	// Connect fails with it (and ErrUnreachable) once every server has
 	// answered that way.
 	ErrNotZooKeeper = errors.New("recipe: not a ZooKeeper server")
+	// ErrTLS: a TLS handshake with a server failed (see TLSError).
+	ErrTLS = errors.New("recipe: TLS handshake with ZooKeeper failed")
+	// ErrAuthFailed: a server refused the session's SASL credentials, or
+	// could not prove that it knows them (see AuthError). The session is
+	// over: it does not reconnect with credentials the ensemble refuses.
+	ErrAuthFailed = errors.New("recipe: ZooKeeper authentication failed")
 	// ErrSessionTimeout: a session timeout that is not positive, or (with
 	// WithExactSessionTimeout) one the server would not grant.
 	ErrSessionTimeout = errors.New("recipe: session timeout not honoured")

@@ -101,6 +101,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 	}
 	s := newSession(newWireTracker(len(servers), cfg.timeout, cfg.log), cfg)
 	s.dial = dialArgs{servers: slices.Clone(servers), opts: slices.Clone(opts)}
+	s.wire.tls, s.wire.sasl, s.wire.onRefused = cfg.tls, cfg.sasl, s.authRefused
 	conn, events, err := zk.Connect(servers, cfg.timeout,
 		zk.WithDialer(s.wire.dialer(cfg.dialer)),
 		zk.WithEventCallback(s.onEvent),
@@ -147,6 +148,8 @@ func (s *Session) awaitFirst(ctx context.Context, servers []string) error {
 			return fmt.Errorf("no session from %v within %v: %w: %w", servers, s.cfg.connectTimeout, ErrUnreachable, foreign)
 		}
 		return fmt.Errorf("no session from %v within %v: %w", servers, s.cfg.connectTimeout, ErrUnreachable)
+	case <-s.wire.auth.over:
+		return fmt.Errorf("connect to %v: %w", servers, s.wire.auth.cause())
 	case <-s.wire.foreign.all:
 		return fmt.Errorf("connect to %v: %w: %w", servers, ErrUnreachable, s.wire.foreign.foreign())
 	case <-ctx.Done():
