@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/testenv"
 )
 
 // TestRunUnderReadOnlyParentIsACLDenied: a root under a znode nobody may
@@ -47,13 +48,23 @@ func TestRunUnderReadOnlyParentIsACLDenied(t *testing.T) {
 // share.
 var groupCred = [2]string{"partition-group", "group-secret"}
 
-// connectAs opens a session authenticated by opts, closed at cleanup.
+// connectAs opens a session on the shared server authenticated by opts,
+// closed at cleanup.
 func connectAs(t testing.TB, opts ...recipe.SessionOption) *recipe.Session {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	return connectAsTo(t, zkc.Addrs(), opts...)
+}
+
+// connectAsTo is connectAs to addrs.
+func connectAsTo(t testing.TB, addrs []string, opts ...recipe.SessionOption) *recipe.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	opts = append([]recipe.SessionOption{recipe.WithSessionTimeout(sessionTimeout), recipe.WithLogger(zerolog.Nop())}, opts...)
-	sess, err := recipe.Connect(ctx, zkc.Addrs(), opts...)
+	// A minute to connect: a loaded machine's servers are slow at their
+	// first TLS handshakes.
+	opts = append([]recipe.SessionOption{recipe.WithSessionTimeout(sessionTimeout), recipe.WithLogger(zerolog.Nop()),
+		recipe.WithConnectTimeout(time.Minute)}, opts...)
+	sess, err := recipe.Connect(ctx, addrs, opts...)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -67,18 +78,39 @@ func withGroupACL(c *partition.Config) { c.ACL = recipe.GroupACL() }
 // TestGroupACLStopsOtherClients: with recipe.GroupACL and the group's
 // credentials, a client without them can read everything but cannot delete
 // a leader's znode, forge a member registration or overwrite a member's
-// record; the leaders lead on.
+// record; the leaders lead on. With digest credentials on the shared
+// server, and end to end over TLS with SASL DIGEST-MD5 logins.
 func TestGroupACLStopsOtherClients(t *testing.T) {
+	t.Run("digest", func(t *testing.T) {
+		checkGroupACLStopsOthers(t, func() *recipe.Session {
+			return connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
+		}, connect(t, sessionTimeout))
+	})
+	t.Run("SASL over TLS", func(t *testing.T) {
+		zks := testenv.New(t, testenv.Options{TLS: &testenv.TLSOptions{}, SASLUsers: map[string]string{groupCred[0]: groupCred[1]}})
+		files, _ := zks.TLSFiles()
+		cfg, err := files.ClientConfig(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGroupACLStopsOthers(t, func() *recipe.Session {
+			return connectAsTo(t, zks.SecureAddrs(), recipe.WithTLS(cfg), recipe.WithSASL(groupCred[0], groupCred[1]))
+		}, connectAsTo(t, zks.SecureAddrs(), recipe.WithTLS(cfg)))
+	})
+}
+
+// checkGroupACLStopsOthers runs two members on sessions from group and
+// checks that the session other cannot change their znodes.
+func checkGroupACLStopsOthers(t *testing.T, group func() *recipe.Session, otherSess *recipe.Session) {
 	root, shards, tr := newRoot(t), partition.Range(0, 4), newTracker()
 	var ms []*member
 	for _, id := range []string{"a", "b"} {
-		sess := connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
-		ms = append(ms, startMemberOn(t, sess, root, id, shards, tr, withGroupACL))
+		ms = append(ms, startMemberOn(t, group(), root, id, shards, tr, withGroupACL))
 	}
 	lead, _ := waitBalanced(t, shards, ms, 20*time.Second)
 	before := ms[0].m.Leaderships()
 
-	other := connect(t, sessionTimeout).Conn()
+	other := otherSess.Conn()
 	shardDir := root + "/shards/" + shards[0]
 	znodes, _, err := other.Children(shardDir)
 	if err != nil || len(znodes) == 0 {

@@ -146,8 +146,8 @@ type Config struct {
 	// Raise it to a few seconds when members start further apart.
 	StartupSettle time.Duration
 
-	// ACL is the ACL of every znode the manager creates: the root and its
-	// missing ancestors, members/, owners/, shards/, each shard's election
+	// ACL is the ACL of every znode the manager creates: the root (its
+	// missing ancestors are created open), members/, owners/, shards/, each shard's election
 	// znode, the member's registration and record, and its candidates'
 	// znodes. Nil selects zk.WorldACL(zk.PermAll) (anyone may change
 	// anything); recipe.GroupACL() lets only the group's identity change or

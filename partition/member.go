@@ -25,8 +25,10 @@ import (
 // start; every other member re-reads the record after each write.
 const publishInterval = 50 * time.Millisecond
 
-// ensurePaths creates root and its three children, with acl, if missing. A
-// create refused by an ACL is no failure when the znode exists: ZooKeeper
+// ensurePaths creates root and its three children, with acl, if missing;
+// missing ancestors above root are created open (zk.WorldACL(zk.PermAll)),
+// so that one group's ACL does not lock others out of a shared parent such
+// as /apps. A create refused by an ACL is no failure when the znode exists: ZooKeeper
 // checks the parent's ACL (and an "auth" ACL's credentials) before it
 // looks for the znode, so a reader without the group's rights gets
 // ErrNoAuth or ErrInvalidACL rather than ErrNodeExists.
@@ -38,8 +40,13 @@ func ensurePaths(ctx context.Context, sess *recipe.Session, root string, acl []z
 	for _, child := range []string{membersDir, ownersDir, shardsDir} {
 		paths = append(paths, path.Join(root, child))
 	}
+	open := zk.WorldACL(zk.PermAll)
 	for _, p := range paths {
-		_, err := sess.Create(ctx, p, nil, 0, acl)
+		a := acl
+		if len(p) < len(root) {
+			a = open // an ancestor of root
+		}
+		_, err := sess.Create(ctx, p, nil, 0, a)
 		if err == nil || errors.Is(err, zk.ErrNodeExists) {
 			continue
 		}

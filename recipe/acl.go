@@ -12,9 +12,10 @@ import "github.com/go-zookeeper/zk"
 // Give it to WithACL (and partition.Config.ACL) on a session authenticated
 // with WithDigestAuth or WithSASL, with the same credentials in every
 // member of the group. ZooKeeper checks a delete against the parent's ACL,
-// so the election's parent znode must carry it too: a candidate creates
-// missing parents with its ACL, but a parent made earlier with an open ACL
-// keeps it (set it with zkCli's setAcl). On a session without credentials
+// so the election znode (the candidates' parent) must carry it too: a
+// candidate creates a missing election znode with its ACL (and missing
+// ancestors above it open), but one made earlier with an open ACL keeps it
+// (set it with zkCli's setAcl). On a session without credentials
 // ZooKeeper refuses a create with this ACL (zk.ErrInvalidACL, wrapped in
 // ErrACLDenied).
 func GroupACL() []zk.ACL {

@@ -52,6 +52,12 @@ var (
 	// Connect fails with it (and ErrUnreachable) once every server has
 	// answered that way.
 	ErrNotZooKeeper = zkconn.ErrNotZooKeeper
+	// ErrTLS: a TLS handshake with a server failed (see TLSError).
+	ErrTLS = zkconn.ErrTLS
+	// ErrAuthFailed: a server refused the session's SASL credentials, or
+	// could not prove that it knows them (see AuthError). The session is
+	// over: it does not reconnect with credentials the ensemble refuses.
+	ErrAuthFailed = zkconn.ErrAuthFailed
 	// ErrSessionTimeout: a session timeout that is not positive, or (with
 	// WithExactSessionTimeout) one the server would not grant.
 	ErrSessionTimeout = errors.New("recipe: session timeout not honoured")
@@ -73,6 +79,15 @@ var (
 // mistake): Addr, as dialled, and Cause, what gave it away (an impossible
 // frame length). It matches ErrNotZooKeeper with errors.Is.
 type NotZooKeeperError = zkconn.NotZooKeeperError
+
+// AuthError is a SASL authentication with a server that failed for a
+// reason a retry does not cure (Server, Mechanism, User, Err); errors.Is
+// ErrAuthFailed holds for it.
+type AuthError = zkconn.AuthError
+
+// TLSError is a TLS handshake with a server that failed; errors.Is ErrTLS
+// holds for it.
+type TLSError = zkconn.TLSError
 
 // PathError reports an invalid election path and why.
 type PathError struct {

@@ -112,15 +112,28 @@ func (c *Candidate) createAndList(ctx context.Context, prefix string, data []byt
 	return createReply{name: zkconn.Base(p), stat: stat, list: &list}
 }
 
-// ensureParents creates the election path and its ancestors (persistent).
+// ensureParents creates the election path (with the candidate's ACL: a
+// delete of a candidate's znode is checked against it) and its ancestors
+// (open, so that one group's ACL does not lock others out of a shared
+// parent), persistent. A create refused by an ACL is no failure when the
+// znode exists: ZooKeeper checks the parent's ACL before it looks.
 func (c *Candidate) ensureParents(ctx context.Context) error {
 	parts := strings.Split(c.path[1:], "/")
 	for i := range parts {
 		p := "/" + strings.Join(parts[:i+1], "/")
+		acl := c.cfg.acl
+		if p != c.path {
+			acl = zk.WorldACL(zk.PermAll)
+		}
 		err := c.timed("create", func() error {
-			_, err := c.sess.conn.Create(ctx, p, nil, 0, c.cfg.acl)
+			_, err := c.sess.conn.Create(ctx, p, nil, 0, acl)
 			return err
 		})
+		if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL) {
+			if ok, _, xerr := c.sess.conn.Exists(ctx, p); xerr == nil && ok {
+				err = nil
+			}
+		}
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
 		}

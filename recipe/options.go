@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
 // Defaults, used when an option is not given.
@@ -39,6 +42,8 @@ type sessionConfig struct {
 	reg            prometheus.Registerer
 	dialer         zk.Dialer
 	auth           []authCred
+	tls            *tls.Config            // nil: plain TCP
+	sasl           *zkconn.SASLCredential // nil: no SASL exchange
 }
 
 type authCred struct{ scheme, auth string }
@@ -126,6 +131,50 @@ func WithDigestAuth(user, password string) SessionOption {
 	}
 }
 
+// WithTLS connects to the servers' secure client port (ZooKeeper's
+// secureClientPort, served by its Netty connection factory) over TLS with
+// cfg, on each connection the dialer (WithDialer) returns. The server's
+// certificate is verified against cfg.RootCAs (the system's roots when
+// nil) and for cfg.ServerName, or, when that is empty, for the host of the
+// address dialed; a client certificate is presented when cfg has one
+// (cfg.Certificates or GetClientCertificate), as servers with
+// ssl.clientAuth=need require. A nil cfg, or one with InsecureSkipVerify,
+// is refused with a *OptionError. A failed handshake is a *TLSError; when
+// every server fails it for a reason of certificates, Connect fails with
+// it at once (errors.Is ErrTLS and ErrUnreachable).
+func WithTLS(cfg *tls.Config) SessionOption {
+	return func(c *sessionConfig) error {
+		switch {
+		case cfg == nil:
+			return &OptionError{Option: "WithTLS", Reason: "nil config"}
+		case cfg.InsecureSkipVerify:
+			return &OptionError{Option: "WithTLS", Reason: "InsecureSkipVerify accepts any server; give RootCAs instead"}
+		}
+		c.tls = cfg.Clone()
+		return nil
+	}
+}
+
+// WithSASL authenticates every connection with SASL DIGEST-MD5 (RFC 2831)
+// as user with password, against ZooKeeper's SASLAuthenticationProvider
+// and a JAAS DigestLoginModule holding user_<user>="<password>". The
+// exchange runs after each connect (and reconnect) before any other
+// request, and the session's identity is then sasl:<user> (for ACLs:
+// zk.ACL{Scheme: "sasl", ID: user} or GroupACL). Wrong credentials, a user
+// the server does not know or a server without SASL end Connect at once
+// with an *AuthError (errors.Is ErrAuthFailed); after Connect they end the
+// session. GSSAPI (Kerberos) is not supported. An empty user or password
+// is refused with a *OptionError.
+func WithSASL(user, password string) SessionOption {
+	return func(c *sessionConfig) error {
+		if user == "" || password == "" {
+			return &OptionError{Option: "WithSASL", Reason: "empty user or password"}
+		}
+		c.sasl = &zkconn.SASLCredential{User: user, Password: password}
+		return nil
+	}
+}
+
 // CandidateOption configures NewCandidate. A nil CandidateOption is
 // ignored.
 type CandidateOption func(*candidateConfig) error
@@ -194,8 +243,10 @@ func WithNaming(n Naming) CandidateOption {
 	return func(c *candidateConfig) error { c.naming = n; return nil }
 }
 
-// WithACL sets the ACL of the candidate's znode and of any parent znode the
-// candidate creates (default zk.WorldACL(zk.PermAll)).
+// WithACL sets the ACL of the candidate's znode and of the election znode
+// (its parent, against whose ACL ZooKeeper checks a delete) when the
+// candidate creates it (default zk.WorldACL(zk.PermAll)); missing
+// ancestors above the election znode are created open.
 func WithACL(acl []zk.ACL) CandidateOption {
 	return func(c *candidateConfig) error {
 		if len(acl) == 0 {

@@ -77,7 +77,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 	}
 	conn, err := zkconn.Dial(ctx, servers, zkconn.Config{
 		Timeout: cfg.timeout, ConnectTimeout: cfg.connectTimeout, Dialer: cfg.dialer,
-		Auth: auth, Log: cfg.log, States: stateMetrics{s.metrics},
+		Auth: auth, TLS: cfg.tls, SASL: cfg.sasl, Log: cfg.log, States: stateMetrics{s.metrics},
 	})
 	if err != nil {
 		s.cancel()
@@ -99,6 +99,8 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 // connectError maps an error of the layer's Dial to Connect's.
 func connectError(servers []string, err error) error {
 	switch {
+	case errors.Is(err, zkconn.ErrAuthFailed) && !errors.Is(err, zkconn.ErrNoSession):
+		return fmt.Errorf("connect to %v: %w", servers, err)
 	case errors.Is(err, zkconn.ErrNoSession):
 		return fmt.Errorf("connect to %v: %w: %w", servers, ErrUnreachable, fromLayer(err))
 	case errors.Is(err, zk.ErrNoAuth), errors.Is(err, zk.ErrInvalidACL), errors.Is(err, zk.ErrAuthFailed):

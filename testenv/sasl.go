@@ -50,3 +50,22 @@ func writeJAAS(dir string, users map[string]string) (string, error) {
 	}
 	return path, nil
 }
+
+// SetSASLUsers replaces the SASL accounts (user name to password) of a
+// cluster started with Options.SASLUsers: servers started or restarted
+// from now on accept these, so a test can change a password on the
+// servers. It returns an *OptionsError for invalid users, and
+// ErrBadOptions for a cluster without SASL.
+func (c *Cluster) SetSASLUsers(users map[string]string) error {
+	if len(users) == 0 {
+		return &OptionsError{Field: "SASLUsers", Value: "", Reason: "want at least one user"}
+	}
+	if err := checkSASLUsers(users); err != nil {
+		return err
+	}
+	if len(c.servers) == 0 || c.servers[0].security.jaas == "" {
+		return fmt.Errorf("%w: the cluster was started without SASLUsers", ErrBadOptions)
+	}
+	_, err := writeJAAS(c.dir, users)
+	return err
+}

@@ -43,6 +43,7 @@ type commonFlags struct {
 	logLevel       string
 	logFormat      string
 	auth           authFlags
+	tls            tlsFlags
 	acl            *aclFlag // nil unless the command creates znodes (registerACL)
 }
 
@@ -62,6 +63,7 @@ func (f *commonFlags) registerWithLevel(fs *pflag.FlagSet, level string) {
 		"give up if no session is established within this time")
 	fs.StringVar(&f.logLevel, "log-level", level, "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
+	f.tls.register(fs)
 	f.auth.register(fs)
 }
 
@@ -97,6 +99,9 @@ func (f *commonFlags) validate() error {
 		return err
 	}
 	if _, err := f.auth.options(); err != nil {
+		return err
+	}
+	if _, err := f.tls.config(); err != nil {
 		return err
 	}
 	_, err := f.znodeACL()
@@ -171,12 +176,24 @@ func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prome
 		return nil, err
 	}
 	opts = append(opts, auth...)
+	f.auth.warnLoosePermissions(log)
+	tlsCfg, err := f.tls.config()
+	if err != nil {
+		return nil, err
+	}
+	if tlsCfg != nil {
+		opts = append(opts, recipe.WithTLS(tlsCfg))
+	}
 	sess, err := recipe.Connect(ctx, servers, opts...)
 	switch {
 	case err == nil:
 		return sess, nil
 	case ctx.Err() != nil:
 		return nil, interrupted(ctx, "connect to ZooKeeper at "+f.zk)
+	case errors.Is(err, recipe.ErrTLS):
+		return nil, fmt.Errorf("TLS to ZooKeeper at %s failed: check --zk-tls-ca, --zk-tls-server-name and that --zk names the secure client ports (%v)", f.zk, err)
+	case errors.Is(err, recipe.ErrAuthFailed):
+		return nil, fmt.Errorf("ZooKeeper at %s refused the credentials of --zk-auth %s: %v", f.zk, f.auth.scheme, err)
 	case errors.Is(err, recipe.ErrACLDenied):
 		return nil, fmt.Errorf("ZooKeeper at %s refused the credentials of --zk-auth %s: check them (%v)", f.zk, f.auth.scheme, err)
 	case errors.Is(err, recipe.ErrNotZooKeeper):

@@ -62,7 +62,12 @@ between children with --restart), run withdraws and exits 130 for SIGINT,
   zkelect run --zk zk1:2181,zk2:2181,zk3:2181 --election /apps/report/leader -- ./report.sh
 
   # keep a singleton consumer running, re-campaigning when it exits
-  ZKELECT_ZK=127.0.0.1:2181 zkelect run --election /apps/consumer --restart --grace 3s -- ./consumer`,
+  ZKELECT_ZK=127.0.0.1:2181 zkelect run --election /apps/consumer --restart --grace 3s -- ./consumer
+
+  # digest credentials (user:password) from a file, never on the command line;
+  # the election's znodes get the group ACL: only that identity may delete them
+  zkelect run --zk zk1:2181 --zk-auth digest --zk-auth-file /etc/zkelect/zk.cred \
+      --election /apps/report/leader -- ./report.sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			argv, err := commandAfterDash(cmd, args)
 			if err != nil {

@@ -82,7 +82,12 @@ which every member follows. Each is idempotent and prints what changed.`,
   zkelect shards --root /apps/billing --shards 256 --weight 2 --advertise 10.0.0.7:8080 \
       --exec 'exec ./worker --partition {shard} --fencing-token {token}'
 
-  zkelect shards drain --root /apps/billing --member node-a --wait`,
+  zkelect shards drain --root /apps/billing --member node-a --wait
+
+  # a secured ensemble: TLS to its secure client port, a SASL login whose
+  # identity alone may change the group's znodes (--acl group, the default)
+  zkelect shards --zk zk1:2281,zk2:2281,zk3:2281 --zk-tls-ca /etc/zkelect/zk-ca.pem \
+      --zk-auth sasl --zk-auth-file /etc/zkelect/zk.cred --root /apps/billing --shards 64`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			shards, err := f.validate()

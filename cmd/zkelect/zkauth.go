@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
 	"github.com/zkelect/zkelect/recipe"
@@ -25,19 +26,21 @@ const (
 // Values of --zk-auth and --acl.
 const (
 	authDigest = "digest"
+	authSASL   = "sasl"
 	aclOpen    = "open"
 	aclGroup   = "group"
 )
 
 // authFlags are how a command authenticates to ZooKeeper.
 type authFlags struct {
-	scheme string // "" (none) or authDigest
+	scheme string // "" (none), authDigest or authSASL
 	file   string // holds user:password
 }
 
 func (a *authFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&a.scheme, "zk-auth", os.Getenv(envZKAuth),
-		"authenticate to ZooKeeper: digest (user:password from --zk-auth-file or $"+envZKCredentials+") (default $"+envZKAuth+")")
+		"authenticate to ZooKeeper: digest (its digest scheme) or sasl (SASL DIGEST-MD5), as user:password from --zk-auth-file or $"+
+			envZKCredentials+" (default $"+envZKAuth+")")
 	hideDefault(fs, "zk-auth")
 	fs.StringVar(&a.file, "zk-auth-file", os.Getenv(envZKAuthFile),
 		"file holding the --zk-auth credentials as user:password on one line (default $"+envZKAuthFile+")")
@@ -50,18 +53,33 @@ func (a *authFlags) options() ([]recipe.SessionOption, error) {
 	switch a.scheme {
 	case "":
 		if a.file != "" {
-			return nil, errors.New("--zk-auth-file given without --zk-auth: pass --zk-auth " + authDigest)
+			return nil, errors.New("--zk-auth-file given without --zk-auth: pass --zk-auth " + authDigest + " or " + authSASL)
 		}
 		return nil, nil
-	case authDigest:
+	case authDigest, authSASL:
 	default:
-		return nil, fmt.Errorf("invalid --zk-auth %q: use %s", a.scheme, authDigest)
+		return nil, fmt.Errorf("invalid --zk-auth %q: use %s or %s (GSSAPI/Kerberos is not supported)", a.scheme, authDigest, authSASL)
 	}
 	user, password, err := a.credentials()
 	if err != nil {
 		return nil, err
 	}
+	if a.scheme == authSASL {
+		return []recipe.SessionOption{recipe.WithSASL(user, password)}, nil
+	}
 	return []recipe.SessionOption{recipe.WithDigestAuth(user, password)}, nil
+}
+
+// warnLoosePermissions logs a warning when --zk-auth-file may be read by
+// other users than its owner (as ssh does for keys).
+func (a *authFlags) warnLoosePermissions(log zerolog.Logger) {
+	if a.file == "" {
+		return
+	}
+	if fi, err := os.Stat(a.file); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		log.Warn().Str("file", a.file).Stringer("mode", fi.Mode().Perm()).
+			Msg("--zk-auth-file is readable by other users; chmod 600 it")
+	}
 }
 
 // credentials reads user:password from --zk-auth-file, else from

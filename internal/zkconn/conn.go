@@ -2,6 +2,7 @@ package zkconn
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"slices"
@@ -58,6 +59,11 @@ type Config struct {
 	Dialer zk.Dialer
 	// Auth is replayed on every connection before any other request.
 	Auth []Credential
+	// TLS, if set, wraps every connection in TLS (see tlsdial.go).
+	TLS *tls.Config
+	// SASL, if set, logs every connection in with SASL DIGEST-MD5 before
+	// any other request (see sasl.go).
+	SASL *SASLCredential
 	// Log receives the layer's log lines (zero value: none).
 	Log zerolog.Logger
 	// States, if set, is told every change of session state.
@@ -95,6 +101,7 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 		cfg.Dialer = net.DialTimeout
 	}
 	s := newConn(newWireTracker(len(servers), cfg.Timeout, cfg.Log), cfg)
+	s.wire.tls, s.wire.sasl, s.wire.onRefused = cfg.TLS, cfg.SASL, s.authRefused
 	conn, events, err := zk.Connect(servers, cfg.Timeout,
 		zk.WithDialer(s.wire.dialer(cfg.Dialer)),
 		zk.WithEventCallback(s.onEvent),
@@ -132,6 +139,8 @@ func (s *Conn) awaitFirst(ctx context.Context, servers []string) error {
 			return fmt.Errorf("no session from %v within %v: %w: %w", servers, s.cfg.ConnectTimeout, ErrNoSession, foreign)
 		}
 		return fmt.Errorf("no session from %v within %v: %w", servers, s.cfg.ConnectTimeout, ErrNoSession)
+	case <-s.wire.auth.over:
+		return s.wire.auth.cause()
 	case <-s.wire.foreign.all:
 		return fmt.Errorf("%w: %w", ErrNoSession, s.wire.foreign.foreign())
 	case <-ctx.Done():

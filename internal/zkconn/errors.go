@@ -21,6 +21,13 @@ var (
 	// that are not ZooKeeper's protocol (see NotZooKeeperError); recipe
 	// exports it as recipe.ErrNotZooKeeper.
 	ErrNotZooKeeper = errors.New("recipe: not a ZooKeeper server")
+	// ErrTLS: a TLS handshake with a server failed (see TLSError); recipe
+	// exports it as recipe.ErrTLS.
+	ErrTLS = errors.New("recipe: TLS handshake with ZooKeeper failed")
+	// ErrAuthFailed: a server refused the session's SASL credentials, or
+	// could not prove that it knows them (see AuthError); recipe exports
+	// it as recipe.ErrAuthFailed.
+	ErrAuthFailed = errors.New("recipe: ZooKeeper authentication failed")
 	// ErrNoSession: no server granted a session within the connect timeout.
 	ErrNoSession = errors.New("no ZooKeeper session")
 	// ErrInvalidPath: a path ZooKeeper would refuse (see CheckPath).

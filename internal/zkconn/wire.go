@@ -2,6 +2,7 @@ package zkconn
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"net"
@@ -80,7 +81,11 @@ type wireTracker struct {
 	callSeq      atomic.Uint32
 	lastZxid     atomic.Int64 // the highest zxid a reply carried, presented on reconnect
 	log          zerolog.Logger
-	foreign      *foreignStreak // handshakes answered by another protocol (foreign.go)
+	foreign      *foreignStreak  // handshakes answered by another protocol (foreign.go)
+	tls          *tls.Config     // Config.TLS; nil for plain TCP (tlsdial.go)
+	sasl         *SASLCredential // Config.SASL; nil for none (sasl.go)
+	auth         *authFailure    // the first refusal of the SASL credentials
+	onRefused    func()          // told of that refusal, on go-zookeeper's goroutine (Conn.authRefused)
 
 	order sync.Mutex // the session's own writes, in order (wirequeue.go)
 
@@ -96,17 +101,30 @@ type wireTracker struct {
 
 func newWireTracker(servers int, requested time.Duration, log zerolog.Logger) *wireTracker {
 	return &wireTracker{servers: servers, requested: requested, epoch: time.Now(), dialed: make(chan struct{}),
-		log: log, foreign: newForeignStreak()}
+		log: log, foreign: newForeignStreak(), auth: newAuthFailure()}
 }
 
 // dialer wraps d so every connection is tracked.
 func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		if err := w.auth.cause(); err != nil {
+			return nil, err // credentials the ensemble refused are not sent again
+		}
 		b := w.handshakeBound()
 		c, err := d(network, addr, min(timeout, b))
 		if err != nil {
 			w.notForeign()
 			return nil, err
+		}
+		if w.tls != nil {
+			if c, err = tlsHandshake(c, w.tls, addr, max(b, minTLSHandshake)); err != nil {
+				if te := (*TLSError)(nil); errors.As(err, &te) && te.Untrusted() {
+					w.foreign.add(addr, err)
+				} else {
+					w.notForeign()
+				}
+				return nil, err
+			}
 		}
 		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]sentRequest{}, authXids: map[int32]bool{},
 			calls: map[int32]*pendingCall{}, ready: make(chan struct{}), closed: make(chan struct{})}
@@ -336,7 +354,8 @@ type wireConn struct {
 	bound time.Duration
 
 	established atomic.Bool
-	ready       chan struct{} // closed once established and credentials replayed
+	saslDue     bool          // established, SASL exchange not yet done (c.mu)
+	ready       chan struct{} // closed once established, SASL done and credentials replayed
 	readyOnce   sync.Once
 	closed      chan struct{}
 	closeOnce   sync.Once
@@ -429,9 +448,15 @@ func (c *wireConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		c.mu.Lock()
 		ferr := c.rd.Feed(b[:n], c.frame)
+		due := c.saslDue
 		c.mu.Unlock()
 		if ferr != nil {
 			return 0, c.oversized(ferr)
+		}
+		if due { // the connect response was just read whole
+			if err := c.loginSASL(); err != nil {
+				return 0, err
+			}
 		}
 	}
 	if err != nil && !c.established.Load() {
@@ -460,6 +485,7 @@ func (c *wireConn) frame(head []byte) {
 			c.w.handshake(r.SessionID, r.Timeout, c.connectSent)
 			c.rd.Limit = maxReplyFrame
 			c.established.Store(true)
+			c.saslDue = c.w.sasl != nil
 			c.checkReady()
 		}
 		return
@@ -496,7 +522,7 @@ func (c *wireConn) frame(head []byte) {
 // checkReady marks the connection ready once every credential of the
 // session has been replayed and answered (c.mu held).
 func (c *wireConn) checkReady() {
-	if c.authSent >= int(c.w.authExpected.Load()) && len(c.authXids) == 0 {
+	if !c.saslDue && c.authSent >= int(c.w.authExpected.Load()) && len(c.authXids) == 0 {
 		c.readyOnce.Do(func() { close(c.ready) })
 	}
 }
