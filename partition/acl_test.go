@@ -87,15 +87,19 @@ func TestGroupACLStopsOtherClients(t *testing.T) {
 		}, connect(t, sessionTimeout))
 	})
 	t.Run("SASL over TLS", func(t *testing.T) {
-		zks := testenv.New(t, testenv.Options{TLS: &testenv.TLSOptions{}, SASLUsers: map[string]string{groupCred[0]: groupCred[1]}})
+		// Sessions of 6s: a loaded machine is slow at TLS handshakes, and a
+		// 1s session would keep reconnecting.
+		zks := testenv.New(t, testenv.Options{TLS: &testenv.TLSOptions{}, SASLUsers: map[string]string{groupCred[0]: groupCred[1]},
+			MaxSessionTimeout: 20 * time.Second})
 		files, _ := zks.TLSFiles()
 		cfg, err := files.ClientConfig(false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkGroupACLStopsOthers(t, func() *recipe.Session {
-			return connectAsTo(t, zks.SecureAddrs(), recipe.WithTLS(cfg), recipe.WithSASL(groupCred[0], groupCred[1]))
-		}, connectAsTo(t, zks.SecureAddrs(), recipe.WithTLS(cfg)))
+			return connectAsTo(t, zks.SecureAddrs(), recipe.WithTLS(cfg), recipe.WithSASL(groupCred[0], groupCred[1]),
+				recipe.WithSessionTimeout(6*time.Second))
+		}, connectAsTo(t, zks.SecureAddrs(), recipe.WithTLS(cfg), recipe.WithSessionTimeout(6*time.Second)))
 	})
 }
 
