@@ -11,10 +11,15 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/zkelect/zkelect/recipe"
 )
 
 func TestMain(m *testing.M) {
 	if code, ok := RunChild(os.Args); ok { // the peers scenario's zkelect candidates
+		os.Exit(code)
+	}
+	if code, ok := recipe.ServeWatchdog(os.Args); ok { // their watchdogs
 		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m)

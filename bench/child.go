@@ -36,7 +36,9 @@ func RunChild(args []string) (int, bool) {
 }
 
 // runCandidate is the zkelect candidate of the side-by-side scenario, on the
-// protocol every peer speaks (see bench/peers/LatchCandidate.java): args are
+// protocol every peer speaks (see bench/peers/LatchCandidate.java), with a
+// recipe.Watchdog (this executable again, so it must call
+// recipe.ServeWatchdog first in main) where the system has one: args are
 // [servers, election path, id, session timeout ms]; it prints READY once its
 // candidate exists and LEADER each time Campaign returns a leadership, and
 // obeys "resign" (Resign, then campaign again) and "exit" (Close the
@@ -55,6 +57,12 @@ func runCandidate(args []string, in io.Reader, out io.Writer) error {
 		recipe.WithSessionTimeout(time.Duration(ms)*time.Millisecond))
 	if err != nil {
 		return err
+	}
+	if wd, err := recipe.StartWatchdog(); err == nil { // without one (not Linux), a kill waits out the session
+		defer wd.Close() // after the session's Close: a kill in between still ends the session
+		if err := wd.Watch(sess); err != nil {
+			return err
+		}
 	}
 	defer sess.Close()
 	cand, err := recipe.NewCandidate(sess, args[1], recipe.WithParticipantID(args[2]))

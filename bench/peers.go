@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/zkelect/zkelect/internal/watchdog"
 )
 
 // The peers' candidate programs, written out and run at run time.
@@ -43,6 +45,7 @@ type peer struct {
 	name    string
 	version string
 	missing string // why the library cannot run here; "" when it can
+	note    string // how it was run, when that matters to the figures
 	// argv returns the command line of one candidate.
 	argv func(servers, path, id string, timeout time.Duration) []string
 }
@@ -56,6 +59,9 @@ func peers(ctx context.Context, dir string, self []string) []peer {
 
 func zkelectPeer(self []string) peer {
 	p := peer{name: PeerZkelect, version: "(devel)"}
+	if watchdog.Supported() {
+		p.note = "each candidate runs a recipe.Watchdog: after a SIGKILL it closes the dead process's session"
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		p.version = bi.Main.Version
 	}

@@ -38,6 +38,8 @@ type PeerInfo struct {
 	// Missing says why the library was not measured (not installed, or
 	// its candidates failed); its cells are missing too.
 	Missing string `json:"missing,omitempty"`
+	// Note says how it was run, when that matters to the figures.
+	Note string `json:"note,omitempty"`
 }
 
 // StepRow is one way of stepping down, across the libraries.
@@ -103,7 +105,7 @@ func (e *env) runPeers(ctx context.Context, cfg Config, rep *Report) error {
 		if err != nil {
 			p.missing = fmt.Sprintf("failed: %v", err)
 		}
-		sb.Peers = append(sb.Peers, PeerInfo{Name: p.name, Version: p.version, Missing: p.missing})
+		sb.Peers = append(sb.Peers, PeerInfo{Name: p.name, Version: p.version, Missing: p.missing, Note: p.note})
 		for step, d := range dists {
 			if measured[step] == nil {
 				measured[step] = map[string]*Dist{}

@@ -50,6 +50,9 @@ func (sb *SideBySide) WriteTable(w io.Writer) error {
 		if p.Missing != "" {
 			fmt.Fprintf(w, "%s missing: %s\n", p.Name, p.Missing)
 		}
+		if p.Note != "" {
+			fmt.Fprintf(w, "%s: %s\n", p.Name, p.Note)
+		}
 	}
 	_, err := fmt.Fprintf(w, "create floor (same run): %s ephemeral sequential creates/s from one session\n",
 		trimFloat(sb.CreateThroughput))
@@ -76,7 +79,12 @@ func pair(p50, p99 time.Duration) string {
 }
 
 // times renders a ratio such as 2.95x.
-func times(v float64) string { return fmt.Sprintf("%.2fx", v) }
+func times(v float64) string {
+	if v < 0.1 {
+		return fmt.Sprintf("%.3fx", v)
+	}
+	return fmt.Sprintf("%.2fx", v)
+}
 
 // ratio is a / b, or 0 when b is 0.
 func ratio(a, b time.Duration) float64 {

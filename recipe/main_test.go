@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/testenv"
 )
 
@@ -12,5 +13,11 @@ import (
 var zkc *testenv.Cluster
 
 func TestMain(m *testing.M) {
+	if code, ok := recipe.ServeWatchdog(os.Args); ok { // the watchdog of watchedLeader
+		os.Exit(code)
+	}
+	if spec := os.Getenv(envWatchedLeader); spec != "" {
+		os.Exit(watchedLeader(spec))
+	}
 	os.Exit(testenv.Main(m, testenv.Options{Servers: 1}, &zkc))
 }

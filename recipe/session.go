@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -44,6 +45,9 @@ type Session struct {
 	// calls, which may outlive their candidate but not the session.
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	handoffMu sync.Mutex
+	handoff   *handoffSink // the watchdog's sink, nil when none (sessionhandoff.go)
 }
 
 // Connect opens a ZooKeeper session on servers ("host:port" each, port in

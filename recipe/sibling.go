@@ -20,10 +20,18 @@ var errNoDialArgs = errors.New("recipe: session has no servers to open a sibling
 // on its own. It blocks like Connect (bounded by ctx and the connect
 // timeout) and returns Connect's errors. The caller must Close it; closing
 // s does not close it. A partition member uses siblings to bound the
-// ephemeral znodes one session owns.
+// ephemeral znodes one session owns. A sibling of a session handed to a
+// Watchdog is handed to it too.
 func (s *Session) Sibling(ctx context.Context) (*Session, error) {
 	if len(s.dial.servers) == 0 {
 		return nil, errNoDialArgs
 	}
-	return Connect(ctx, s.dial.servers, s.dial.opts...)
+	sib, err := Connect(ctx, s.dial.servers, s.dial.opts...)
+	if err != nil {
+		return nil, err
+	}
+	if w := s.watchdogOf(); w != nil {
+		_ = w.Watch(sib) // a watchdog closed since leaves the sibling to its timeout
+	}
+	return sib, nil
 }

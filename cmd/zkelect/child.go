@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // childSpec describes a command to supervise.
@@ -20,6 +22,10 @@ type childSpec struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Watchdog, if set, is handed the child's process group while it
+	// runs: it kills the group before it closes the session of a killed
+	// supervisor.
+	Watchdog *recipe.Watchdog
 }
 
 // child is one supervised process. It runs in its own process group, so a
@@ -52,10 +58,16 @@ func startChild(spec childSpec) (*child, error) {
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
 	c := &child{cmd: cmd, done: make(chan struct{})}
+	if spec.Watchdog != nil {
+		_ = spec.Watchdog.Guard(cmd.Process.Pid) // a watchdog gone leaves the session to its timeout
+	}
 	go func() {
 		c.err = cmd.Wait()
 		// Whatever the leader process left behind in its group goes with it.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if spec.Watchdog != nil {
+			_ = spec.Watchdog.Unguard(cmd.Process.Pid)
+		}
 		close(c.done)
 	}()
 	return c, nil

@@ -34,6 +34,7 @@ type runFlags struct {
 	id       string
 	grace    time.Duration
 	restart  bool
+	watchdog bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -87,6 +88,7 @@ between children with --restart), run withdraws and exits 130 for SIGINT,
 	hideDefault(fs, "id")
 	fs.DurationVar(&f.grace, "grace", maxDefaultGrace, graceUsage)
 	fs.BoolVar(&f.restart, "restart", false, "campaign again when the child exits instead of exiting with its status")
+	registerWatchdog(fs, &f.watchdog)
 	return cmd
 }
 
@@ -144,8 +146,12 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
 	ctx, log, sess := c.ctx, c.log, c.sess
+	wd := startWatchdog(f.watchdog, log, sess)
+	defer func() {
+		c.close()
+		stopWatchdog(log, wd) // after the session is closed: a kill in between still ends it
+	}()
 	f.grace = childGrace(cmd.Flags(), f.grace, sess.Timeout())
 	if t := sess.Timeout(); f.grace > t/3 {
 		log.Warn().Dur("grace", f.grace).Dur("session_timeout", t).
@@ -163,7 +169,7 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 	}
 	defer cand.Close()
 	log = log.With().Str("election", f.election).Str("participant", f.id).Logger()
-	r := &runner{flags: f, argv: argv, log: log, cmd: cmd}
+	r := &runner{flags: f, argv: argv, log: log, cmd: cmd, watchdog: wd}
 	return r.loop(ctx, cand)
 }
 
@@ -173,6 +179,8 @@ type runner struct {
 	argv  []string
 	log   zerolog.Logger
 	cmd   *cobra.Command
+	// watchdog guards the child's process group (nil: none).
+	watchdog *recipe.Watchdog
 }
 
 // loop campaigns, leads and campaigns again until it is told to exit.
@@ -214,6 +222,7 @@ func (r *runner) lead(ctx context.Context, lead *recipe.Leadership) (exit bool, 
 			envParticipantID + "=" + r.flags.id,
 		},
 		Stdin: r.cmd.InOrStdin(), Stdout: r.cmd.OutOrStdout(), Stderr: r.cmd.ErrOrStderr(),
+		Watchdog: r.watchdog,
 	})
 	if err != nil {
 		log.Error().Err(err).Msg("cannot start child; resigning")

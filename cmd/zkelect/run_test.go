@@ -64,16 +64,16 @@ func participants(t *testing.T, s *recipe.Session, election string) []recipe.Par
 }
 
 // startThree starts run processes p1..p3 (p1 through zk1, the others
-// directly) after each other, and waits until all three take part and one
-// child runs.
-func startThree(t *testing.T, s *recipe.Session, election, events, zk1 string) map[string]*proc {
+// directly; extra flags after the defaults) after each other, and waits
+// until all three take part and one child runs.
+func startThree(t *testing.T, s *recipe.Session, election, events, zk1 string, extra ...string) map[string]*proc {
 	procs := map[string]*proc{}
 	for i, id := range []string{"p1", "p2", "p3"} {
 		zk := zkc.ConnectString()
 		if i == 0 {
 			zk = zk1
 		}
-		procs[id] = startProc(t, id, runArgs(t, zk, election, id), envTestChild+"="+events)
+		procs[id] = startProc(t, id, runArgs(t, zk, election, id, extra...), envTestChild+"="+events)
 		if i == 0 {
 			eventually(t, 20*time.Second, "p1's child to start", func() bool {
 				return countKind(readEvents(t, events), "start") == 1

@@ -38,6 +38,7 @@ type shardsFlags struct {
 	weight         int
 	advertise      string
 	labels         map[string]string
+	watchdog       bool
 }
 
 func newShardsCmd() *cobra.Command {
@@ -112,6 +113,7 @@ which every member follows. Each is idempotent and prints what changed.`,
 	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", partition.DefaultHandoffTimeout,
 		"how long a handoff waits for a shard's work to stop (the library's default); keep it above --grace")
 	fs.IntVar(&f.maxHandoffs, "max-handoffs", 8, "balancing handoffs in flight at once")
+	registerWatchdog(fs, &f.watchdog)
 	fs.DurationVar(&f.restartGrace, "restart-grace", 0,
 		"how long a departed member's shards stay reserved for it (0: twice the session timeout; negative: none)")
 	fs.IntVar(&f.weight, "weight", 1, fmt.Sprintf("this member's weight, its share of the shards relative to the others' (1..%d)", partition.MaxWeight))
@@ -229,9 +231,13 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
 	f.grace = childGrace(cmd.Flags(), f.grace, sess.Timeout())
 	work := newShardWork(f.member, f.root, execTemplate(f.exec), f.grace, log, metrics)
+	work.watchdog = startWatchdog(f.watchdog, log, sess)
+	defer func() {
+		sess.Close()
+		stopWatchdog(log, work.watchdog) // after the session is closed: a kill in between still ends it
+	}()
 	acl, _ := f.common.znodeACL() // checked by validate
 	mgr, err := partition.NewManager(sess, f.root, partition.Config{
 		MemberID: f.member,

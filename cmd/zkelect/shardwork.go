@@ -38,6 +38,9 @@ type shardWork struct {
 	grace   time.Duration
 	log     zerolog.Logger
 	metrics *daemonMetrics
+	// watchdog guards each child's process group (nil: none); set before
+	// the first leadership.
+	watchdog *recipe.Watchdog
 
 	mu       sync.Mutex
 	held     map[string]leadershipView
@@ -112,6 +115,7 @@ func (w *shardWork) runChild(ctx context.Context, log zerolog.Logger, shard stri
 		Path: argv[0], Args: argv[1:],
 		Env:    env,
 		Stdout: os.Stdout, Stderr: os.Stderr,
+		Watchdog: w.watchdog,
 	})
 	if err != nil {
 		log.Error().Err(err).Msg("cannot start shard child")

@@ -35,21 +35,30 @@ func WithLastZxid(frame []byte, zxid int64) []byte {
 	return out
 }
 
-// ConnectResponse is the head of a connect response: the negotiated
-// timeout and the session granted (0: refused, the session expired).
+// ConnectResponse is a connect response: the negotiated timeout and the
+// session granted (0: refused, the session expired), and its password when
+// the whole body was read.
 type ConnectResponse struct {
 	Timeout   time.Duration
 	SessionID int64
+	Password  []byte // nil when only the head was decoded
 }
 
-// DecodeConnectResponse decodes the first 16 bytes of a connect response
-// body: protocol version, timeout (ms), session id.
-func DecodeConnectResponse(head []byte) (ConnectResponse, bool) {
-	if len(head) < 16 {
+// DecodeConnectResponse decodes a connect response body: protocol version,
+// timeout (ms), session id (the first 16 bytes, enough alone), then the
+// password buffer (length and bytes) when body holds it.
+func DecodeConnectResponse(body []byte) (ConnectResponse, bool) {
+	if len(body) < 16 {
 		return ConnectResponse{}, false
 	}
-	return ConnectResponse{
-		Timeout:   time.Duration(int32(binary.BigEndian.Uint32(head[4:]))) * time.Millisecond,
-		SessionID: int64(binary.BigEndian.Uint64(head[8:])),
-	}, true
+	r := ConnectResponse{
+		Timeout:   time.Duration(int32(binary.BigEndian.Uint32(body[4:]))) * time.Millisecond,
+		SessionID: int64(binary.BigEndian.Uint64(body[8:])),
+	}
+	if len(body) >= 20 {
+		if n := int(int32(binary.BigEndian.Uint32(body[16:]))); n > 0 && len(body) >= 20+n {
+			r.Password = append([]byte(nil), body[20:20+n]...)
+		}
+	}
+	return r, true
 }

@@ -60,3 +60,14 @@ func readable(fd int) bool {
 	n, err := unix.Poll(fds, 0)
 	return err == nil && n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP) != 0
 }
+
+// Supported reports whether this kernel can prove a process's death
+// (pidfd_open, Linux 5.3+).
+func Supported() bool {
+	fd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return false
+	}
+	_ = unix.Close(fd)
+	return true
+}

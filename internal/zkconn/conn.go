@@ -247,6 +247,13 @@ func (s *Conn) ID() int64 {
 	return s.id
 }
 
+// Credentials returns the current session's id and password, as the server
+// granted them in the last connect response (0 and nil before any): what
+// another process needs to close the session on this one's behalf
+// (CloseSession, zkelect's watchdog). Keep the password as secret as the
+// session.
+func (s *Conn) Credentials() (id int64, password []byte) { return s.wire.credentials() }
+
 // Timeout returns the session timeout the server granted (the requested
 // one before the first session).
 func (s *Conn) Timeout() time.Duration { return s.wire.timeout() }

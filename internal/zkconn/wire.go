@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,6 +95,8 @@ type wireTracker struct {
 	queue        []queuedFrame // written by the next flush (wirequeue.go)
 	dialed       chan struct{} // closed when the next connection becomes current
 	refusedSince time.Time     // start of a streak of refused handshakes
+	password     []byte        // from the last connect response (under mu)
+	passwordOf   int64         // the session password belongs to (under mu)
 	refusals     int
 	probeNext    bool          // the next connect request presents the session without its zxid
 	slowBound    time.Duration // a longer handshake bound learnt from slow handshakes; 0: none
@@ -303,7 +306,13 @@ func (w *wireTracker) sawZxid(z int64) {
 
 // handshake records a connect response: the session granted, and when the
 // request that got it was sent.
-func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, sent time.Time) {
+func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, password []byte, sent time.Time) {
+	w.mu.Lock()
+	if password != nil {
+		w.password, w.passwordOf = password, sessionID
+	}
+	w.refusedSince, w.refusals = time.Time{}, 0
+	w.mu.Unlock()
 	if w.sessionID.Swap(sessionID) != sessionID {
 		w.lastAnswered.Store(0)
 		w.leaseFrom.Store(0)
@@ -312,9 +321,13 @@ func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, sent tim
 	w.answered(sent)
 	w.vouch(sent) // the quorum leader granted or revalidated the session (leaseclock.go)
 	w.notForeign()
+}
+
+// credentials returns the session id and password of the last handshake.
+func (w *wireTracker) credentials() (int64, []byte) {
 	w.mu.Lock()
-	w.refusedSince, w.refusals = time.Time{}, 0
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	return w.passwordOf, slices.Clone(w.password)
 }
 
 // refused records a server closing the connection before answering the
@@ -482,7 +495,7 @@ func (c *wireConn) frame(head []byte) {
 		r, ok := jute.DecodeConnectResponse(head)
 		if ok && r.SessionID != 0 {
 			c.w.handshakeTook(time.Since(c.connectSent))
-			c.w.handshake(r.SessionID, r.Timeout, c.connectSent)
+			c.w.handshake(r.SessionID, r.Timeout, r.Password, c.connectSent)
 			c.rd.Limit = maxReplyFrame
 			c.established.Store(true)
 			c.saslDue = c.w.sasl != nil

@@ -117,6 +117,9 @@ func (p *pendingCall) forget() {
 
 // wantsBody reports whether head is the reply to a pending call (c.mu held).
 func (c *wireConn) wantsBody(head []byte) bool {
+	if !c.established.Load() {
+		return true // the connect response, for the session's password
+	}
 	_, ok := c.calls[jute.ReplyXid(head)]
 	return ok
 }
