@@ -59,7 +59,9 @@ func TestCloseDeletesZnodeInEveryState(t *testing.T) {
 		c := candidate(t, s, path)
 		res := campaignAsync(context.Background(), c)
 		eventually(t, "the waiting candidate's znode", func() bool { return len(children(t, raw, path)) == 2 })
-		eventually(t, "the waiting candidate's watch", func() bool { return watchCount(t, zkc, path) == 2 })
+		// The leader's on its znode; the waiting candidate's on its
+		// predecessor and on its own znode.
+		eventually(t, "the waiting candidate's watches", func() bool { return watchCount(t, zkc, path) == 3 })
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}

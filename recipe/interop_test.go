@@ -436,9 +436,13 @@ func TestStraddlingSuffixesOrderByCreation(t *testing.T) {
 	if l, err := recipe.Leader(ctx, s, path); err != nil || l.Znode != hand[0] {
 		t.Fatalf("Leader = %+v, %v; want %s", l, err, hand[0])
 	}
-	await(t, "real candidate watches its predecessor", func() string {
-		if w := serverWatches(ctx, t, zkc, path)[s.ID()]; !slices.Equal(w, hand[1:]) {
-			return fmt.Sprintf("it watches %v", w)
+	await(t, "real candidate watches its predecessor and its own znode", func() string {
+		w := serverWatches(ctx, t, zkc, path)[s.ID()]
+		want := []string{hand[1], ps[2].Znode}
+		slices.Sort(w)
+		slices.Sort(want)
+		if !slices.Equal(w, want) {
+			return fmt.Sprintf("it watches %v, want %v", w, want)
 		}
 		return ""
 	})

@@ -40,6 +40,18 @@ type loopState struct {
 	// then found it ours with its watch armed, and no event came since, so
 	// it may lead again on mineSt without a request once the lease holds.
 	watchedFirst bool
+	// predFirst: the last listing, in this connection and with suffixes in
+	// serial order (none straddling the wrap), showed pred as the lowest
+	// znode. Sequence numbers only grow within a parent, so nothing lower
+	// can have appeared since: pred's NodeDeleted alone makes us first.
+	predFirst bool
+	// mineWatched: the data watch on our znode was armed in this
+	// connection (while waiting behind pred) and has not fired since.
+	mineWatched bool
+	// dropAfter maps a znode being deleted to the predecessor whose watch
+	// is removed once that delete is answered: the delete goes first (nil
+	// until a withdrawal needs it).
+	dropAfter map[string]string
 
 	cleanup  map[string]bool // full paths being deleted
 	swept    bool            // a sweep listing completed since withdrawing
@@ -132,7 +144,7 @@ func (c *Candidate) handle(m any) {
 func (c *Candidate) onSession(ev zkconn.Event) {
 	st := &c.st
 	c.stopAwaitingLease()
-	st.watchedFirst = false
+	st.watchedFirst, st.predFirst, st.mineWatched = false, false, false // any session change voids the proofs
 	st.gen++
 	st.step = stepNone
 	switch ev.Kind {
@@ -190,12 +202,16 @@ func (c *Candidate) onNode(ev zk.Event) {
 			c.watchPred(st.pred) // re-arm; a change of data is not a departure
 			return
 		}
-		c.list() // never a promotion by itself: re-read the children
+		if ev.Type == zk.EventNodeDeleted && c.promotable() {
+			c.promote() // the lowest znode left: we are first, no listing needed
+			return
+		}
+		c.list() // the proof does not hold: re-read the children
 	case c.full(st.mine):
 		if st.mine == "" || st.cleanup[ev.Path] {
 			return
 		}
-		st.watchedFirst = false // the watch fired: re-read before leading again
+		st.watchedFirst, st.mineWatched = false, false // the watch fired: re-read before leading again
 		if ev.Type == zk.EventNodeDataChanged {
 			if st.lead != nil { // re-arm the leader's watch on its znode
 				st.gen++
@@ -321,4 +337,5 @@ func (c *Candidate) scheduleRetry() {
 // previous one.
 func (c *Candidate) setMine(name string) {
 	c.st.mine, c.st.mineSt, c.st.watchedFirst = name, nil, false
+	c.st.predFirst, c.st.mineWatched = false, false
 }

@@ -83,13 +83,22 @@ func (c *Candidate) withdraw() {
 	st.inElection = false
 	st.gen++
 	st.step = stepNone
-	if st.pred != "" {
-		c.sess.conn.DropWatch(st.pred, c.sink)
-		st.pred = ""
-	}
+	mine := ""
 	if st.mine != "" {
-		c.remove(c.full(st.mine))
+		mine = c.full(st.mine)
+		c.remove(mine) // the delete first: a successor waits on it
 		c.setMine("")
+	}
+	if st.pred != "" {
+		if mine != "" && st.cleanup[mine] {
+			if st.dropAfter == nil {
+				st.dropAfter = map[string]string{}
+			}
+			st.dropAfter[mine] = st.pred // removed behind the delete (onDeleted)
+		} else {
+			c.sess.conn.DropWatch(st.pred, c.sink)
+		}
+		st.pred = ""
 	}
 	st.swept = false
 	c.restart()

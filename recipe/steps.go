@@ -127,11 +127,14 @@ func (c *Candidate) onList(r listReply) {
 	for _, n := range ours { // duplicates of ours: a create retried or a late one
 		c.remove(c.full(n))
 	}
-	c.position(electionOrder(r.children, r.czxid))
+	// czxid is read only when the suffixes straddle the wrap: then serial
+	// order says nothing, and no promotion skips a listing.
+	c.position(electionOrder(r.children, r.czxid), r.czxid == nil)
 }
 
 // position acts on our place in the election order.
-func (c *Candidate) position(order []node) {
+// serial says the suffixes are in serial order (none straddles the wrap).
+func (c *Candidate) position(order []node, serial bool) {
 	st := &c.st
 	i := indexOf(order, st.mine)
 	switch {
@@ -143,7 +146,12 @@ func (c *Candidate) position(order []node) {
 		// on our znode and check it again (a deletion in between ends the
 		// term). A cold start costs one round trip, not two.
 		c.becomeLeader(st.mineSt)
-		c.getMine()
+		if st.mineWatched { // armed while we waited: nothing to read
+			c.forgetPred()
+			st.watchedFirst = true
+		} else {
+			c.getMine()
+		}
 	case i == 0:
 		c.getMine()
 	default:
@@ -152,6 +160,7 @@ func (c *Candidate) position(order []node) {
 			c.endLead(ErrSuspended)
 		}
 		c.watchPred(c.full(order[i-1].Name))
+		st.predFirst = i == 1 && serial
 	}
 }
 
@@ -194,10 +203,7 @@ func (c *Candidate) onAdopt(r adoptReply) {
 func (c *Candidate) getMine() {
 	st := &c.st
 	path := c.full(st.mine)
-	if st.pred != "" {
-		c.sess.conn.DropWatch(st.pred, c.sink)
-		st.pred = ""
-	}
+	c.forgetPred()
 	c.sess.conn.Route(path, c.sink)
 	gen, get := c.begin(stepGetMine), c.getDataOp(path)
 	c.spawn(func(ctx context.Context) any {
@@ -235,6 +241,15 @@ func (c *Candidate) onMine(r mineReply) {
 	}
 }
 
+// forgetPred stops watching the predecessor, if any.
+func (c *Candidate) forgetPred() {
+	st := &c.st
+	if st.pred != "" {
+		c.sess.conn.DropWatch(st.pred, c.sink)
+		st.pred, st.predFirst = "", false
+	}
+}
+
 // watchPred watches the immediate predecessor with a data watch.
 func (c *Candidate) watchPred(path string) {
 	st := &c.st
@@ -246,21 +261,20 @@ func (c *Candidate) watchPred(path string) {
 		c.sess.conn.Route(path, c.sink)
 	}
 	gen, get := c.begin(stepGetPred), c.getDataOp(path)
-	own := ""
-	if st.mineSt == nil {
-		own = c.full(st.mine)
+	var getOwn func(context.Context) (*zk.Stat, error)
+	if !st.mineWatched {
+		// Arm the watch on our own znode now, with the wait, and read its
+		// stat: a promotion then needs no request before leading.
+		own := c.full(st.mine)
+		c.sess.conn.Route(own, c.sink)
+		getOwn = c.getDataOp(own)
 	}
 	c.spawn(func(ctx context.Context) any {
 		pred, err := get(ctx)
-		if err != nil || own == "" {
+		if err != nil || getOwn == nil {
 			return predReply{gen: gen, stat: pred, err: err}
 		}
-		// Read our own stat now, off the path of a later promotion.
-		var stat *zk.Stat
-		err = c.timed("get_data", func() (err error) {
-			_, stat, err = c.sess.conn.Get(ctx, own)
-			return err
-		})
+		stat, err := getOwn(ctx)
 		return predReply{gen: gen, stat: pred, own: stat, ownErr: err}
 	})
 }
@@ -279,11 +293,33 @@ func (c *Candidate) onPred(r predReply) {
 		c.mineGone(ErrZnodeDeleted)
 	default:
 		st.backoff.Reset() // waiting for the predecessor to go
-		if r.own != nil {
-			st.mineSt = r.own
+		if r.own != nil {  // read with its watch: armed from now on
+			st.mineSt, st.mineWatched = r.own, true
 		}
 		c.warnIfStuck(r.stat)
 	}
+}
+
+// promotable reports whether the predecessor's deletion, just seen, proves
+// us first without a listing (DESIGN.md "Promotion without a round trip"):
+// the last listing in this connection showed it lowest in serial order,
+// our znode's watch is armed, and the stat we hold (create2's, or read with
+// that watch) shows the current session owns our znode.
+func (c *Candidate) promotable() bool {
+	st := &c.st
+	return st.predFirst && st.mineWatched && st.mineSt != nil && st.mine != "" &&
+		st.sessID != 0 && st.mineSt.EphemeralOwner == st.sessID &&
+		st.usable && st.inElection && st.lead == nil
+}
+
+// promote leads on the stat we hold, the predecessor's watch having fired
+// (nothing to remove on the server).
+func (c *Candidate) promote() {
+	st := &c.st
+	c.sess.conn.Unroute(st.pred, c.sink)
+	st.pred, st.predFirst, st.step = "", false, stepNone
+	st.watchedFirst = true // first, watched, and no event since: onLeaseBack may lead on it
+	c.becomeLeader(st.mineSt)
 }
 
 // warnIfStuck logs, once per predecessor, that the znode we wait behind
@@ -533,6 +569,12 @@ func (c *Candidate) onDeleted(r deleteReply) {
 	delete(c.st.cleanup, r.path)
 	if r.path != c.st.pred {
 		c.sess.conn.Unroute(r.path, c.sink)
+	}
+	if pred, ok := c.st.dropAfter[r.path]; ok { // the withdrawal's delete went first
+		delete(c.st.dropAfter, r.path)
+		if pred != c.st.pred {
+			c.sess.conn.DropWatch(pred, c.sink)
+		}
 	}
 	if r.err != nil && !errSessionGone(r.err) {
 		c.log.Warn().Err(r.err).Str("znode", r.path).Msg("could not delete candidate znode")
