@@ -1,10 +1,14 @@
 package zkconn
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-zookeeper/zk"
 
@@ -120,7 +124,26 @@ func Classify(err error) jute.Class {
 	if code, ok := unknownCode(err.Error()); ok {
 		return code.Class()
 	}
+	if transportLoss(err) {
+		return jute.ClassRetry
+	}
 	return jute.ClassCaller
+}
+
+// transportLoss reports whether err is the socket failing under a request
+// rather than ZooKeeper answering it: go-zookeeper hands a request the raw
+// error of the write or read that failed (an i/o timeout, a reset, EOF; a
+// TLS connection stays broken after a write timeout). The request's fate is
+// unknown and the connection is being replaced: connection loss. A
+// context's error is the caller's (context.DeadlineExceeded is a net.Error
+// too), never a transport loss.
+func transportLoss(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // Retryable reports whether err is worth retrying with backoff on the same

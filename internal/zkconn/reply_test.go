@@ -1,10 +1,15 @@
 package zkconn
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
 	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -143,5 +148,34 @@ func TestErrorTableClassifiesEveryCode(t *testing.T) {
 	}
 	if err := codeError("get", jute.CodeThrottled); !errors.Is(err, zk.ErrAPIError) || err.Error() != "get: zookeeper error THROTTLEDOP (-127)" {
 		t.Errorf("throttled: %v", err)
+	}
+}
+
+// TestTransportErrorsAreConnectionLoss: go-zookeeper hands a request the
+// raw error of a socket write or read that failed (seen: "write tcp …: i/o
+// timeout" on a TLS connection of a loaded machine ended a campaign as the
+// caller's error). Those are connection loss; a context's own error is not.
+func TestTransportErrorsAreConnectionLoss(t *testing.T) {
+	timeout := &net.OpError{Op: "write", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	for _, c := range []struct {
+		name string
+		err  error
+		want jute.Class
+	}{
+		{"write timeout", timeout, jute.ClassRetry},
+		{"wrapped write timeout", fmt.Errorf("list candidates: %w", timeout), jute.ClassRetry},
+		{"reset", reset, jute.ClassRetry},
+		{"EOF", io.EOF, jute.ClassRetry},
+		{"short read", io.ErrUnexpectedEOF, jute.ClassRetry},
+		{"closed socket", net.ErrClosed, jute.ClassRetry},
+		{"broken pipe", syscall.EPIPE, jute.ClassRetry},
+		{"ctx deadline", context.DeadlineExceeded, jute.ClassCaller},
+		{"ctx cancelled", fmt.Errorf("get: %w", context.Canceled), jute.ClassCaller},
+		{"closed session", ErrClosed, jute.ClassSessionOver},
+	} {
+		if got := Classify(c.err); got != c.want {
+			t.Errorf("%s (%v): %s, want %s", c.name, c.err, got, c.want)
+		}
 	}
 }
