@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -449,13 +450,23 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 	l.m.pool.close()
 }
 
-// unregister deletes the member znode if our session owns it.
+// unregister deletes the member znode if our session owns it. A
+// connection loss (or any other retryable answer) is retried, backing off,
+// until the delete is done, the session is gone or HandoffTimeout passes:
+// a member znode left behind by a live session makes the others count
+// this member as live and leave its shards unled for as long as the
+// session lives (the caller may keep it for other elections).
 func (l *loop) unregister() {
+	ctx, cancel := context.WithTimeout(l.base, l.m.cfg.HandoffTimeout)
+	defer cancel()
 	p := l.m.memberPath()
-	ok, st, err := l.m.sess.Exists(l.base, p)
-	if err == nil && ok && st.EphemeralOwner == l.m.sess.ID() {
-		err = l.m.sess.Delete(l.base, p, st.Version)
-	}
+	err := zkconn.Retry(ctx, func() (bool, error) {
+		ok, st, err := l.m.sess.Exists(ctx, p)
+		if err == nil && ok && st.EphemeralOwner == l.m.sess.ID() {
+			err = l.m.sess.Delete(ctx, p, st.Version)
+		}
+		return !recipe.Retryable(err) || l.m.sessionClosed(), err
+	})
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		l.m.log.Warn().Err(err).Msg("unregister member")
 	}
