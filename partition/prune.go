@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -28,6 +29,9 @@ import (
 // while Prune runs creates its elections again; run Prune once every
 // member runs the list.
 //
+// A connection loss (or another retryable answer, see recipe.Retryable) is
+// retried with backoff until ctx ends; deleted then counts every attempt.
+//
 // It returns the shards whose elections it deleted (or, with dryRun, would
 // delete), sorted as strings, and those it kept; errors are ZooKeeper's,
 // wrapped with the path, ErrInvalidRoot, ErrInvalidShardID or
@@ -41,6 +45,17 @@ func Prune(ctx context.Context, sess *recipe.Session, root string, shards []stri
 	case validateShards(shards) != nil:
 		return nil, nil, validateShards(shards)
 	}
+	err = zkconn.Retry(ctx, func() (bool, error) {
+		d, k, err := pruneOnce(ctx, sess, root, shards, dryRun)
+		deleted, kept = append(deleted, d...), k
+		return !recipe.Retryable(err), err
+	})
+	slices.Sort(deleted)
+	return slices.Compact(deleted), kept, err
+}
+
+// pruneOnce is one attempt of Prune, over validated arguments.
+func pruneOnce(ctx context.Context, sess *recipe.Session, root string, shards []string, dryRun bool) (deleted, kept []string, err error) {
 	if err := checkNoOtherList(ctx, sess, root, shardSetDigest(shards)); err != nil {
 		return nil, nil, err
 	}
