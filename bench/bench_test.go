@@ -164,8 +164,11 @@ func TestRunHerdAndShards(t *testing.T) {
 	var buf bytes.Buffer
 	_ = rep.WriteTable(&buf)
 	t.Logf("\n%s", buf.String())
-	if h := byName["herd/notifications per failover"]; h.Value != 1 {
-		t.Errorf("herd: %v notifications per failover, want 1 (only the successor)", h.Value)
+	// No herd: at most the successor is notified. The servers' watch
+	// tables are read at an instant, and a successor whose watch was still
+	// being armed then counts 0, so an average below 1 is no herd.
+	if h := byName["herd/notifications per failover"]; h.Value <= 0 || h.Value > 1 {
+		t.Errorf("herd: %v notifications per failover, want at most 1 (only the successor) and some", h.Value)
 	}
 	if c := byName["shards/cold start 50"]; c.Value <= 0 {
 		t.Errorf("cold start row %+v", c)
