@@ -203,15 +203,23 @@ func (w *wireTracker) awaitReady(ctx context.Context, done <-chan struct{}, d ti
 // inject writes frame between go-zookeeper's own frames; false if the
 // connection is closed or the write fails.
 func (c *wireConn) inject(frame []byte) bool {
+	ok, _ := c.send(frame)
+	return ok
+}
+
+// send is inject that also says whether the frame never left: the
+// connection was closed before it was written, so the server cannot have
+// seen the request and it may go out on the next connection.
+func (c *wireConn) send(frame []byte) (ok, unsent bool) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	select {
 	case <-c.closed:
-		return false
+		return false, true
 	default:
 	}
 	_, err := c.Conn.Write(frame)
-	return err == nil
+	return err == nil, false
 }
 
 // handshakeBound is how long one server may take to dial and answer the

@@ -64,7 +64,7 @@ func newPendingCall(xid int32) *pendingCall {
 // call writes frame (whose xid is p.xid) on c, behind every frame the
 // session queued before (see wirequeue.go), and registers p for its reply;
 // false if the write failed (the request's fate is then unknown).
-func (c *wireConn) call(p *pendingCall, frame []byte) bool {
+func (c *wireConn) call(p *pendingCall, frame []byte) (ok, unsent bool) {
 	c.w.order.Lock()
 	defer c.w.order.Unlock()
 	c.w.drain0()
@@ -74,14 +74,14 @@ func (c *wireConn) call(p *pendingCall, frame []byte) bool {
 	_, op, _ := jute.RequestHeader(frame)
 	c.pending[p.xid] = sentRequest{at: time.Now(), op: op}
 	c.mu.Unlock()
-	if !c.inject(frame) {
+	if ok, unsent := c.send(frame); !ok {
 		p.forget()
 		c.mu.Lock()
 		delete(c.pending, p.xid)
 		c.mu.Unlock()
-		return false
+		return false, unsent
 	}
-	return true
+	return true, false
 }
 
 // waitCtx returns the reply body, or false if the connection closed, d
@@ -147,20 +147,36 @@ func (s *Conn) exchange(ctx context.Context, call *pendingCall, frame []byte) ([
 // fails with ctx's error, ErrClosed (with redial, after Close), or an
 // error wrapping zk.ErrConnectionClosed: no connection was ready, or the
 // write failed (the request may then have reached the server).
+//
+// A connection found ready but closed before the frame was written (it was
+// being replaced) never carried the request: the write waits for the next
+// one, within the same bound, instead of failing a request the server
+// never saw.
 func (s *Conn) write(ctx context.Context, call *pendingCall, frame []byte, redial bool) error {
 	t := s.wire.timeout()
-	c := s.wire.awaitReady(ctx, s.done, t, redial)
-	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case c == nil && redial && s.isClosed():
-		return ErrClosed
-	case c == nil:
-		return fmt.Errorf("no connection ready (waited at most %v): %w", t, zk.ErrConnectionClosed)
-	case !c.call(call, frame):
-		return fmt.Errorf("write: %w", zk.ErrConnectionClosed)
+	deadline := time.Now().Add(t)
+	for {
+		c := s.wire.awaitReady(ctx, s.done, time.Until(deadline), redial)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case c == nil && redial && s.isClosed():
+			return ErrClosed
+		case c == nil:
+			return fmt.Errorf("no connection ready (waited at most %v): %w", t, zk.ErrConnectionClosed)
+		}
+		ok, unsent := c.call(call, frame)
+		switch {
+		case ok:
+			return nil
+		case !unsent || time.Now().After(deadline):
+			return fmt.Errorf("write: %w", zk.ErrConnectionClosed)
+		}
+		var b Backoff // until the closed connection is replaced as current
+		if !Sleep(ctx, b.Next()) {
+			return ctx.Err()
+		}
 	}
-	return nil
 }
 
 // await waits for the reply to call, at most callBound of the session
