@@ -31,7 +31,7 @@ func TestThrottledRequestsNeverEndManagerRun(t *testing.T) {
 		s := connectTo(t, c.Addrs(), 2*time.Second)
 		readers.Go(func() {
 			for loadCtx.Err() == nil {
-				if _, _, err := s.Get(loadCtx, "/"); err != nil && strings.Contains(err.Error(), "THROTTLEDOP") {
+				if err := s.Sync(loadCtx, "/"); err != nil && strings.Contains(err.Error(), "THROTTLEDOP") {
 					throttled.Add(1)
 				}
 			}

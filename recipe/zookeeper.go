@@ -18,14 +18,26 @@ import (
 // error from a final one. While the session is disconnected a call waits
 // for the next connection, at most the session timeout. Like
 // go-zookeeper's, the errors do not name the path.
+//
+// Get, Children and Exists are reads, which are idempotent: a transient
+// answer (Retryable: a connection lost before the reply, a throttled
+// request) is asked again, backing off, for up to twice the session
+// timeout from the first attempt while ctx lives; after that the last
+// attempt's error is returned. The writes are attempted once: whether a
+// write whose reply was lost took effect is for the caller to find out.
 
 // Get returns the data and Stat of the znode at path.
 func (s *Session) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
 	if s == nil {
 		return nil, nil, ErrNilSession
 	}
-	data, st, err := s.conn.Get(ctx, path)
-	return data, st, fromLayer(err)
+	var data []byte
+	var st *zk.Stat
+	err := s.read(ctx, func() (err error) {
+		data, st, err = s.conn.Get(ctx, path)
+		return err
+	})
+	return data, st, err
 }
 
 // Children returns the names of the children of the znode at path and its
@@ -34,8 +46,13 @@ func (s *Session) Children(ctx context.Context, path string) ([]string, *zk.Stat
 	if s == nil {
 		return nil, nil, ErrNilSession
 	}
-	names, st, err := s.conn.Children(ctx, path)
-	return names, st, fromLayer(err)
+	var names []string
+	var st *zk.Stat
+	err := s.read(ctx, func() (err error) {
+		names, st, err = s.conn.Children(ctx, path)
+		return err
+	})
+	return names, st, err
 }
 
 // Exists reports whether the znode at path exists, and its Stat (nil when
@@ -44,8 +61,13 @@ func (s *Session) Exists(ctx context.Context, path string) (bool, *zk.Stat, erro
 	if s == nil {
 		return false, nil, ErrNilSession
 	}
-	ok, st, err := s.conn.Exists(ctx, path)
-	return ok, st, fromLayer(err)
+	var ok bool
+	var st *zk.Stat
+	err := s.read(ctx, func() (err error) {
+		ok, st, err = s.conn.Exists(ctx, path)
+		return err
+	})
+	return ok, st, err
 }
 
 // Create creates the znode at path with data, flags (zk.FlagEphemeral,

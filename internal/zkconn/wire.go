@@ -208,8 +208,11 @@ func (c *wireConn) inject(frame []byte) bool {
 }
 
 // send is inject that also says whether the frame never left: the
-// connection was closed before it was written, so the server cannot have
-// seen the request and it may go out on the next connection.
+// connection was closed before it was written, or the write failed before
+// a byte of it was taken (a socket closed under it, reset by the server),
+// so the server cannot have seen the request and it may go out on the
+// next connection. A write that failed part-way leaves the request's fate
+// unknown.
 func (c *wireConn) send(frame []byte) (ok, unsent bool) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -218,8 +221,8 @@ func (c *wireConn) send(frame []byte) (ok, unsent bool) {
 		return false, true
 	default:
 	}
-	_, err := c.Conn.Write(frame)
-	return err == nil, false
+	n, err := c.Conn.Write(frame)
+	return err == nil, err != nil && n == 0
 }
 
 // handshakeBound is how long one server may take to dial and answer the

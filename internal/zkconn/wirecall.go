@@ -149,12 +149,14 @@ func (s *Conn) exchange(ctx context.Context, call *pendingCall, frame []byte) ([
 // write failed (the request may then have reached the server).
 //
 // A connection found ready but closed before the frame was written (it was
-// being replaced) never carried the request: the write waits for the next
+// being replaced), or whose socket took no byte of it, never carried the
+// request: the write waits for the next
 // one, within the same bound, instead of failing a request the server
 // never saw.
 func (s *Conn) write(ctx context.Context, call *pendingCall, frame []byte, redial bool) error {
 	t := s.wire.timeout()
 	deadline := time.Now().Add(t)
+	var b Backoff // until the closed connection is replaced as current
 	for {
 		c := s.wire.awaitReady(ctx, s.done, time.Until(deadline), redial)
 		switch {
@@ -172,7 +174,6 @@ func (s *Conn) write(ctx context.Context, call *pendingCall, frame []byte, redia
 		case !unsent || time.Now().After(deadline):
 			return fmt.Errorf("write: %w", zk.ErrConnectionClosed)
 		}
-		var b Backoff // until the closed connection is replaced as current
 		if !Sleep(ctx, b.Next()) {
 			return ctx.Err()
 		}
