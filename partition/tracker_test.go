@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -76,11 +77,19 @@ func (tr *tracker) started(member string, drain time.Duration) func(ctx context.
 			break
 		}
 		if drain > 0 {
-			tr.drainStep(member, +1)
+			// Only a drain the member chose (a handoff, a stop: the
+			// leadership still open) counts toward MaxConcurrentHandoffs;
+			// leaderships lost at once (a dropped connection) drain
+			// together by nature.
+			chosen := 0
+			if lead, ok := recipe.LeadershipFrom(ctx); ok && lead.Err() == nil {
+				chosen = 1
+			}
+			tr.drainStep(member, chosen)
 			t := time.NewTimer(drain)
 			<-t.C
 			tr.write(shard, token) // late write of a deposed leader: must not be accepted if another leader wrote
-			tr.drainStep(member, -1)
+			tr.drainStep(member, -chosen)
 		}
 	}
 }
