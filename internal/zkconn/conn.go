@@ -41,10 +41,7 @@ type Conn struct {
 	connected bool    // StateHasSession and not since disconnected
 	closed    bool
 	sinks     map[Sink]struct{}
-	paths     map[string]map[Sink]struct{}
-	watched   map[Sink]map[string]struct{} // paths per sink, so unsubscribe costs O(own paths)
-	dataWatch map[string]bool              // paths that may hold a data watch set by GetDataWatch
-	watches   *watchTable                  // one-shot watches of GetW, ChildrenW, ExistsW
+	watches   *watchTable // every server watch of the layer, and node events' routes
 }
 
 // Config configures Dial.
@@ -157,6 +154,7 @@ func (s *Conn) Close() error {
 		s.mu.Lock()
 		s.closed = true
 		s.connected = false
+		s.watches.connectionLostLocked(zk.StateDisconnected, zk.ErrClosing)
 		s.broadcast(Event{Kind: Closed, ID: s.id})
 		s.mu.Unlock()
 		close(s.done)
@@ -230,12 +228,8 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 		established: make(chan struct{}),
 		done:        make(chan struct{}),
 		sinks:       map[Sink]struct{}{},
-		paths:       map[string]map[Sink]struct{}{},
-		watched:     map[Sink]map[string]struct{}{},
-		dataWatch:   map[string]bool{},
+		watches:     newWatchTable(wire),
 	}
-	s.watches = newWatchTable(s)
-	s.sinks[s.watches] = struct{}{}
 	return s
 }
 

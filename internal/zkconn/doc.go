@@ -10,10 +10,12 @@
 //     the reply by xid off the wire (wirecall.go); a call whose ctx ends
 //     holds nothing. Writes are ordered with go-zookeeper's frames and
 //     with each other (wirequeue.go);
-//   - one watch table for the one-shot watches of GetW, ChildrenW and
-//     ExistsW and the routed data watches of WatchData (watchtable.go,
-//     datawatch.go): go-zookeeper keeps no channel per watch, a watch nobody
-//     waits for is removed from the server (removeWatches, ZooKeeper 3.5+);
+//   - one watch table for every server watch the layer sets, keyed by path
+//     and kind: the one-shot watches of GetW, ChildrenW and ExistsW
+//     (watchshot.go) and the routed data watches of WatchData
+//     (datawatch.go) share an entry on the same path (watchtable.go):
+//     go-zookeeper keeps no channel per watch, and a watch is removed from
+//     the server (removeWatches, ZooKeeper 3.5+) when its last user leaves;
 //   - session events from the event callback (never the library's lossy
 //     event channel), fanned out to Sinks; only StateHasSession is usable;
 //   - the negotiated session timeout and session id, read from the connect

@@ -38,57 +38,13 @@ func (s *Conn) Subscribe(k Sink) (id int64, connected, closed bool) {
 	return s.id, s.connected, s.closed
 }
 
-// Unsubscribe removes k from session and node events.
+// Unsubscribe removes k from session and node events, leaving the
+// server's watches of its paths in place (see DropWatch).
 func (s *Conn) Unsubscribe(k Sink) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sinks, k)
-	for p := range s.watched[k] {
-		s.unrouteLocked(p, k)
-	}
-	delete(s.watched, k)
-}
-
-// Route sends the node events of path to k until Unroute or DropWatch.
-func (s *Conn) Route(path string, k Sink) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.paths[path]
-	if m == nil {
-		m = map[Sink]struct{}{}
-		s.paths[path] = m
-	}
-	m[k] = struct{}{}
-	own := s.watched[k]
-	if own == nil {
-		own = map[string]struct{}{}
-		s.watched[k] = own
-	}
-	own[path] = struct{}{}
-}
-
-// Unroute stops sending the node events of path to k, leaving the
-// server's watch in place.
-func (s *Conn) Unroute(path string, k Sink) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unrouteLocked(path, k)
-	if own := s.watched[k]; own != nil {
-		delete(own, path)
-		if len(own) == 0 {
-			delete(s.watched, k)
-		}
-	}
-}
-
-// unrouteLocked stops routing node events of path to k (s.mu held).
-func (s *Conn) unrouteLocked(path string, k Sink) {
-	if m := s.paths[path]; m != nil {
-		delete(m, k)
-		if len(m) == 0 {
-			delete(s.paths, path)
-		}
-	}
+	s.watches.unsubscribeLocked(k)
 }
 
 // onEvent is go-zookeeper's event callback; it runs on the library's
@@ -140,7 +96,7 @@ func (s *Conn) disconnectedLocked() {
 		return
 	}
 	s.connected = false
-	clear(s.dataWatch) // the server drops a connection's watches
+	s.watches.connectionLostLocked(zk.StateDisconnected, zk.ErrConnectionClosed)
 	s.state("disconnected")
 	s.log.Warn().Int64("session_id", s.id).Str("reason", "connection_lost").Msg("session disconnected")
 	s.broadcast(Event{Kind: Disconnected, ID: s.id})
@@ -154,7 +110,7 @@ func (s *Conn) expiredLocked() {
 	old := s.id
 	s.id, s.connected = 0, false
 	s.former = append(s.former[max(len(s.former)-maxFormer+1, 0):], old)
-	clear(s.dataWatch)
+	s.watches.connectionLostLocked(zk.StateExpired, zk.ErrSessionExpired)
 	if s.cfg.States != nil {
 		s.cfg.States.SessionExpired()
 	}
@@ -177,8 +133,5 @@ func (s *Conn) nodeEvent(ev zk.Event) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dataWatchFired(ev)
-	for k := range s.paths[ev.Path] {
-		k.NodeChanged(ev)
-	}
+	s.watches.nodeChangedLocked(ev)
 }

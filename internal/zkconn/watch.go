@@ -15,7 +15,8 @@ import (
 // GetW, ChildrenW and ExistsW read a znode and leave a one-shot watch on
 // it, like go-zookeeper's methods of the same names, but the session
 // writes the request on the wire itself, reads its reply by xid (see
-// wirecall.go) and keeps the watch in its one table (watchtable.go):
+// wirecall.go) and keeps the watch in its one table (watchtable.go,
+// watchshot.go), beside the routed data watches of WatchData:
 //
 //   - go-zookeeper holds no channel for it, so a watch nobody waits for
 //     holds nothing, and go-zookeeper's re-setting of its watches after a
@@ -100,12 +101,14 @@ func (s *Conn) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan
 	st, err := decodeStat(readExists.name, body)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
+		s.shotAnswered(sh)
 		return false, nil, sh.ch, nil
 	case err != nil:
 		_, refused := replyBody(readExists.name, body)
-		s.watches.forget(sh, refused == nil)
+		s.forgetShot(sh, refused == nil)
 		return false, nil, nil, fmt.Errorf("%s %s: %w", readExists.name, path, err)
 	}
+	s.shotAnswered(sh)
 	return true, st, sh.ch, nil
 }
 
@@ -120,18 +123,18 @@ func (s *Conn) watchedRead(ctx context.Context, r watchedRead, path string) ([]b
 		return nil, nil, fmt.Errorf("%s %s: %w", r.name, path, err)
 	}
 	call := newPendingCall(s.wire.nextCallXid())
-	sh, err := s.watches.add(ctx, watchKey{path, r.kind}, call)
+	sh, err := s.addShot(ctx, watchKey{path, r.kind}, call)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", r.name, path, err)
 	}
 	err = s.write(ctx, call, jute.ReadRequest(call.xid, r.op, path, true), true)
 	var body []byte
 	if err == nil {
-		s.watches.written(sh)
+		s.shotWritten(sh)
 		body, err = s.await(ctx, call)
 	}
 	if err != nil {
-		s.watches.forget(sh, true)
+		s.forgetShot(sh, true)
 		return nil, nil, fmt.Errorf("%s %s: %w", r.name, path, err)
 	}
 	return body, sh, nil
@@ -145,8 +148,9 @@ func settle[T any](s *Conn, r watchedRead, sh *shot, reply []byte,
 	v, st, err := decode(reply)
 	if err != nil {
 		_, refused := replyBody(r.name, reply)
-		s.watches.forget(sh, refused == nil)
+		s.forgetShot(sh, refused == nil)
 		return v, nil, fmt.Errorf("%s %s: %w", r.name, sh.key.path, err)
 	}
+	s.shotAnswered(sh)
 	return v, st, nil
 }

@@ -29,7 +29,7 @@ func pending(ch <-chan zk.Event) (zk.Event, bool) {
 func TestWatchTableFiresOnlyAfterTheReply(t *testing.T) {
 	s := tableSession()
 	call := newPendingCall(s.wire.nextCallXid())
-	sh, err := s.watches.add(t.Context(), watchKey{"/a", watchData}, call)
+	sh, err := s.addShot(t.Context(), watchKey{"/a", watchData}, call)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,8 @@ func TestWatchTableFiresOnlyAfterTheReply(t *testing.T) {
 	if _, open := <-sh.ch; open {
 		t.Fatal("channel open after its event")
 	}
-	if len(s.watches.shots) != 0 || len(s.paths) != 0 {
-		t.Fatalf("table %v, routes %v left after the event", s.watches.shots, s.paths)
+	if len(s.watches.shots) != 0 || len(s.watches.routes) != 0 {
+		t.Fatalf("table %v, routes %v left after the event", s.watches.shots, s.watches.routes)
 	}
 }
 
@@ -62,16 +62,16 @@ func TestWatchTableEndsAnsweredShotsWithTheConnection(t *testing.T) {
 	s := tableSession()
 	answered, waiting := newPendingCall(1), newPendingCall(2)
 	answered.replied.Store(true)
-	a, err := s.watches.add(t.Context(), watchKey{"/a", watchChild}, answered)
+	a, err := s.addShot(t.Context(), watchKey{"/a", watchChild}, answered)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.watches.add(t.Context(), watchKey{"/b", watchData}, waiting)
+	b, err := s.addShot(t.Context(), watchKey{"/b", watchData}, waiting)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
-	s.watches.SessionChanged(Event{Kind: Expired, ID: 7})
+	s.watches.connectionLostLocked(zk.StateExpired, zk.ErrSessionExpired)
 	s.mu.Unlock()
 	ev, ok := pending(a.ch)
 	if !ok || ev.Type != zk.EventNotWatching || ev.State != zk.StateExpired || ev.Path != "/a" || ev.Err != zk.ErrSessionExpired {
@@ -80,9 +80,9 @@ func TestWatchTableEndsAnsweredShotsWithTheConnection(t *testing.T) {
 	if ev, ok := pending(b.ch); ok {
 		t.Fatalf("shot awaiting its reply ended with %+v", ev)
 	}
-	s.watches.forget(b, true)
-	if len(s.watches.shots) != 0 || len(s.paths) != 0 {
-		t.Fatalf("table %v, routes %v left", s.watches.shots, s.paths)
+	s.forgetShot(b, true)
+	if len(s.watches.shots) != 0 || len(s.watches.routes) != 0 {
+		t.Fatalf("table %v, routes %v left", s.watches.shots, s.watches.routes)
 	}
 }
 
