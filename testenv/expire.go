@@ -4,22 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"reflect"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/jute"
 )
 
-const (
-	// expireTimeout bounds one ExpireSession attempt against one server
-	// when ctx allows longer.
-	expireTimeout = 10 * time.Second
-
-	// expireXid is the xid of the closeSession request ExpireSession sends.
-	expireXid int32 = 1
-)
+// expireTimeout bounds one ExpireSession attempt against one server when
+// ctx allows longer.
+const expireTimeout = 10 * time.Second
 
 // ErrNoSession is returned by ExpireSession when the server does not know
 // the session: it has expired already, or the password is wrong.
@@ -77,40 +73,12 @@ func expireAt(ctx context.Context, addr string, id int64, password []byte) error
 	if err := conn.SetDeadline(deadline); err != nil {
 		return err
 	}
-	if _, err := conn.Write(connectRequestFrame(id, password, int32(expireTimeout/time.Millisecond))); err != nil {
-		return fmt.Errorf("send connect request to %s: %w", addr, err)
-	}
-	frame, err := readFrame(conn)
-	if err != nil {
-		return fmt.Errorf("read connect response from %s: %w", addr, err)
-	}
-	r, err := parseConnectResponse(frame)
-	if err != nil {
-		return err
-	}
-	if r.timeout <= 0 || r.sessionID != id {
+	err = jute.CloseSession(conn, id, password, expireTimeout)
+	if errors.Is(err, jute.ErrSessionRefused) {
 		return fmt.Errorf("expire session 0x%x at %s: %w", id, addr, ErrNoSession)
 	}
-	if _, err := conn.Write(requestFrame(expireXid, OpCloseSession)); err != nil {
-		return fmt.Errorf("send closeSession to %s: %w", addr, err)
+	if err != nil {
+		return fmt.Errorf("expire session 0x%x at %s: %w", id, addr, err)
 	}
-	return awaitReply(conn, expireXid)
-}
-
-// awaitReply reads frames until the reply to xid arrives. The server closes
-// the connection once it has applied closeSession, so a clean end of stream
-// counts as the reply.
-func awaitReply(conn net.Conn, xid int32) error {
-	for {
-		frame, err := readFrame(conn)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("await closeSession reply: %w", err)
-		}
-		if got, ok := replyXid(frame); ok && got == xid {
-			return nil
-		}
-	}
+	return nil
 }

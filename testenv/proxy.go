@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/jute"
 )
 
 // Proxy is a TCP proxy between one ZooKeeper client and the servers, one
@@ -262,15 +264,15 @@ func (p *Proxy) takeCut(op int32) *pendingCut {
 	return c
 }
 
-func (p *Proxy) recordSession(r connectResponse) {
-	if r.timeout <= 0 || r.sessionID == 0 {
+func (p *Proxy) recordSession(r jute.ConnectResponse) {
+	if r.Timeout <= 0 || r.SessionID == 0 {
 		return // the server refused to resume an expired session
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sessions = append(p.sessions, SessionCredentials{
-		ID:       r.sessionID,
-		Password: r.password,
-		Timeout:  time.Duration(r.timeout) * time.Millisecond,
+		ID:       r.SessionID,
+		Password: r.Password,
+		Timeout:  r.Timeout,
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/zkelect/zkelect/internal/jute"
 )
 
 const (
@@ -153,7 +155,7 @@ func (l *link) readReplies(server net.Conn, out chan<- reply) {
 			return
 		}
 		if handshake {
-			if r, err := parseConnectResponse(frame); err == nil {
+			if r, ok := jute.DecodeConnectResponse(frame[4:]); ok {
 				l.p.recordSession(r)
 			}
 		}

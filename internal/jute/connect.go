@@ -62,3 +62,17 @@ func DecodeConnectResponse(body []byte) (ConnectResponse, bool) {
 	}
 	return r, true
 }
+
+// ConnectRequest encodes a connect request frame (length prefix included)
+// presenting lastZxid, asking for timeout (whole milliseconds) and resuming
+// session id with password (0 and nil: a new session), without the readOnly
+// byte, like go-zookeeper's.
+func ConnectRequest(lastZxid int64, timeout time.Duration, id int64, password []byte) []byte {
+	e := &Encoder{b: make([]byte, 4, 4+ConnectRequestLen)}
+	e.Int32(0) // protocol version
+	e.Int64(lastZxid)
+	e.Int32(int32(timeout / time.Millisecond))
+	e.Int64(id)
+	e.Buffer(append([]byte{}, password...)) // never a null buffer
+	return e.Frame()
+}

@@ -46,6 +46,15 @@ func (r *Decoder) Int32() int32 {
 	return int32(binary.BigEndian.Uint32(b))
 }
 
+// Int64 reads a big-endian int64.
+func (r *Decoder) Int64() int64 {
+	b := r.take(8)
+	if b == nil {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(b))
+}
+
 // Bool reads a one-byte boolean.
 func (r *Decoder) Bool() bool {
 	b := r.take(1)

@@ -2,12 +2,12 @@ package zkconn
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"time"
+
+	"github.com/zkelect/zkelect/internal/jute"
 )
 
 // closeAttempt bounds one CloseSession attempt against one server when ctx
@@ -48,13 +48,6 @@ func CloseSession(ctx context.Context, servers []string, id int64, password []by
 	return fmt.Errorf("close session 0x%x: %w", uint64(id), errors.Join(errs...))
 }
 
-// Frames of the exchange (ZooKeeper's jute encoding, big-endian, each
-// prefixed by its length).
-const (
-	opCloseSession int32 = -11
-	closeXid       int32 = 1
-)
-
 func closeAt(ctx context.Context, addr string, id int64, password []byte,
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, closeAttempt)
@@ -68,75 +61,12 @@ func closeAt(ctx context.Context, addr string, id int64, password []byte,
 	if err := conn.SetDeadline(deadline); err != nil {
 		return err
 	}
-	// ConnectRequest: protocol version, last zxid seen, timeout (ms),
-	// session id, password; lastZxidSeen 0 never exceeds the server's.
-	req := binary.BigEndian.AppendUint32(nil, 0)
-	req = binary.BigEndian.AppendUint64(req, 0)
-	req = binary.BigEndian.AppendUint32(req, uint32(closeAttempt/time.Millisecond))
-	req = binary.BigEndian.AppendUint64(req, uint64(id))
-	req = binary.BigEndian.AppendUint32(req, uint32(len(password)))
-	req = append(req, password...)
-	if err := writeFrame(conn, req); err != nil {
-		return fmt.Errorf("send connect request to %s: %w", addr, err)
-	}
-	resp, err := readFrame(conn)
-	if err != nil {
-		return fmt.Errorf("read connect response from %s: %w", addr, err)
-	}
-	// ConnectResponse: protocol version, timeout, session id, ...; a
-	// refused session comes back with timeout 0 and another id.
-	if len(resp) < 16 {
-		return fmt.Errorf("connect response from %s: %d bytes", addr, len(resp))
-	}
-	if int32(binary.BigEndian.Uint32(resp[4:])) <= 0 || int64(binary.BigEndian.Uint64(resp[8:])) != id {
+	err = jute.CloseSession(conn, id, password, closeAttempt)
+	if errors.Is(err, jute.ErrSessionRefused) {
 		return fmt.Errorf("close session 0x%x at %s: %w", uint64(id), addr, ErrUnknownSession)
 	}
-	op := opCloseSession
-	bye := binary.BigEndian.AppendUint32(nil, uint32(closeXid))
-	bye = binary.BigEndian.AppendUint32(bye, uint32(op))
-	if err := writeFrame(conn, bye); err != nil {
-		return fmt.Errorf("send closeSession to %s: %w", addr, err)
+	if err != nil {
+		return fmt.Errorf("close session 0x%x at %s: %w", uint64(id), addr, err)
 	}
-	return awaitClosed(conn)
-}
-
-// awaitClosed reads frames until the closeSession reply. The server closes
-// the connection once it has applied closeSession, so a clean end of the
-// stream counts as the reply.
-func awaitClosed(conn net.Conn) error {
-	for {
-		f, err := readFrame(conn)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("await closeSession reply: %w", err)
-		}
-		if len(f) >= 4 && int32(binary.BigEndian.Uint32(f)) == closeXid {
-			return nil
-		}
-	}
-}
-
-func writeFrame(w io.Writer, body []byte) error {
-	_, err := w.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...))
-	return err
-}
-
-// maxCloseFrame bounds a frame of the exchange (a reply header, or a watch
-// event of the resumed session queued before the reply).
-const maxCloseFrame = 1 << 20
-
-func readFrame(r io.Reader) ([]byte, error) {
-	var n [4]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, err
-	}
-	size := binary.BigEndian.Uint32(n[:])
-	if size > maxCloseFrame {
-		return nil, fmt.Errorf("frame of %d bytes", size)
-	}
-	b := make([]byte, size)
-	_, err := io.ReadFull(r, b)
-	return b, err
+	return nil
 }
