@@ -78,8 +78,9 @@ func runWatchScenario(t *testing.T, planned int32, sc watchScenario) {
 		}
 		k := newEventSink()
 		c.Subscribe(k)
-		dir := fmt.Sprintf("/watchtable-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), run)
-		if _, err = c.Create(ctx, dir, nil, 0, zk.WorldACL(zk.PermAll)); err == nil {
+		var dir string // sequential: fresh for every run and -count
+		dir, err = c.Create(ctx, "/watchtable-"+strings.ReplaceAll(t.Name(), "/", "-")+"-", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err == nil {
 			err = sc(ctx, c, k, dir)
 		}
 		drops := k.drops.Load()
