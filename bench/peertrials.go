@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // Ways the side-by-side scenario makes a leader step down, in table order.
@@ -156,16 +157,12 @@ func (el *peerElection) settled(ctx context.Context) (string, error) {
 }
 
 // seqOf is the sequence number ZooKeeper appended to a sequential znode's
-// name (its last 10 characters), or -1.
+// name (znode.Seq), or -1.
 func seqOf(name string) int {
-	if len(name) < 10 {
-		return -1
+	if seq, ok := znode.Seq(name); ok {
+		return int(seq)
 	}
-	n, err := strconv.Atoi(name[len(name)-10:])
-	if err != nil {
-		return -1
-	}
-	return n
+	return -1
 }
 
 // close kills both candidates.

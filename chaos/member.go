@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -212,10 +213,8 @@ func runShards(ctx context.Context, cfg MemberConfig, sess *recipe.Session, rec 
 		}
 		// ErrDuplicateMember: our previous incarnation's session has not
 		// expired yet.
-		select {
-		case <-ctx.Done():
+		if !zkconn.Sleep(ctx, cfg.SessionTimeout/4) {
 			return nil
-		case <-time.After(cfg.SessionTimeout / 4):
 		}
 	}
 }
@@ -225,20 +224,18 @@ func runShards(ctx context.Context, cfg MemberConfig, sess *recipe.Session, rec 
 // znode it must check. It retries read errors until ctx ends; ok is false
 // when the znode is gone (the leadership is over) or ctx ended.
 func electionZnode(ctx context.Context, sess *recipe.Session, path string, token zxidfence.Token) (string, bool) {
-	for {
+	znode, found := "", false
+	err := zkconn.Retry(ctx, func() (bool, error) {
 		ps, err := recipe.Participants(ctx, sess, path)
-		if err == nil {
-			for _, p := range ps {
-				if p.Token == token {
-					return p.Znode, true
-				}
+		if err != nil {
+			return false, err
+		}
+		for _, p := range ps {
+			if p.Token == token {
+				znode, found = p.Znode, true
 			}
-			return "", false
 		}
-		select {
-		case <-ctx.Done():
-			return "", false
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return true, nil
+	})
+	return znode, err == nil && found
 }

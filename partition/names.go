@@ -48,16 +48,12 @@ func ValidateID(id string) error {
 		return &ShardIDError{ID: id, Reason: "contains '/'"}
 	}
 	for _, r := range id {
-		if zkRefuses(r) {
+		if zkconn.RefusedRune(r) {
 			return &ShardIDError{ID: id, Reason: fmt.Sprintf("contains the forbidden character %U", r)}
 		}
 	}
 	return nil
 }
-
-// zkRefuses reports whether ZooKeeper rejects r in a path (the connection
-// layer's rule).
-func zkRefuses(r rune) bool { return zkconn.RefusedRune(r) }
 
 // validateShards checks every id and that none repeats.
 func validateShards(ids []string) error {

@@ -1,11 +1,12 @@
 package recipe
 
 import (
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // This file names candidate znodes and orders them.
@@ -61,9 +62,6 @@ const (
 	// shortGUIDDigits is how many hex digits of the GUID ShortNaming keeps
 	// (96 random bits).
 	shortGUIDDigits = 24
-
-	// seqDigits is the width ZooKeeper formats the sequence suffix to.
-	seqDigits = 10
 )
 
 // CuratorNaming names candidate znodes like Apache Curator's LeaderLatch,
@@ -142,72 +140,15 @@ type node struct {
 	Seq  int32
 }
 
-// parseNode reads the sequence suffix ZooKeeper appended to a child's name.
-// It reports false for a name that does not end in one (not a candidate).
-//
-// A negative suffix of eleven characters ("-1000000000" and below) looks
-// like a '-' separator followed by ten digits. The '-' is read as the sign
-// when it starts the name or follows a character other than a letter or
-// digit (Curator's "latch--2147483648"), or when the ten digits exceed the
-// int32 range; otherwise it is read as a separator ("x-1500000000" is
-// 1500000000). Every known convention ends its prefix in '-' or '_', for
-// which this is exact.
+// parseNode reads the sequence suffix ZooKeeper appended to a child's name
+// (see znode.Seq). It reports false for a name that does not end in one
+// (not a candidate).
 func parseNode(name string) (node, bool) {
-	if len(name) < seqDigits {
-		return node{}, false
-	}
-	tail := name[len(name)-seqDigits:]
-	if tail[0] == '-' {
-		v, ok := parseDigits(tail[1:])
-		if !ok || v == 0 { // "%010d" never prints -0
-			return node{}, false
-		}
-		return node{Name: name, Seq: int32(-v)}, true
-	}
-	v, ok := parseDigits(tail)
+	seq, ok := znode.Seq(name)
 	if !ok {
 		return node{}, false
 	}
-	if signAt(name, len(name)-seqDigits-1) && v >= 1_000_000_000 && v <= -math.MinInt32 {
-		return node{Name: name, Seq: int32(-v)}, true
-	}
-	if v > math.MaxInt32 {
-		return node{}, false
-	}
-	return node{Name: name, Seq: int32(v)}, true
-}
-
-// signAt reports whether name[i] is a '-' that belongs to the number after
-// it rather than to the prefix before it.
-func signAt(name string, i int) bool {
-	if i < 0 || name[i] != '-' {
-		return false
-	}
-	if i == 0 || !isAlnum(name[i-1]) {
-		return true
-	}
-	v, _ := parseDigits(name[i+1:])
-	return v > math.MaxInt32
-}
-
-// parseDigits parses a string of ASCII digits only (no sign, no spaces).
-func parseDigits(s string) (int64, bool) {
-	if s == "" {
-		return 0, false
-	}
-	var v int64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int64(c-'0')
-	}
-	return v, true
-}
-
-func isAlnum(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	return node{Name: name, Seq: seq}, true
 }
 
 // seqBefore reports whether sequence a was issued before b in serial-number

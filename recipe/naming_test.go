@@ -372,3 +372,7 @@ func FuzzSortNodes(f *testing.F) {
 		}
 	})
 }
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/znode"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -60,7 +60,7 @@ func leaderOf(path string, names []string, get, plain dataReader) (r readResult,
 		if err != nil || len(ps) == 0 {
 			return readResult{}, false, err
 		}
-		ns = []node{{Name: zkconn.Base(ps[0].Znode), Seq: ps[0].Seq}}
+		ns = []node{{Name: znode.Name(ps[0].Znode), Seq: ps[0].Seq}}
 	}
 	sortNodes(ns)
 	first := path + "/" + ns[0].Name
@@ -131,7 +131,7 @@ func orderParticipants(all []Participant, found []bool) []Participant {
 		if !found[i] {
 			continue
 		}
-		n := node{Name: zkconn.Base(p.Znode), Seq: p.Seq}
+		n := node{Name: znode.Name(p.Znode), Seq: p.Seq}
 		byName[n.Name], czxid[n.Name] = p, int64(p.Token)
 		ns = append(ns, n)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // Replies of ZooKeeper calls, delivered to the loop. gen is the generation
@@ -109,7 +110,7 @@ func (c *Candidate) createAndList(ctx context.Context, prefix string, data []byt
 	if err != nil {
 		return createReply{err: err}
 	}
-	return createReply{name: zkconn.Base(p), stat: stat, list: &list}
+	return createReply{name: znode.Name(p), stat: stat, list: &list}
 }
 
 // ensureParents creates the election path (with the candidate's ACL: a

@@ -66,22 +66,10 @@ func Run(ctx context.Context, c *Candidate, fn func(ctx context.Context, token z
 			if time.Since(start) >= MaxRunBackoff {
 				backoff.Reset()
 			}
-			if err := sleepCtx(ctx, backoff.Next()); err != nil {
-				return err
+			if !zkconn.Sleep(ctx, backoff.Next()) {
+				return context.Cause(ctx)
 			}
 		}
-	}
-}
-
-// sleepCtx waits d, or until ctx ends (returning its cause).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
 	}
 }
 

@@ -290,7 +290,7 @@ func checkZNodePath(flag, p string) error {
 		return bad("not valid UTF-8")
 	}
 	for _, r := range p {
-		if zkRefusesRune(r) {
+		if zkconn.RefusedRune(r) {
 			return bad(fmt.Sprintf("ZooKeeper refuses the character %U", r))
 		}
 	}
@@ -299,10 +299,6 @@ func checkZNodePath(flag, p string) error {
 	}
 	return nil
 }
-
-// zkRefusesRune reports whether ZooKeeper rejects r in a path (the
-// connection layer's rule).
-func zkRefusesRune(r rune) bool { return zkconn.RefusedRune(r) }
 
 // isTerminal reports whether w is a character device (a terminal) and
 // $NO_COLOR is unset: only then are logs colored.

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -201,7 +202,7 @@ func (r *runner) loop(ctx context.Context, cand *recipe.Candidate) error {
 			}
 			return childExit(code)
 		}
-		if err := waitCtx(ctx, restartBackoff); err != nil {
+		if !zkconn.Sleep(ctx, restartBackoff) {
 			return interrupted(ctx, "waiting to campaign again in "+r.flags.election)
 		}
 	}
@@ -278,16 +279,4 @@ func stoppedAsAsked(ctx context.Context, code int) error {
 	}
 	return &exitError{code: code, err: fmt.Errorf("stopped as asked by %s (forwarded to the child, which exited with status %d)",
 		signalName(signalOf(ctx)), code)}
-}
-
-// waitCtx waits for d or until ctx is done, returning ctx's error then.
-func waitCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -93,7 +94,7 @@ func (w *shardWork) lead(ctx context.Context, shard string, token zxidfence.Toke
 	log := w.log.With().Str("shard", shard).Stringer("token", token).Logger()
 	for ctx.Err() == nil {
 		w.runChild(ctx, log, shard, token)
-		if waitCtx(ctx, childRestartBackoff) != nil {
+		if !zkconn.Sleep(ctx, childRestartBackoff) {
 			return
 		}
 	}

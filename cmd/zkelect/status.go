@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
 
+	"github.com/zkelect/zkelect/internal/znode"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -243,7 +244,7 @@ func (st *electionStatus) write(w io.Writer, format string) error {
 		if p.Leader {
 			role = "leader"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s\t%s\n", i, p.ID, p.Token.Hex, p.Token.EpochCounter, lastSegment(p.Znode), role)
+		fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s\t%s\n", i, p.ID, p.Token.Hex, p.Token.EpochCounter, znode.Name(p.Znode), role)
 	}
 	return tw.Flush()
 }
@@ -334,8 +335,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func lastSegment(p string) string {
-	return p[strings.LastIndexByte(p, '/')+1:]
 }

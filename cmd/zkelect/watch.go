@@ -152,25 +152,30 @@ func (p *watchPrinter) print(t watchTarget, obs recipe.Observation) {
 		id, tok := obs.Leader.ID, newTokenJSON(obs.Leader.Token)
 		line.Leader, line.Token = &id, &tok
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.format == "json" {
-		b, _ := json.Marshal(line)
-		fmt.Fprintf(p.w, "%s\n", b)
-		return
-	}
 	what := t.path
 	if t.shard != "" {
 		what = "shard=" + t.shard
 	}
-	ts := line.Time.Format("15:04:05.000")
-	if obs.Err != nil {
-		fmt.Fprintf(p.w, "%s %s leader unknown: %v (retrying)\n", ts, what, obs.Err)
+	text := line.Time.Format("15:04:05.000") + " " + what
+	switch {
+	case obs.Err != nil:
+		text += fmt.Sprintf(" leader unknown: %v (retrying)", obs.Err)
+	case !obs.HasLeader:
+		text += " no leader"
+	default:
+		text += fmt.Sprintf(" leader=%s token=%s", obs.Leader.ID, tokenText(obs.Leader.Token))
+	}
+	p.emit(line, text)
+}
+
+// emit writes one line: v as JSON with -o json, else text.
+func (p *watchPrinter) emit(v any, text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.format == "json" {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(p.w, "%s\n", b)
 		return
 	}
-	if !obs.HasLeader {
-		fmt.Fprintf(p.w, "%s %s no leader\n", ts, what)
-		return
-	}
-	fmt.Fprintf(p.w, "%s %s leader=%s token=%s\n", ts, what, obs.Leader.ID, tokenText(obs.Leader.Token))
+	fmt.Fprintln(p.w, text)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -115,13 +114,6 @@ func orDash(s string) string {
 
 // printRoot writes one root change as text or a JSON line.
 func (p *watchPrinter) printRoot(l rootLine) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.format == "json" {
-		b, _ := json.Marshal(l)
-		fmt.Fprintf(p.w, "%s\n", b)
-		return
-	}
 	line := l.Time.Format("15:04:05.000") + " " + l.Change
 	if l.Shard != "" {
 		line += " shard=" + l.Shard
@@ -132,5 +124,5 @@ func (p *watchPrinter) printRoot(l rootLine) {
 	if l.Detail != "" {
 		line += " " + l.Detail
 	}
-	fmt.Fprintln(p.w, line)
+	p.emit(l, line)
 }

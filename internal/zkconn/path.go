@@ -43,6 +43,3 @@ func CheckPath(p string) error {
 func RefusedRune(r rune) bool {
 	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || r >= 0xfff0
 }
-
-// Base returns the last element of a znode path: a child's name.
-func Base(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
