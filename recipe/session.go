@@ -203,21 +203,6 @@ type stateMetrics struct{ m *metrics }
 func (sm stateMetrics) SessionState(state string) { sm.m.setSessionState(state) }
 func (sm stateMetrics) SessionExpired()           { sm.m.sessionExpired() }
 
-// sink adapts a loop's handlers to the layer's Sink: both run on
-// go-zookeeper's receive goroutine and must not block.
-type sink struct {
-	session func(zkconn.Event)
-	node    func(zk.Event) // nil: no node events expected
-}
-
-func (k *sink) SessionChanged(ev zkconn.Event) { k.session(ev) }
-
-func (k *sink) NodeChanged(ev zk.Event) {
-	if k.node != nil {
-		k.node(ev)
-	}
-}
-
 // errSessionGone reports whether err means the session is closed for good.
 func errSessionGone(err error) bool {
 	return errors.Is(err, zk.ErrClosing) || errors.Is(err, ErrSessionClosed) || errors.Is(err, zkconn.ErrClosed)
