@@ -67,7 +67,7 @@ func newPendingCall(xid int32) *pendingCall {
 func (c *wireConn) call(p *pendingCall, frame []byte) (ok, unsent bool) {
 	c.w.order.Lock()
 	defer c.w.order.Unlock()
-	c.w.drain0()
+	c.w.drainLocked()
 	p.conn = c
 	c.mu.Lock()
 	c.calls[p.xid] = p

@@ -46,11 +46,11 @@ func (w *wireTracker) queueIfReady(frame []byte) bool {
 func (w *wireTracker) flush() {
 	w.order.Lock()
 	defer w.order.Unlock()
-	w.drain0()
+	w.drainLocked()
 }
 
-// drain0 writes the queued frames in order (w.order held).
-func (w *wireTracker) drain0() {
+// drainLocked writes the queued frames in order (w.order held).
+func (w *wireTracker) drainLocked() {
 	w.mu.Lock()
 	q := w.queue
 	w.queue = nil
