@@ -152,6 +152,19 @@ func shotCount(c *Conn) int {
 	return n
 }
 
+// tableEmpty reports what the table still holds once every user left: no
+// watch, shot or route may stay behind (each would be memory held for
+// nothing, and a route would deliver events nobody reads).
+func tableEmpty(c *Conn) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.watches
+	if len(t.armed)+len(t.shots)+len(t.routes)+len(t.bySink) != 0 {
+		return fmt.Errorf("the table still holds watches %v, shots %v, routes %v, sinks' paths %v", t.armed, t.shots, t.routes, t.bySink)
+	}
+	return nil
+}
+
 // awaitNode waits for an event of typ on path from ch.
 func awaitNode(ctx context.Context, ch <-chan zk.Event, typ zk.EventType, path, who string) error {
 	for {
@@ -232,7 +245,10 @@ func TestWatchLeavesTheServerOnlyWithItsLastUser(t *testing.T) {
 				return fmt.Errorf("after the one-shot left, the routed user's watch: server holds %v (%v), want [%s]", got, err, p)
 			}
 			c.DropWatch(p, k)
-			return expectWatches(ctx, c)
+			if err := expectWatches(ctx, c); err != nil {
+				return err
+			}
+			return tableEmpty(c)
 		})
 	})
 	t.Run("routed user leaves first", func(t *testing.T) {
@@ -254,7 +270,10 @@ func TestWatchLeavesTheServerOnlyWithItsLastUser(t *testing.T) {
 			if err := awaitNode(ctx, shot, zk.EventNodeDataChanged, p, "the one-shot GetW"); err != nil {
 				return err
 			}
-			return expectWatches(ctx, c)
+			if err := expectWatches(ctx, c); err != nil {
+				return err
+			}
+			return tableEmpty(c)
 		})
 	})
 	t.Run("child watch leaves the data watch", func(t *testing.T) {
@@ -341,6 +360,9 @@ func TestReconnectReArmsExactlyWhatIsHeld(t *testing.T) {
 			return fmt.Errorf("after the routed re-read: %w", err)
 		}
 		c.DropWatch(p, k)
-		return expectWatches(ctx, c)
+		if err := expectWatches(ctx, c); err != nil {
+			return err
+		}
+		return tableEmpty(c)
 	})
 }
