@@ -151,6 +151,28 @@ func parseNode(name string) (node, bool) {
 	return node{Name: name, Seq: seq}, true
 }
 
+// parseNodes returns the candidate nodes among children.
+func parseNodes(children []string) []node {
+	ns := make([]node, 0, len(children))
+	for _, ch := range children {
+		if n, ok := parseNode(ch); ok {
+			ns = append(ns, n)
+		}
+	}
+	return ns
+}
+
+// electionOrder returns the candidate nodes in election order.
+func electionOrder(children []string, czxid map[string]int64) []node {
+	ns := parseNodes(children)
+	if czxid != nil {
+		sortNodesByCzxid(ns, czxid)
+	} else {
+		sortNodes(ns)
+	}
+	return ns
+}
+
 // seqBefore reports whether sequence a was issued before b in serial-number
 // arithmetic; meaningful when the two are less than 2^31 apart.
 func seqBefore(a, b int32) bool { return int32(uint32(b)-uint32(a)) > 0 }

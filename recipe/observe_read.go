@@ -37,7 +37,7 @@ func readLeader(ctx context.Context, s *Session, path string) (readResult, error
 		if err != nil {
 			return readResult{}, aclError("list", path, err)
 		}
-		if len(candidates(names)) == 0 {
+		if len(parseNodes(names)) == 0 {
 			return readResult{}, nil
 		}
 		r, found, err := leaderOf(path, names, get, get)
@@ -52,7 +52,7 @@ func readLeader(ctx context.Context, s *Session, path string) (readResult, error
 // numbers do not tell the order). found is false when that znode vanished
 // before it was read: list again.
 func leaderOf(path string, names []string, get, plain dataReader) (r readResult, found bool, err error) {
-	ns := candidates(names)
+	ns := parseNodes(names)
 	if seqOrderAmbiguous(ns) {
 		// The suffixes span half the counter's circle: order by czxid,
 		// which needs every candidate's stat.
@@ -87,7 +87,7 @@ func readParticipants(ctx context.Context, s *Session, path string) ([]Participa
 		return nil, aclError("list", path, err)
 	}
 	get := func(p string) ([]byte, *zk.Stat, error) { return s.conn.Get(ctx, p) }
-	return readNodes(path, candidates(names), get)
+	return readNodes(path, parseNodes(names), get)
 }
 
 // readNodes reads the znodes ns (children of path) with get, up to
@@ -160,16 +160,3 @@ func participantOf(znode string, n node, data []byte, st *zk.Stat) Participant {
 		SessionID: st.EphemeralOwner,
 	}
 }
-
-// candidates parses the children names that carry a sequence suffix.
-func candidates(names []string) []node {
-	ns := make([]node, 0, len(names))
-	for _, name := range names {
-		if n, ok := parseNode(name); ok {
-			ns = append(ns, n)
-		}
-	}
-	return ns
-}
-
-// zkBase returns the last segment of a znode path.

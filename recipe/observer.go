@@ -173,12 +173,12 @@ func (o *observer) watchLeader(ctx context.Context) (leaderWatch, error) {
 		case err != nil:
 			return w, aclError("list", path, err)
 		}
-		if len(candidates(names)) == 0 {
+		if len(parseNodes(names)) == 0 {
 			names, _, w.fired, err = s.ChildrenW(ctx, path)
 			if errors.Is(err, zk.ErrNoNode) {
 				continue
 			}
-			if err != nil || len(candidates(names)) == 0 {
+			if err != nil || len(parseNodes(names)) == 0 {
 				return w, err
 			}
 			// Someone joined meanwhile: read the leader; the child watch

@@ -239,28 +239,6 @@ func (c *Candidate) deleteOp(path string) func(context.Context) any {
 	}
 }
 
-// parseNodes returns the candidate nodes among children.
-func parseNodes(children []string) []node {
-	ns := make([]node, 0, len(children))
-	for _, ch := range children {
-		if n, ok := parseNode(ch); ok {
-			ns = append(ns, n)
-		}
-	}
-	return ns
-}
-
-// electionOrder returns the candidate nodes in election order.
-func electionOrder(children []string, czxid map[string]int64) []node {
-	ns := parseNodes(children)
-	if czxid != nil {
-		sortNodesByCzxid(ns, czxid)
-	} else {
-		sortNodes(ns)
-	}
-	return ns
-}
-
 // indexOf returns the position of name in ns, or -1.
 func indexOf(ns []node, name string) int {
 	return slices.IndexFunc(ns, func(n node) bool { return n.Name == name })
