@@ -19,7 +19,7 @@ import (
 // recipe's steps: create, list, watch, lead), ops.go (the ZooKeeper calls
 // the steps make) and leadership.go (Leadership, its token and context,
 // and Run calling the user's function). Side concerns have files of their
-// own: naming.go, leasewait.go, sweep.go, metrics.go, errors.go, options.go.
+// own: naming.go, lease.go, sweep.go, metrics.go, errors.go, options.go.
 
 // Candidate takes part in one election on one Session. It runs one event
 // loop goroutine: ZooKeeper replies, watch events, session events, timers and

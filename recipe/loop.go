@@ -84,7 +84,7 @@ const (
 type (
 	nodeEvent  zk.Event
 	leaseFired struct{ lead *Leadership }
-	leaseBack  struct{ w *leaseWaiter } // the lease holds again (leasewait.go)
+	leaseBack  struct{ w *leaseWaiter } // the lease holds again (lease.go)
 	retryFired struct{ gen uint64 }
 	closeLate  struct{}
 )

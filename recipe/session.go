@@ -39,7 +39,7 @@ type Session struct {
 	metrics *metrics
 	dial    dialArgs // what Connect was given, for Sibling
 
-	leaseWait leaseWait // candidates waiting for their lease (leasewait.go)
+	leaseWait leaseWait // candidates waiting for their lease (lease.go)
 
 	// ctx ends at Close: the context of the candidates' own ZooKeeper
 	// calls, which may outlive their candidate but not the session.

@@ -353,7 +353,7 @@ func (c *Candidate) stepFailed(what string, err error) {
 // and reports whether it did. While the local lease is out (ZooKeeper has
 // not answered a request sent recently enough, as on an overloaded
 // connection) it does not: a leadership would end at once. It waits for the
-// lease instead (see leasewait.go); nothing else would restart the
+// lease instead (see lease.go); nothing else would restart the
 // election, since the connection never dropped.
 func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 	st := &c.st
@@ -383,20 +383,6 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 	}
 	st.waiters = nil
 	return true
-}
-
-// leaseHolds reports whether the local lease would be valid now.
-func (c *Candidate) leaseHolds() bool {
-	left, ok := c.leaseLeft()
-	return ok && left >= leasePoll(c.sess.Timeout())
-}
-
-// leaseLeft returns how long our local lease still holds, and false when it
-// does not (it ran out, or ZooKeeper never answered this session).
-func (c *Candidate) leaseLeft() (time.Duration, bool) {
-	d, ok := c.sess.leaseDeadline(c.cfg.policy.leaseMargin(c.sess.Timeout()))
-	left := time.Until(d)
-	return left, ok && left > 0
 }
 
 // endLead ends the current leadership for reason: the context is cancelled
@@ -433,126 +419,6 @@ func (c *Candidate) endLead(reason error) {
 		ev = ev.Bool("session_may_have_expired", true)
 	}
 	ev.Msg("leadership ended")
-}
-
-// armLease schedules the check of the local lease of l.
-func (c *Candidate) armLease(l *Leadership) {
-	st := &c.st
-	wait, ok := c.leaseLeft()
-	if !ok {
-		c.leaseLost()
-		return
-	}
-	st.lease = time.AfterFunc(wait, func() {
-		// End at once, not when the loop gets to it: a busy loop must not
-		// stretch the lease. The loop re-arms if an answer came meanwhile.
-		if !c.leaseHolds() {
-			c.suspend(l)
-		}
-		c.mb.post(leaseFired{lead: l})
-	})
-}
-
-// onLease ends the leadership if its lease ran out, else re-arms it.
-func (c *Candidate) onLease(l *Leadership) {
-	if c.st.lead != l {
-		return
-	}
-	if !l.Leading() {
-		c.leaseLost()
-		return
-	}
-	c.armLease(l)
-}
-
-// leaseLost ends the leadership whose lease ran out. Our znode may well
-// still be first: if the session is still connected (no event will come to
-// restart the election), wait for the lease, to lead again once ZooKeeper
-// answers in time (with the same znode and token).
-func (c *Candidate) leaseLost() {
-	c.endLead(ErrSuspended)
-	if c.st.usable && c.st.inElection {
-		c.awaitLease()
-	}
-}
-
-// suspend ends l because its lease ran out (ErrSuspended). If by now the
-// session may have expired (the lease with no margin is out too: the
-// process was paused or starved past the session timeout), the reason stays
-// open until the candidate learns the session's fate (Leadership.Reason).
-// Any goroutine may call it.
-func (c *Candidate) suspend(l *Leadership) {
-	if c.mayHaveExpired() {
-		l.endOpen(ErrSuspended)
-		return
-	}
-	l.end(ErrSuspended)
-}
-
-// mayHaveExpired reports whether the session may have expired by now: its
-// lease with no margin ran out (ZooKeeper answered no request sent within
-// the last session timeout).
-func (c *Candidate) mayHaveExpired() bool {
-	d, ok := c.sess.leaseDeadline(0)
-	return ok && time.Now().After(d)
-}
-
-// settleOpen makes the reason of the last leadership that ended with its
-// reason open final (nil keeps ErrSuspended): the candidate learned what
-// became of its session.
-func (c *Candidate) settleOpen(reason error) {
-	if l := c.st.open; l != nil {
-		c.st.open = nil
-		l.settle(reason)
-	}
-}
-
-// awaitLease asks the session to post leaseBack once our lease holds again
-// (once per wait).
-func (c *Candidate) awaitLease() {
-	st := &c.st
-	if st.leaseWait != nil {
-		return
-	}
-	st.leaseWait = &leaseWaiter{
-		margin: c.cfg.policy.leaseMargin(c.sess.Timeout()),
-	}
-	w := st.leaseWait
-	w.wake = func() { c.mb.post(leaseBack{w: w}) }
-	c.sess.awaitLease(st.leaseWait)
-}
-
-// stopAwaitingLease forgets a wait for the lease (a session event restarts
-// the election anyway, or the candidate exits).
-func (c *Candidate) stopAwaitingLease() {
-	if w := c.st.leaseWait; w != nil {
-		c.sess.cancelLease(w)
-		c.st.leaseWait = nil
-	}
-}
-
-// onLeaseBack resumes once the lease holds again, unless a step is already
-// on its way (it reaches position and checks the lease). A candidate whose
-// znode was first and watched, with no event since, leads again at once
-// on the stat it holds, without a request: nothing it could learn from
-// ZooKeeper has happened, and thousands of shards re-reading at the same
-// instant would lengthen the very line of requests whose lag ended their
-// leases. Otherwise it re-reads the children.
-func (c *Candidate) onLeaseBack(w *leaseWaiter) {
-	st := &c.st
-	if st.leaseWait != w {
-		return // a wait a session event has replaced
-	}
-	st.leaseWait = nil
-	c.settleOpen(nil) // ZooKeeper answered this session in time again
-	if st.lead != nil || !st.inElection || !st.usable || st.step != stepNone {
-		return
-	}
-	if st.watchedFirst && st.mineSt != nil {
-		c.becomeLeader(st.mineSt)
-		return
-	}
-	c.restart()
 }
 
 // remove deletes path in the background, retried until done.
