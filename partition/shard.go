@@ -85,7 +85,7 @@ func (l *loop) runShard(r *runner) {
 	defer l.m.pool.leave(seat) // after the candidate's Close
 	cand, err := recipe.NewCandidate(seat.sess, l.m.shardPath(r.id), recipe.WithParticipantID(l.m.cfg.MemberID),
 		recipe.WithCloseTimeout(closeTimeout(seat.sess.Timeout())), recipe.WithMetricsLabel(l.m.shardsLabel()),
-		recipe.WithACL(l.m.cfg.ACL), recipe.WithNaming(l.m.naming))
+		recipe.WithACL(l.m.cfg.ACL), recipe.WithNaming(l.m.naming), recipe.WithBatchedCreates())
 	if err != nil {
 		l.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
 		return

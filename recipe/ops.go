@@ -78,7 +78,10 @@ func (c *Candidate) timed(op string, fn func() error) error {
 func (c *Candidate) createOp(gen uint64) func(context.Context) any {
 	prefix, data, acl := c.path+"/"+c.prefix, []byte(c.cfg.id), c.cfg.acl
 	return func(ctx context.Context) any {
-		r := c.createAndList(ctx, prefix, data, acl)
+		r, alone := c.batchedCreate(ctx, prefix, data, acl)
+		if alone {
+			r = c.createAndList(ctx, prefix, data, acl)
+		}
 		if errors.Is(r.err, zk.ErrNoNode) {
 			if err := c.ensureParents(ctx); err != nil {
 				r = createReply{err: err}
@@ -111,6 +114,41 @@ func (c *Candidate) createAndList(ctx context.Context, prefix string, data []byt
 		return createReply{err: err}
 	}
 	return createReply{name: znode.Name(p), stat: stat, list: &list}
+}
+
+// batchedCreate makes the create of createAndList in one of the session's
+// batched multis (WithBatchedCreates), listing the children right behind
+// that multi. alone says the candidate must create on its own instead: it
+// does not batch, or its create failed by itself in the batch.
+func (c *Candidate) batchedCreate(ctx context.Context, prefix string, data []byte, acl []zk.ACL) (r createReply, alone bool) {
+	if !c.cfg.batched {
+		return createReply{}, true
+	}
+	start := time.Now()
+	j := c.sess.creates.submit(ctx, &zkconn.Create2Request{Path: prefix, Data: data, Acl: acl, Flags: zk.FlagEphemeral | zk.FlagSequence})
+	var out createOutcome
+	select {
+	case err := <-j.sent:
+		if err != nil {
+			out = <-j.done
+			break
+		}
+		list := c.readChildren(ctx)
+		if out = <-j.done; out.err == nil {
+			r.list = &list
+		}
+	case <-ctx.Done(): // the session closed: the sender gives up with it
+		out = createOutcome{err: ctx.Err()}
+	}
+	if out.alone {
+		return createReply{}, true
+	}
+	c.sess.metrics.request("create", start, out.err)
+	if out.err != nil {
+		return createReply{err: out.err}, false
+	}
+	r.name, r.stat = zkconn.Base(out.path), out.stat
+	return r, false
 }
 
 // ensureParents creates the election path (with the candidate's ACL: a

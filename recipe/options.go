@@ -186,6 +186,7 @@ type candidateConfig struct {
 	policy       ConnectionLossPolicy
 	closeTimeout time.Duration
 	metricsLabel string // the election label of its metrics; "" means its path
+	batched      bool   // creates ride in the session's batched multis
 }
 
 func defaultCandidateConfig() candidateConfig {
@@ -196,6 +197,21 @@ func defaultCandidateConfig() candidateConfig {
 		acl:          zk.WorldACL(zk.PermAll),
 		closeTimeout: DefaultCloseTimeout,
 	}
+}
+
+// WithBatchedCreates sends the candidate's znode creates in multi
+// transactions shared with the other candidates of its Session that use
+// this option (up to 256 creates a transaction, never two of one election
+// in one, since znodes created together share a czxid, the fencing
+// token), so that thousands of elections starting at once on one session
+// cost a few transactions instead of one each. Each candidate still lists
+// its election right behind the transaction carrying its create, and a
+// create that fails on its own (a missing parent, an ACL) is made alone as
+// without the option; naming, ownership checks and tokens are the same.
+// Meant for many elections on one session (the partition manager uses it).
+// Needs ZooKeeper 3.5 or later (create2 inside multi).
+func WithBatchedCreates() CandidateOption {
+	return func(c *candidateConfig) error { c.batched = true; return nil }
 }
 
 // MaxParticipantIDLen is the longest participant id WithParticipantID

@@ -39,7 +39,8 @@ type Session struct {
 	metrics *metrics
 	dial    dialArgs // what Connect was given, for Sibling
 
-	leaseWait leaseWait // candidates waiting for their lease (lease.go)
+	leaseWait leaseWait     // candidates waiting for their lease (lease.go)
+	creates   createBatcher // batched candidate creates (createbatch.go)
 
 	// ctx ends at Close: the context of the candidates' own ZooKeeper
 	// calls, which may outlive their candidate but not the session.
@@ -88,6 +89,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 		return nil, connectError(servers, err)
 	}
 	s.conn = conn
+	s.creates.conn = conn
 	if got := s.Timeout(); got != cfg.timeout {
 		if cfg.exactTimeout {
 			_ = s.Close()

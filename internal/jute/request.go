@@ -121,10 +121,21 @@ func SyncRequest(xid int32, path string) []byte {
 	return e.Frame()
 }
 
+// Create2Request is a create2 operation inside a multi (ZooKeeper 3.5+):
+// its result carries the created znode's Stat (czxid, ephemeralOwner),
+// where a create's carries only the path. go-zookeeper has no such type.
+type Create2Request struct {
+	Path  string
+	Data  []byte
+	Acl   []zk.ACL
+	Flags int32
+}
+
 // MultiRequest encodes multi: each operation behind its header (type,
 // done=false, err=-1), then the closing header (-1, true, -1). ops are
-// go-zookeeper's request types: *zk.CreateRequest, *zk.DeleteRequest,
-// *zk.SetDataRequest, *zk.CheckVersionRequest. ok is false on any other.
+// go-zookeeper's request types (*zk.CreateRequest, *zk.DeleteRequest,
+// *zk.SetDataRequest, *zk.CheckVersionRequest) and *Create2Request. ok is
+// false on any other.
 func MultiRequest(xid int32, ops []any) (frame []byte, types []int32, ok bool) {
 	e := NewRequest(xid, OpMulti, 64*len(ops))
 	types = make([]int32, 0, len(ops))
@@ -149,6 +160,10 @@ func (e *Encoder) multiOp(op any) (int32, bool) {
 		head(OpCreate)
 		e.create(r.Path, r.Data, r.Flags, r.Acl)
 		return OpCreate, true
+	case *Create2Request:
+		head(OpCreate2)
+		e.create(r.Path, r.Data, r.Flags, r.Acl)
+		return OpCreate2, true
 	case *zk.DeleteRequest:
 		head(OpDelete)
 		e.String(r.Path)

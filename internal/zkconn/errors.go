@@ -187,3 +187,13 @@ func (e *ServersError) Error() string { return "invalid ZooKeeper servers: " + e
 
 // Unwrap makes errors.Is(err, ErrInvalidServers) true.
 func (e *ServersError) Unwrap() error { return ErrInvalidServers }
+
+// RolledBack reports whether err is the error of a multi operation that
+// did not fail itself but was rolled back because another operation of the
+// same transaction failed (ZooKeeper's RUNTIMEINCONSISTENCY for those after
+// the failing one; those before it carry no error): sent again without the
+// failing one, it may succeed.
+func RolledBack(err error) bool {
+	var ce *CodeError
+	return errors.As(err, &ce) && ce.Code == jute.CodeRuntimeInconsistency
+}

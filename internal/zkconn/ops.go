@@ -127,27 +127,36 @@ func (s *Conn) Sync(ctx context.Context, path string) (string, error) {
 }
 
 // Multi runs ops (go-zookeeper's *zk.CreateRequest, *zk.DeleteRequest,
-// *zk.SetDataRequest, *zk.CheckVersionRequest) as one transaction, and
+// *zk.SetDataRequest, *zk.CheckVersionRequest, and *Create2Request, whose
+// response carries the created znode's Stat) as one transaction, and
 // returns one response per operation as go-zookeeper's Multi does: when
 // the transaction failed, the error of the reply and each failed
 // operation's error in its response. Any other operation type fails with
 // ErrBadRequest before anything is sent.
 func (s *Conn) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	for _, op := range ops {
-		if p, ok := multiPath(op); !ok {
-			return nil, fmt.Errorf("multi: operation of type %T: %w", op, ErrBadRequest)
-		} else if err := CheckPath(p); err != nil {
-			return nil, err
-		}
+	call, frame, err := s.multiFrame(ops)
+	if err != nil {
+		return nil, err
 	}
-	var frame []byte
-	call := newPendingCall(s.wire.nextCallXid())
-	frame, _, _ = jute.MultiRequest(call.xid, ops)
 	reply, err := s.exchange(ctx, call, frame)
 	if err != nil {
 		return nil, err
 	}
 	return decodeMulti(reply)
+}
+
+// multiFrame checks ops and encodes them as one multi request.
+func (s *Conn) multiFrame(ops []any) (*pendingCall, []byte, error) {
+	for _, op := range ops {
+		if p, ok := multiPath(op); !ok {
+			return nil, nil, fmt.Errorf("multi: operation of type %T: %w", op, ErrBadRequest)
+		} else if err := CheckPath(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	call := newPendingCall(s.wire.nextCallXid())
+	frame, _, _ := jute.MultiRequest(call.xid, ops)
+	return call, frame, nil
 }
 
 // RemoveWatches removes the session's watches of watcherType
@@ -179,6 +188,8 @@ func (s *Conn) request(ctx context.Context, path string, encode func(xid int32) 
 func multiPath(op any) (string, bool) {
 	switch r := op.(type) {
 	case *zk.CreateRequest:
+		return r.Path, true
+	case *Create2Request:
 		return r.Path, true
 	case *zk.DeleteRequest:
 		return r.Path, true
