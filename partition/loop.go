@@ -19,7 +19,11 @@ import (
 // the shard runners (shard.go). Runners and watchers talk to it through
 // channels only.
 
-// loop is the state of one Run.
+// loop is the state of one Run, owned by its goroutine. Its state is
+// split by concern: the shards' runners and leaderships (shardState), the
+// balancing handoffs in flight (handoffState), the pacing of its steps
+// (stepState), the startup wait (startupState) and the records it
+// publishes and collects (recordState).
 type loop struct {
 	m       *Manager
 	view    *view
@@ -27,41 +31,11 @@ type loop struct {
 	events  chan runnerEvent
 	fatal   chan error
 
-	runners map[string]*runner
-	leading map[string]uint64 // shards whose runner reported started, with their tokens
-	// suspended: shards in leading whose leadership ended for a lost
-	// connection while their candidate stays first in the election (the
-	// record keeps claiming them: see holdSuspended), and since when.
-	suspended map[string]time.Time
-	handoffs  int                  // balancing handoffs in flight
-	queue     []string             // settled handoffs waiting for the throttle
-	moving    map[string]time.Time // led here, assigned elsewhere since
-	wake      *time.Timer          // wakes the loop for a settled move or a deferred step
-	wakeAt    time.Time            // when wake fires; zero when it is stopped
-	lastStep  time.Time            // when the assignment was last computed or acted on
-	stepGap   time.Duration        // least time between two steps
-	targets   map[string]string
-	clearing  map[string]bool // moves to us being cleared (loopoperator.go)
-	// freezeUntil is when the freeze the last assignment honoured lifts
-	// itself; zero when none does.
-	freezeUntil time.Time
-	dirty       bool // the view or the shard list changed: recompute
-	viewNew     bool // the view changed since OnLeaderChanged was last given its leaders
-	stale       bool // runners changed: reconcile
-
-	started       time.Time            // when the loop started
-	membersAt     time.Time            // when the set of live members last changed
-	startupDone   bool                 // the startup wait is over (see StartupSettle)
-	otherLists    map[string]string    // members warned about running another shard list, with its digest
-	orphaned      map[string]time.Time // shards whose leader's member we saw gone, and when (failover metric)
-	reserved      map[string]bool      // shards an earlier session of ours led
-	reservedUntil time.Time
-	absentSince   map[string]time.Time // records of members not live
-	collecting    map[string]int32     // record deletions issued, by version
-	session       int64                // the session the loop last saw
-	published     *record
-	recordChanged bool      // leading or reserved changed since published
-	lastPublish   time.Time // when the record was last queued
+	shardState
+	handoffState
+	stepState
+	startupState
+	recordState
 
 	pub     *publisher
 	watch   *watcher
@@ -97,29 +71,27 @@ func newLoop(m *Manager) *loop {
 		leaders = newNotifier(f)
 	}
 	return &loop{
-		m:           m,
-		view:        newView(m.cfg.RestartGrace >= 0),
-		updates:     updates,
-		events:      make(chan runnerEvent, 1024),
-		fatal:       make(chan error, 1),
-		runners:     map[string]*runner{},
-		leading:     map[string]uint64{},
-		suspended:   map[string]time.Time{},
-		moving:      map[string]time.Time{},
-		targets:     map[string]string{},
-		clearing:    map[string]bool{},
-		reserved:    map[string]bool{},
-		otherLists:  map[string]string{},
-		orphaned:    map[string]time.Time{},
-		absentSince: map[string]time.Time{},
-		collecting:  map[string]int32{},
-		pub:         newPublisher(m.sess, m.recordPath(), m.cfg.ACL, m.holdsID, m.log),
-		watch:       newWatcher(m.sess, m.root, updates, m.log),
-		leaders:     leaders,
-		wake:        stoppedTimer(),
-		started:     time.Now(),
-		base:        base,
-		cancel:      cancel,
+		m:       m,
+		view:    newView(m.cfg.RestartGrace >= 0),
+		updates: updates,
+		events:  make(chan runnerEvent, 1024),
+		fatal:   make(chan error, 1),
+		shardState: shardState{
+			runners: map[string]*runner{}, leading: map[string]uint64{}, suspended: map[string]time.Time{},
+			orphaned: map[string]time.Time{}, reserved: map[string]bool{}, targets: map[string]string{},
+			clearing: map[string]bool{},
+		},
+		handoffState: handoffState{moving: map[string]time.Time{}},
+		stepState:    stepState{wake: stoppedTimer()},
+		startupState: startupState{started: time.Now()},
+		recordState: recordState{
+			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
+		},
+		pub:     newPublisher(m.sess, m.recordPath(), m.cfg.ACL, m.holdsID, m.log),
+		watch:   newWatcher(m.sess, m.root, updates, m.log),
+		leaders: leaders,
+		base:    base,
+		cancel:  cancel,
 	}
 }
 
@@ -314,8 +286,8 @@ func (l *loop) handle(ev runnerEvent) {
 			l.suspended[r.id] = time.Now()
 		}
 	case evDeferred:
-		if r.handoff {
-			r.handoff = false
+		if r.book.handoff {
+			r.book.handoff = false
 			l.handoffs--
 			l.moving[r.id] = time.Now() // try again once settled again
 			l.stale = true
@@ -328,12 +300,12 @@ func (l *loop) handle(ev runnerEvent) {
 		if l.runners[r.id] == r {
 			delete(l.runners, r.id)
 		}
-		if r.handoff {
+		if r.book.handoff {
 			l.handoffs--
-			l.m.met.handoffs.Observe(time.Since(r.stopAt).Seconds())
+			l.m.met.handoffs.Observe(time.Since(r.book.stopAt).Seconds())
 			l.nextHandoffs()
 		}
-		if r.removed {
+		if r.book.removed {
 			l.deleteShard(r.id)
 		}
 		l.stale = true
@@ -393,17 +365,6 @@ func (l *loop) sameListMembers() []string {
 func (l *loop) selfLive() bool {
 	sess, ok := l.view.members[l.m.cfg.MemberID]
 	return ok && sess == l.m.sess.ID()
-}
-
-// report sends a runner event to the loop, which drains events until every
-// runner has finished.
-func (l *loop) report(r *runner, kind eventKind, token uint64) {
-	l.events <- runnerEvent{r: r, kind: kind, token: token}
-}
-
-// reportStopped reports the end of a leadership and its reason.
-func (l *loop) reportStopped(r *runner, reason error) {
-	l.events <- runnerEvent{r: r, kind: evStopped, reason: reason}
 }
 
 // deleteShard deletes a removed shard's election znode; it stays while

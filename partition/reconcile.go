@@ -44,7 +44,7 @@ func (l *loop) reconcile() {
 		switch {
 		case l.targets[s] == me && r == nil:
 			l.start(s)
-		case l.targets[s] == me || r == nil || r.stopping() || r.handoff:
+		case l.targets[s] == me || r == nil || r.stopping() || r.book.handoff:
 		case !leading:
 			r.stop(errWithdrawn)
 		case !l.settled(s, now):
@@ -55,7 +55,7 @@ func (l *loop) reconcile() {
 	l.nextHandoffs()
 	for s, r := range l.runners {
 		if !wanted[s] && !r.stopping() {
-			r.removed = true
+			r.book.removed = true
 			r.stop(ErrShardRemoved)
 		}
 	}
@@ -71,14 +71,14 @@ func (l *loop) nextHandoffs() {
 		l.queue = l.queue[1:]
 		r := l.runners[s]
 		_, leading := l.leading[s]
-		if r == nil || !leading || r.stopping() || r.handoff || l.targets[s] == l.m.cfg.MemberID {
+		if r == nil || !leading || r.stopping() || r.book.handoff || l.targets[s] == l.m.cfg.MemberID {
 			continue
 		}
 		select {
 		case r.handoffReq <- l.targets[s]:
 			l.handoffs++
-			r.handoff = true
-			r.stopAt = time.Now()
+			r.book.handoff = true
+			r.book.stopAt = time.Now()
 		default: // an unanswered request is still queued
 		}
 	}
@@ -101,22 +101,21 @@ func (l *loop) settled(s string, now time.Time) bool {
 }
 
 // wakeIn makes the loop run a step in d at the latest.
-func (l *loop) wakeIn(d time.Duration) {
+func (s *stepState) wakeIn(d time.Duration) {
 	at := time.Now().Add(d)
-	if l.wakeAt.IsZero() || at.Before(l.wakeAt) {
-		l.wakeAt = at
-		l.wake.Reset(d)
+	if s.wakeAt.IsZero() || at.Before(s.wakeAt) {
+		s.wakeAt = at
+		s.wake.Reset(d)
 	}
 }
 
 // start launches the runner of shard s.
 func (l *loop) start(s string) {
-	r := newRunner(l.base, s)
+	r := newRunner(l, s)
 	l.runners[s] = r
 	l.workers.Add(1)
 	go func() {
 		defer l.workers.Done()
-		l.runShard(r)
-		l.report(r, evFinished, 0)
+		r.run()
 	}()
 }

@@ -10,8 +10,11 @@ import (
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
-// This file runs the election of one shard: campaign, pass the shard on if
-// it is no longer assigned here, lead, hand off.
+// This file runs the election of one shard on the runner's own goroutine:
+// campaign, pass the shard on if it is no longer assigned here, lead, hand
+// off. A runner reads the Manager (its configuration, the assignment) and
+// reports to the loop through its events channel; it never touches the
+// loop's state.
 
 // slotHold is how long an election start holds one of the MaxInFlight
 // slots when its campaign does not return sooner (it is queued behind a
@@ -23,25 +26,36 @@ const slotHold = 250 * time.Millisecond
 // leading and no longer assigned here.
 var errWithdrawn = errors.New("partition: not assigned here")
 
-// runner is one shard's election in this member. The loop owns its fields
-// except those under mu.
+// runner is one shard's election in this member, run by its own goroutine
+// (run). Its methods are that goroutine's, except stop, stopping and
+// stopReason (any goroutine) and the loop's bookkeeping in book.
 type runner struct {
 	id      string
+	m       *Manager
+	events  chan<- runnerEvent // the loop's, drained until every runner finished
+	workers *sync.WaitGroup    // the loop's: callbacks are counted in it
 	ctx     context.Context
 	cancel  context.CancelFunc
-	handoff bool      // a handoff was asked: counts against the throttle
-	removed bool      // stopped because the shard was removed
-	stopAt  time.Time // when the handoff was asked
 
 	handoffReq chan string // the member to hand the leadership to, capacity 1
+
+	book runnerBook // the loop's, touched only by the loop goroutine
 
 	mu     sync.Mutex
 	reason error // why it was stopped; nil while it runs
 }
 
-func newRunner(base context.Context, id string) *runner {
-	ctx, cancel := context.WithCancel(base)
-	return &runner{id: id, ctx: ctx, cancel: cancel, handoffReq: make(chan string, 1)}
+// runnerBook is what the loop records about a runner.
+type runnerBook struct {
+	handoff bool      // a handoff was asked: counts against the throttle
+	removed bool      // stopped because the shard was removed
+	stopAt  time.Time // when the handoff was asked
+}
+
+func newRunner(l *loop, id string) *runner {
+	ctx, cancel := context.WithCancel(l.base)
+	return &runner{id: id, m: l.m, events: l.events, workers: &l.workers, ctx: ctx, cancel: cancel,
+		handoffReq: make(chan string, 1)}
 }
 
 // stop asks the runner to end for reason.
@@ -75,60 +89,61 @@ func closeTimeout(session time.Duration) time.Duration {
 	return max(session/2, minCloseTimeout)
 }
 
-// runShard campaigns until the runner is stopped, leading whenever it wins
-// while the shard is assigned here.
-func (l *loop) runShard(r *runner) {
-	seat := l.takeSeat(r)
+// run campaigns until the runner is stopped, leading whenever it wins
+// while the shard is assigned here, and reports evFinished last.
+func (r *runner) run() {
+	defer r.report(evFinished, 0)
+	seat := r.takeSeat()
 	if seat == nil {
 		return
 	}
-	defer l.m.pool.leave(seat) // after the candidate's Close
-	cand, err := recipe.NewCandidate(seat.sess, l.m.shardPath(r.id), recipe.WithParticipantID(l.m.cfg.MemberID),
-		recipe.WithCloseTimeout(closeTimeout(seat.sess.Timeout())), recipe.WithMetricsLabel(l.m.shardsLabel()),
-		recipe.WithACL(l.m.cfg.ACL), recipe.WithNaming(l.m.naming), recipe.WithBatchedCreates())
+	defer r.m.pool.leave(seat) // after the candidate's Close
+	cand, err := recipe.NewCandidate(seat.sess, r.m.shardPath(r.id), recipe.WithParticipantID(r.m.cfg.MemberID),
+		recipe.WithCloseTimeout(closeTimeout(seat.sess.Timeout())), recipe.WithMetricsLabel(r.m.shardsLabel()),
+		recipe.WithACL(r.m.cfg.ACL), recipe.WithNaming(r.m.naming), recipe.WithBatchedCreates())
 	if err != nil {
-		l.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
+		r.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
 		return
 	}
 	defer func() {
 		if err := cand.Close(); err != nil {
-			l.m.log.Warn().Err(err).Str("shard", r.id).Msg("close candidate")
+			r.m.log.Warn().Err(err).Str("shard", r.id).Msg("close candidate")
 		}
 	}()
 	retry := newBackoff()
 	for r.ctx.Err() == nil {
-		lead, err := l.campaign(r, seat, cand)
+		lead, err := r.campaign(seat, cand)
 		if err != nil {
 			if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || errors.Is(err, recipe.ErrClosed) {
 				return
 			}
-			l.m.log.Warn().Err(err).Str("shard", r.id).Msg("campaign")
+			r.m.log.Warn().Err(err).Str("shard", r.id).Msg("campaign")
 			retry.wait(r.ctx)
 			continue
 		}
 		retry.reset()
-		if r.ctx.Err() != nil || !l.m.assignedToMe(r.id) {
-			l.passOn(r, lead)
+		if r.ctx.Err() != nil || !r.m.assignedToMe(r.id) {
+			r.passOn(lead)
 			return
 		}
-		l.lead(r, lead)
+		r.lead(lead)
 	}
 }
 
 // takeSeat places the runner's election on one of the member's sessions,
 // retrying with backoff while a sibling session cannot be opened; it
 // returns nil once the runner is stopped or the member's sessions closed.
-func (l *loop) takeSeat(r *runner) *seat {
+func (r *runner) takeSeat() *seat {
 	retry := newBackoff()
 	for {
-		seat, err := l.m.pool.place(r.ctx)
+		seat, err := r.m.pool.place(r.ctx)
 		if err == nil {
 			return seat
 		}
 		if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) {
 			return nil
 		}
-		l.m.log.Warn().Err(err).Str("shard", r.id).Msg("place election on a session")
+		r.m.log.Warn().Err(err).Str("shard", r.id).Msg("place election on a session")
 		retry.wait(r.ctx)
 	}
 }
@@ -136,7 +151,7 @@ func (l *loop) takeSeat(r *runner) *seat {
 // campaign runs one Campaign while holding one of its session's
 // MaxInFlight election-start slots, given back when Campaign returns or
 // slotHold passes.
-func (l *loop) campaign(r *runner, seat *seat, cand *recipe.Candidate) (*recipe.Leadership, error) {
+func (r *runner) campaign(seat *seat, cand *recipe.Candidate) (*recipe.Leadership, error) {
 	if !seat.starts.acquire(r.ctx) {
 		return nil, r.ctx.Err()
 	}
@@ -149,41 +164,41 @@ func (l *loop) campaign(r *runner, seat *seat, cand *recipe.Candidate) (*recipe.
 
 // passOn resigns a leadership won while the shard is assigned elsewhere,
 // before any callback runs.
-func (l *loop) passOn(r *runner, lead *recipe.Leadership) {
-	l.m.met.passedOn.Inc()
-	l.resign(r, lead)
+func (r *runner) passOn(lead *recipe.Leadership) {
+	r.m.met.passedOn.Inc()
+	r.resign(lead)
 }
 
 // lead hands the leadership to OnStartedLeading and waits until it ends or
 // the runner is stopped. Then it cancels the callback's context, waits for
 // the callback to return (at most HandoffTimeout), calls OnStoppedLeading,
 // and only then resigns: demote before promote.
-func (l *loop) lead(r *runner, lead *recipe.Leadership) {
+func (r *runner) lead(lead *recipe.Leadership) {
 	token := lead.Token()
-	l.m.setLeading(r.id, lead)
-	l.m.met.started.Inc()
-	l.report(r, evStarted, uint64(token))
-	l.m.log.Debug().Str("shard", r.id).Stringer("token", token).Msg("leading")
+	r.m.setLeading(r.id, lead)
+	r.m.met.started.Inc()
+	r.report(evStarted, uint64(token))
+	r.m.log.Debug().Str("shard", r.id).Stringer("token", token).Msg("leading")
 
 	work, cancelWork := context.WithCancel(lead.Context())
-	returned := l.callStarted(work, r.id, token)
-	reason := l.hold(r, lead)
+	returned := r.callStarted(work, r.id, token)
+	reason := r.hold(lead)
 	cancelWork()
-	l.m.clearLeading(r.id)
-	l.awaitCallback(r.id, returned)
-	reason = l.finalReason(lead, reason)
-	if f := l.m.cfg.OnStoppedLeading; f != nil {
+	r.m.clearLeading(r.id)
+	r.awaitCallback(r.id, returned)
+	reason = r.finalReason(lead, reason)
+	if f := r.m.cfg.OnStoppedLeading; f != nil {
 		f(r.id, reason)
 	}
-	l.m.met.stopped.WithLabelValues(reasonLabel(reason)).Inc()
+	r.m.met.stopped.WithLabelValues(reasonLabel(reason)).Inc()
 	if errors.Is(reason, recipe.ErrSuspended) && r.ctx.Err() == nil {
-		l.report(r, evSuspended, 0) // the record keeps the shard: see holdSuspended
+		r.report(evSuspended, 0) // the record keeps the shard: see holdSuspended
 	} else {
-		l.reportStopped(r, reason)
+		r.reportStopped(reason)
 	}
-	l.m.log.Debug().Str("shard", r.id).Stringer("token", token).AnErr("reason", reason).Msg("stopped leading")
+	r.m.log.Debug().Str("shard", r.id).Stringer("token", token).AnErr("reason", reason).Msg("stopped leading")
 	if lead.Err() == nil {
-		l.resign(r, lead)
+		r.resign(lead)
 	}
 }
 
@@ -192,7 +207,7 @@ func (l *loop) lead(r *runner, lead *recipe.Leadership) {
 // leadership ends. A handoff whose successor is not queued (yet) is
 // deferred: the leadership goes on and the loop asks again later, so a
 // shard is never resigned to a member that does not campaign for it.
-func (l *loop) hold(r *runner, lead *recipe.Leadership) error {
+func (r *runner) hold(lead *recipe.Leadership) error {
 	for {
 		select {
 		case <-lead.Done():
@@ -203,14 +218,14 @@ func (l *loop) hold(r *runner, lead *recipe.Leadership) error {
 			}
 			return r.stopReason()
 		case to := <-r.handoffReq:
-			if l.m.targetOf(r.id) == to && l.successorQueued(r.id, to) {
+			if r.m.targetOf(r.id) == to && r.successorQueued(r.id, to) {
 				r.stop(ErrHandoff)
 				if err := lead.Err(); err != nil {
 					return err
 				}
 				return ErrHandoff
 			}
-			l.report(r, evDeferred, 0)
+			r.report(evDeferred, 0)
 		}
 	}
 }
@@ -219,23 +234,23 @@ func (l *loop) hold(r *runner, lead *recipe.Leadership) error {
 // lost after its session could already have expired waits (at most
 // HandoffTimeout) to learn whether it did (recipe's Leadership.Reason).
 // Our own reasons (a handoff, a stop) are returned as they are.
-func (l *loop) finalReason(lead *recipe.Leadership, reason error) error {
+func (r *runner) finalReason(lead *recipe.Leadership, reason error) error {
 	if lead.Err() == nil || errors.Is(reason, ErrHandoff) || errors.Is(reason, ErrShardRemoved) || errors.Is(reason, ErrStopping) {
 		return reason
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), l.m.cfg.HandoffTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), r.m.cfg.HandoffTimeout)
 	defer cancel()
 	return lead.Reason(ctx)
 }
 
 // successorQueued reports whether member to has a candidate in the
 // election of shard.
-func (l *loop) successorQueued(shard, to string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), l.m.cfg.HandoffTimeout)
+func (r *runner) successorQueued(shard, to string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), r.m.cfg.HandoffTimeout)
 	defer cancel()
-	ps, err := recipe.Participants(ctx, l.m.sess, l.m.shardPath(shard))
+	ps, err := recipe.Participants(ctx, r.m.sess, r.m.shardPath(shard))
 	if err != nil {
-		l.m.log.Warn().Err(err).Str("shard", shard).Msg("read election before handoff")
+		r.m.log.Warn().Err(err).Str("shard", shard).Msg("read election before handoff")
 		return false
 	}
 	for _, p := range ps {
@@ -243,19 +258,19 @@ func (l *loop) successorQueued(shard, to string) bool {
 			return true
 		}
 	}
-	l.m.log.Debug().Str("shard", shard).Str("to", to).Msg("handoff deferred: successor not campaigning yet")
+	r.m.log.Debug().Str("shard", shard).Str("to", to).Msg("handoff deferred: successor not campaigning yet")
 	return false
 }
 
 // callStarted runs OnStartedLeading on its own goroutine; the returned
 // channel is closed when it returns.
-func (l *loop) callStarted(ctx context.Context, shard string, token zxidfence.Token) <-chan struct{} {
+func (r *runner) callStarted(ctx context.Context, shard string, token zxidfence.Token) <-chan struct{} {
 	returned := make(chan struct{})
-	l.workers.Add(1)
+	r.workers.Add(1)
 	go func() {
-		defer l.workers.Done()
+		defer r.workers.Done()
 		defer close(returned)
-		if f := l.m.cfg.OnStartedLeading; f != nil {
+		if f := r.m.cfg.OnStartedLeading; f != nil {
 			f(ctx, shard, token)
 		}
 	}()
@@ -265,22 +280,33 @@ func (l *loop) callStarted(ctx context.Context, shard string, token zxidfence.To
 // awaitCallback waits for OnStartedLeading to return, at most
 // HandoffTimeout. A callback still running is logged; Run still waits for
 // it before returning.
-func (l *loop) awaitCallback(shard string, returned <-chan struct{}) {
-	t := time.NewTimer(l.m.cfg.HandoffTimeout)
+func (r *runner) awaitCallback(shard string, returned <-chan struct{}) {
+	t := time.NewTimer(r.m.cfg.HandoffTimeout)
 	defer t.Stop()
 	select {
 	case <-returned:
 	case <-t.C:
-		l.m.log.Warn().Str("shard", shard).Dur("handoff_timeout", l.m.cfg.HandoffTimeout).
+		r.m.log.Warn().Str("shard", shard).Dur("handoff_timeout", r.m.cfg.HandoffTimeout).
 			Msg("OnStartedLeading still running after its context was cancelled; resigning anyway")
 	}
 }
 
 // resign gives the leadership up, bounded by HandoffTimeout.
-func (l *loop) resign(r *runner, lead *recipe.Leadership) {
-	ctx, cancel := context.WithTimeout(context.Background(), l.m.cfg.HandoffTimeout)
+func (r *runner) resign(lead *recipe.Leadership) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.m.cfg.HandoffTimeout)
 	defer cancel()
 	if err := lead.Resign(ctx); err != nil && !errors.Is(err, recipe.ErrResigned) {
-		l.m.log.Warn().Err(err).Str("shard", r.id).Msg("resign")
+		r.m.log.Warn().Err(err).Str("shard", r.id).Msg("resign")
 	}
+}
+
+// report sends a runner event to the loop, which drains events until every
+// runner has finished.
+func (r *runner) report(kind eventKind, token uint64) {
+	r.events <- runnerEvent{r: r, kind: kind, token: token}
+}
+
+// reportStopped reports the end of a leadership and its reason.
+func (r *runner) reportStopped(reason error) {
+	r.events <- runnerEvent{r: r, kind: evStopped, reason: reason}
 }

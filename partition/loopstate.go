@@ -1,0 +1,64 @@
+package partition
+
+import "time"
+
+// The loop's state, by concern (loop.go embeds each). Only the loop
+// goroutine touches any of it.
+
+// shardState is what the loop knows of its shards' elections and the
+// assignment it acts on.
+type shardState struct {
+	runners map[string]*runner
+	leading map[string]uint64 // shards whose runner reported started, with their tokens
+	// suspended: shards in leading whose leadership ended for a lost
+	// connection while their candidate stays first in the election (the
+	// record keeps claiming them: see holdSuspended), and since when.
+	suspended     map[string]time.Time
+	orphaned      map[string]time.Time // shards whose leader's member we saw gone, and when (failover metric)
+	reserved      map[string]bool      // shards an earlier session of ours led
+	reservedUntil time.Time
+	targets       map[string]string
+	clearing      map[string]bool // moves to us being cleared (loopoperator.go)
+	// freezeUntil is when the freeze the last assignment honoured lifts
+	// itself; zero when none does.
+	freezeUntil time.Time
+}
+
+// handoffState is the balancing handoffs: in flight, queued for the
+// throttle, and settling (reconcile.go).
+type handoffState struct {
+	handoffs int                  // balancing handoffs in flight
+	queue    []string             // settled handoffs waiting for the throttle
+	moving   map[string]time.Time // led here, assigned elsewhere since
+}
+
+// stepState paces the loop's steps: what changed since the last one, and
+// when the next may run.
+type stepState struct {
+	dirty    bool          // the view or the shard list changed: recompute
+	viewNew  bool          // the view changed since OnLeaderChanged was last given its leaders
+	stale    bool          // runners changed: reconcile
+	wake     *time.Timer   // wakes the loop for a settled move or a deferred step
+	wakeAt   time.Time     // when wake fires; zero when it is stopped
+	lastStep time.Time     // when the assignment was last computed or acted on
+	stepGap  time.Duration // least time between two steps
+}
+
+// startupState is the startup wait (see StartupSettle).
+type startupState struct {
+	started     time.Time // when the loop started
+	membersAt   time.Time // when the set of live members last changed
+	startupDone bool      // the startup wait is over
+}
+
+// recordState is the member's published record and what the loop keeps
+// about the others' (records.go).
+type recordState struct {
+	session       int64 // the session the loop last saw
+	published     *record
+	recordChanged bool                 // leading or reserved changed since published
+	lastPublish   time.Time            // when the record was last queued
+	absentSince   map[string]time.Time // records of members not live
+	collecting    map[string]int32     // record deletions issued, by version
+	otherLists    map[string]string    // members warned about running another shard list, with its digest
+}
