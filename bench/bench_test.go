@@ -180,6 +180,12 @@ func TestRunHerdAndShards(t *testing.T) {
 	if g := byName["shards/goroutines per shard at 50"]; g.Value <= 0 {
 		t.Errorf("goroutines per shard row %+v", g)
 	}
+	if r := byName["shards/requests per election at 50"]; r.Value < 1 {
+		t.Errorf("requests per election row %+v: every election sends at least its create", r)
+	}
+	if w, ok := byName["shards/watches per member at 50"]; !ok || w.Value < 1 {
+		t.Errorf("watches per member row %+v: every leader watches its znode", w)
+	}
 }
 
 func TestCountWatchers(t *testing.T) {

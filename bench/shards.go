@@ -36,13 +36,17 @@ func (e *env) runShards(ctx context.Context, cfg Config, rep *Report) error {
 // request also the moves when a member joins and leaves, and the heap and
 // goroutines per shard.
 func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory bool, fl *floors) ([]Result, error) {
-	heap0, gr0 := heapNow()
+	heap0, gr0, stack0 := heapNow()
 	fleet := e.newFleet(fmt.Sprintf("/bench/shards-%d-%d", n, time.Now().UnixNano()), n)
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), convergeLimit(n))
 		defer cancel()
 		_ = fleet.close(cctx)
 	}()
+	packets0, err := e.packetsReceived(ctx)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	for i := range members {
 		if err := fleet.add(ctx, fmt.Sprintf("m%d", i)); err != nil {
@@ -54,6 +58,10 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 		return nil, err
 	}
 	cold := done.Sub(start)
+	packets1, err := e.packetsReceived(ctx)
+	if err != nil {
+		return nil, err
+	}
 	allLed := fleet.firstAllLed().Sub(start)
 	creates, err := fleet.creates()
 	if err != nil {
@@ -68,6 +76,11 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 		Note: fmt.Sprintf("%.2fx the floor; %d members start together; until every shard is led (after %s) and none leads more than its share; %d candidate creates",
 			cold.Seconds()/floor.Seconds(), members, allLed.Round(time.Millisecond), creates),
 	}}
+	wire, err := e.wireCost(ctx, fleet, n, packets1-packets0)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, wire...)
 	if memory && n >= boundSteps {
 		res, err := e.boundAt(ctx, fleet, n, "a cold start")
 		if err != nil {
@@ -76,10 +89,12 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 		out = append(out, res...)
 	}
 	if memory {
-		heap1, gr1 := heapNow()
+		heap1, gr1, stack1 := heapNow()
 		out = append(out,
 			Result{Scenario: fmt.Sprintf("shards/heap per shard at %d", n), Value: float64(heap1-heap0) / float64(n),
 				Unit: "bytes", Note: fmt.Sprintf("live heap after GC, %d members in this process", members)},
+			Result{Scenario: fmt.Sprintf("shards/goroutine stacks per shard at %d", n), Value: (float64(stack1) - float64(stack0)) / float64(n),
+				Unit: "bytes", Note: "stack memory in use (not in the heap figure), whole process"},
 			Result{Scenario: fmt.Sprintf("shards/goroutines per shard at %d", n), Value: float64(gr1-gr0) / float64(n),
 				Unit: "goroutines", Note: "whole process, all members"})
 	}
@@ -178,14 +193,14 @@ func (e *env) crashRecovery(ctx context.Context, fleet *fleet, n int) (Result, e
 		Note:  fmt.Sprintf("the crashed member's %d shards led and balanced again (its connection silenced until its session expired)", own)}, nil
 }
 
-// heapNow returns the live heap after a full collection and the number of
-// goroutines.
-func heapNow() (uint64, int) {
+// heapNow returns the live heap after a full collection, the number of
+// goroutines and the stack memory in use.
+func heapNow() (uint64, int, uint64) {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc, runtime.NumGoroutine()
+	return ms.HeapAlloc, runtime.NumGoroutine(), ms.StackInuse
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
