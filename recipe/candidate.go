@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/rs/zerolog"
 
 	"github.com/zkelect/zkelect/internal/zkconn"
 )
@@ -22,7 +21,7 @@ import (
 // own: naming.go, lease.go, sweep.go, metrics.go, errors.go, options.go.
 
 // Candidate takes part in one election on one Session. It runs one event
-// loop goroutine: ZooKeeper replies, watch events, session events, timers and
+// loop (on a goroutine only while it has mail: see mailbox): ZooKeeper replies, watch events, session events, timers and
 // the Campaign, Resign and Close requests all reach that loop in order, each
 // reply tagged with the generation of the step that issued it, so a stale
 // reply (from before a reconnect, a new session or a newer step) is dropped.
@@ -37,12 +36,12 @@ type Candidate struct {
 	cfg    candidateConfig
 	guid   string
 	prefix string
-	log    zerolog.Logger
+	log    electionLog
 
 	mb      *mailbox
 	sink    *sink                      // the session routes events to it
 	current atomic.Pointer[Leadership] // for accessors from any goroutine
-	loopWG  sync.WaitGroup
+	exited  chan struct{}              // closed when the loop has exited
 	opsWG   sync.WaitGroup
 
 	closeOnce sync.Once
@@ -105,17 +104,16 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 	c := &Candidate{
 		sess: s, path: path, cfg: cfg, guid: guid,
 		prefix: cfg.naming.Prefix(guid),
-		log:    s.log.With().Str("election", path).Logger(),
-		mb:     newMailbox(),
+		log:    electionLog{log: &s.log, path: path},
+		exited: make(chan struct{}),
 	}
+	c.mb = newMailbox(c.loop)
 	c.sink = c.newSink()
 	id, connected, closed := s.conn.Subscribe(c.sink)
 	if closed {
 		return nil, ErrSessionClosed
 	}
 	c.st.init(id, connected)
-	c.loopWG.Add(1)
-	go c.loop()
 	return c, nil
 }
 
@@ -178,8 +176,8 @@ func (c *Candidate) Close() error {
 		req := closeReq{reply: make(chan error, 1), deadline: time.Now().Add(c.cfg.closeTimeout)}
 		if c.mb.post(req) {
 			c.closeErr = <-req.reply
+			<-c.exited
 		}
-		c.loopWG.Wait()
 		c.waitOps(req.deadline)
 	})
 	return c.closeErr

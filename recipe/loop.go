@@ -89,16 +89,24 @@ type (
 	closeLate  struct{}
 )
 
-// loop is the candidate's event loop goroutine.
+// loop is the candidate's event loop: the mailbox runs it on a goroutine
+// whenever mail arrives while none runs, and it returns once the mailbox
+// is empty (or the candidate has exited).
 func (c *Candidate) loop() {
-	defer c.loopWG.Done()
-	for !c.finished() {
-		<-c.mb.ready
-		for _, m := range c.mb.take() {
+	for {
+		msgs := c.mb.take()
+		if msgs == nil {
+			return
+		}
+		for _, m := range msgs {
 			c.handle(m)
 		}
+		if c.finished() {
+			c.exit()
+			close(c.exited)
+			return
+		}
 	}
-	c.exit()
 }
 
 func (c *Candidate) handle(m any) {
@@ -343,15 +351,23 @@ func (c *Candidate) setMine(name string) {
 
 // mailbox is the unbounded, ordered inbox of one candidate's event loop.
 // Posting never blocks (ZooKeeper's callbacks post into it), so thousands of
-// candidates cost one slice append each per session event, not a goroutine.
+// candidates cost one slice append each per session event. The loop runs
+// only while there is mail: a post to an idle mailbox starts a goroutine
+// that drains it (drain, given at creation) and ends once it is empty, so
+// an idle candidate (a standby waiting, a leader holding) costs no
+// goroutine. At most one drains at a time, and the mutex orders each
+// drain's work after the previous one's: the loop's state stays owned by
+// one goroutine at a time.
 type mailbox struct {
-	mu     sync.Mutex
-	queue  []any
-	closed bool
-	ready  chan struct{} // capacity 1: "the queue may be non-empty"
+	drain func() // run on a new goroutine when mail arrives for an idle mailbox
+
+	mu       sync.Mutex
+	queue    []any
+	closed   bool
+	draining bool // a goroutine runs drain
 }
 
-func newMailbox() *mailbox { return &mailbox{ready: make(chan struct{}, 1)} }
+func newMailbox(drain func()) *mailbox { return &mailbox{drain: drain} }
 
 // post appends m and reports false if the mailbox is closed.
 func (b *mailbox) post(m any) bool {
@@ -361,24 +377,31 @@ func (b *mailbox) post(m any) bool {
 		return false
 	}
 	b.queue = append(b.queue, m)
+	start := !b.draining
+	b.draining = true
 	b.mu.Unlock()
-	select {
-	case b.ready <- struct{}{}:
-	default:
+	if start {
+		go b.drain()
 	}
 	return true
 }
 
-// take returns every queued message, oldest first.
+// take returns every queued message, oldest first; when there is none it
+// marks the mailbox idle and returns nil: the draining goroutine must then
+// return (the next post starts another).
 func (b *mailbox) take() []any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q := b.queue
 	b.queue = nil
+	if len(q) == 0 {
+		b.draining = false
+	}
 	return q
 }
 
-// close refuses further posts and returns what was still queued.
+// close refuses further posts and returns what was still queued. The
+// mailbox never starts a goroutine again.
 func (b *mailbox) close() []any {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -147,7 +147,7 @@ func (c *Candidate) batchedCreate(ctx context.Context, prefix string, data []byt
 	if out.err != nil {
 		return createReply{err: out.err}, false
 	}
-	r.name, r.stat = zkconn.Base(out.path), out.stat
+	r.name, r.stat = znode.Name(out.path), out.stat
 	return r, false
 }
 
