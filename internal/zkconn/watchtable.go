@@ -1,6 +1,8 @@
 package zkconn
 
 import (
+	"slices"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/jute"
@@ -60,8 +62,8 @@ type watchKey struct {
 // watchTable is the session's watches and the routing of node events.
 type watchTable struct {
 	wire   *wireTracker
-	routes map[string]map[Sink]struct{}    // sinks of a path's node events
-	bySink map[Sink]map[string]struct{}    // paths per sink: unsubscribe costs O(own paths)
+	routes map[string]sinkSet              // sinks of a path's node events
+	bySink map[Sink]pathSet                // paths per sink: unsubscribe costs O(own paths)
 	shots  map[watchKey]map[*shot]struct{} // one-shot watched reads (watch.go)
 	armed  map[watchKey]bool               // watches the current connection may hold
 }
@@ -69,8 +71,8 @@ type watchTable struct {
 func newWatchTable(wire *wireTracker) *watchTable {
 	return &watchTable{
 		wire:   wire,
-		routes: map[string]map[Sink]struct{}{},
-		bySink: map[Sink]map[string]struct{}{},
+		routes: map[string]sinkSet{},
+		bySink: map[Sink]pathSet{},
 		shots:  map[watchKey]map[*shot]struct{}{},
 		armed:  map[watchKey]bool{},
 	}
@@ -105,39 +107,27 @@ func (t *watchTable) releaseLocked(key watchKey, connected bool) bool {
 
 // routeLocked sends the node events of path to k.
 func (t *watchTable) routeLocked(path string, k Sink) {
-	m := t.routes[path]
-	if m == nil {
-		m = map[Sink]struct{}{}
-		t.routes[path] = m
-	}
-	m[k] = struct{}{}
-	own := t.bySink[k]
-	if own == nil {
-		own = map[string]struct{}{}
-		t.bySink[k] = own
-	}
-	own[path] = struct{}{}
+	t.routes[path] = t.routes[path].with(k)
+	t.bySink[k] = t.bySink[k].with(path)
 }
 
 // unrouteLocked stops sending the node events of path to k.
 func (t *watchTable) unrouteLocked(path string, k Sink) {
-	if m := t.routes[path]; m != nil {
-		delete(m, k)
-		if len(m) == 0 {
-			delete(t.routes, path)
-		}
+	if m := t.routes[path].without(k); len(m) > 0 {
+		t.routes[path] = m
+	} else {
+		delete(t.routes, path)
 	}
-	if own := t.bySink[k]; own != nil {
-		delete(own, path)
-		if len(own) == 0 {
-			delete(t.bySink, k)
-		}
+	if own := t.bySink[k].without(path); len(own) > 0 {
+		t.bySink[k] = own
+	} else {
+		delete(t.bySink, k)
 	}
 }
 
 // unsubscribeLocked stops routing every path of k.
 func (t *watchTable) unsubscribeLocked(k Sink) {
-	for p := range t.bySink[k] {
+	for _, p := range slices.Clone(t.bySink[k]) { // unrouteLocked shrinks it
 		t.unrouteLocked(p, k)
 	}
 }
@@ -160,7 +150,7 @@ func (t *watchTable) nodeChangedLocked(ev zk.Event) {
 			}
 		}
 	}
-	for k := range t.routes[ev.Path] {
+	for _, k := range slices.Clone(t.routes[ev.Path]) { // a sink may leave while it is told
 		k.NodeChanged(ev)
 	}
 }
