@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/testenv"
 )
 
 // campaignAll campaigns every candidate at once and fails the test on any
@@ -115,5 +116,50 @@ func ensureZnode(t *testing.T, conn *zk.Conn, p string) {
 	t.Helper()
 	if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
 		t.Fatalf("create %s: %v", p, err)
+	}
+}
+
+// TestBatchedCreatesLostReplyAdoptsEachZnode cuts the connection right
+// after ZooKeeper applied a multi of batched creates, dropping its reply:
+// every candidate of the batch must find its own znode (by its protected
+// prefix, owned by the session) and lead on it, never create a second one.
+func TestBatchedCreatesLostReplyAdoptsEachZnode(t *testing.T) {
+	raw := rawConn(t, zkc.ConnectString())
+	base := electionPath(t)
+	const n = 40
+	paths := make([]string, n)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("%s/e%d", base, i)
+		ensurePath(t, raw, paths[i])
+	}
+	p := zkc.NewProxyT(t)
+	s := session(t, p.ConnectString())
+	cs := make([]*recipe.Candidate, n)
+	for i := range cs {
+		cs[i] = candidate(t, s, paths[i], recipe.WithBatchedCreates())
+	}
+	fired := p.CutAfterRequest(testenv.OpMulti)
+	leads := make(chan error, n)
+	for _, c := range cs {
+		go func() {
+			ctx, cancel := context.WithTimeout(t.Context(), wait)
+			defer cancel()
+			_, err := c.Campaign(ctx)
+			leads <- err
+		}()
+	}
+	awaitCut(t, fired)
+	for range n {
+		if err := <-leads; err != nil {
+			t.Fatalf("campaign after the lost multi reply: %v", err)
+		}
+	}
+	for i, c := range cs {
+		if kids := children(t, raw, paths[i]); len(kids) != 1 {
+			t.Fatalf("election %s holds %v after the lost reply, want the one znode of its candidate", paths[i], kids)
+		}
+		if l := c.Leadership(); l == nil {
+			t.Fatalf("candidate of %s does not lead", paths[i])
+		}
 	}
 }
