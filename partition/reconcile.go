@@ -76,6 +76,7 @@ func (l *loop) nextHandoffs() {
 		}
 		select {
 		case r.handoffReq <- l.targets[s]:
+			r.wake() // a runner holding its leadership is parked
 			l.handoffs++
 			r.book.handoff = true
 			r.book.stopAt = time.Now()
@@ -113,9 +114,6 @@ func (s *stepState) wakeIn(d time.Duration) {
 func (l *loop) start(s string) {
 	r := newRunner(l, s)
 	l.runners[s] = r
-	l.workers.Add(1)
-	go func() {
-		defer l.workers.Done()
-		r.run()
-	}()
+	l.workers.Add(1) // done by the runner's finish
+	go r.run()
 }

@@ -41,6 +41,14 @@ type runner struct {
 
 	book runnerBook // the loop's, touched only by the loop goroutine
 
+	// The runner's goroutine's, handed from one to the next (see park).
+	seat  *seat
+	cand  *recipe.Candidate
+	retry *backoff
+	held  *heldLeadership // the leadership being held; nil when none
+
+	parking parking // parked while holding a leadership (runnerpark.go)
+
 	mu     sync.Mutex
 	reason error // why it was stopped; nil while it runs
 }
@@ -89,45 +97,67 @@ func closeTimeout(session time.Duration) time.Duration {
 	return max(session/2, minCloseTimeout)
 }
 
-// run campaigns until the runner is stopped, leading whenever it wins
-// while the shard is assigned here, and reports evFinished last.
+// run starts the runner on its first goroutine: it places the election on
+// a session, creates the candidate and campaigns (campaignLoop). The
+// runner's goroutine ends while it leads (see park) and another continues
+// when the leadership needs it; finish reports evFinished last.
 func (r *runner) run() {
-	defer r.report(evFinished, 0)
-	seat := r.takeSeat()
-	if seat == nil {
+	r.seat = r.takeSeat()
+	if r.seat == nil {
+		r.finish()
 		return
 	}
-	defer r.m.pool.leave(seat) // after the candidate's Close
-	cand, err := recipe.NewCandidate(seat.sess, r.m.shardPath(r.id), recipe.WithParticipantID(r.m.cfg.MemberID),
-		recipe.WithCloseTimeout(closeTimeout(seat.sess.Timeout())), recipe.WithMetricsLabel(r.m.shardsLabel()),
+	cand, err := recipe.NewCandidate(r.seat.sess, r.m.shardPath(r.id), recipe.WithParticipantID(r.m.cfg.MemberID),
+		recipe.WithCloseTimeout(closeTimeout(r.seat.sess.Timeout())), recipe.WithMetricsLabel(r.m.shardsLabel()),
 		recipe.WithACL(r.m.cfg.ACL), recipe.WithNaming(r.m.naming), recipe.WithBatchedCreates())
 	if err != nil {
 		r.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
+		r.finish()
 		return
 	}
-	defer func() {
-		if err := cand.Close(); err != nil {
-			r.m.log.Warn().Err(err).Str("shard", r.id).Msg("close candidate")
-		}
-	}()
-	retry := newBackoff()
+	r.cand, r.retry = cand, newBackoff()
+	r.campaignLoop()
+}
+
+// campaignLoop campaigns until the runner is stopped, leading whenever it
+// wins while the shard is assigned here. Once it leads it parks (the
+// goroutine returns; resume continues); otherwise it finishes.
+func (r *runner) campaignLoop() {
 	for r.ctx.Err() == nil {
-		lead, err := r.campaign(seat, cand)
+		lead, err := r.campaign(r.seat, r.cand)
 		if err != nil {
 			if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || errors.Is(err, recipe.ErrClosed) {
-				return
+				break
 			}
 			r.m.log.Warn().Err(err).Str("shard", r.id).Msg("campaign")
-			retry.wait(r.ctx)
+			r.retry.wait(r.ctx)
 			continue
 		}
-		retry.reset()
+		r.retry.reset()
 		if r.ctx.Err() != nil || !r.m.assignedToMe(r.id) {
 			r.passOn(lead)
-			return
+			break
 		}
-		r.lead(lead)
+		r.startLeading(lead)
+		r.park()
+		return
 	}
+	r.finish()
+}
+
+// finish closes the candidate, gives its seat back and reports evFinished,
+// in that order; the runner's last act.
+func (r *runner) finish() {
+	if r.cand != nil {
+		if err := r.cand.Close(); err != nil {
+			r.m.log.Warn().Err(err).Str("shard", r.id).Msg("close candidate")
+		}
+	}
+	if r.seat != nil {
+		r.m.pool.leave(r.seat)
+	}
+	r.report(evFinished, 0)
+	r.workers.Done()
 }
 
 // takeSeat places the runner's election on one of the member's sessions,
@@ -169,23 +199,30 @@ func (r *runner) passOn(lead *recipe.Leadership) {
 	r.resign(lead)
 }
 
-// lead hands the leadership to OnStartedLeading and waits until it ends or
-// the runner is stopped. Then it cancels the callback's context, waits for
-// the callback to return (at most HandoffTimeout), calls OnStoppedLeading,
-// and only then resigns: demote before promote.
-func (r *runner) lead(lead *recipe.Leadership) {
+// startLeading hands the leadership to OnStartedLeading (on its own
+// goroutine) and reports it; the runner then holds it until it ends or the
+// runner is stopped (see resume), and stopLeading follows.
+func (r *runner) startLeading(lead *recipe.Leadership) {
 	token := lead.Token()
 	r.m.setLeading(r.id, lead)
 	r.m.met.started.Inc()
 	r.report(evStarted, uint64(token))
 	r.m.log.Debug().Str("shard", r.id).Stringer("token", token).Msg("leading")
-
 	work, cancelWork := context.WithCancel(lead.Context())
-	returned := r.callStarted(work, r.id, token)
-	reason := r.hold(lead)
-	cancelWork()
+	r.held = &heldLeadership{lead: lead, cancelWork: cancelWork, returned: r.callStarted(work, r.id, token)}
+}
+
+// stopLeading ends the held leadership for reason: it cancels the
+// callback's context, waits for the callback to return (at most
+// HandoffTimeout), calls OnStoppedLeading, and only then resigns: demote
+// before promote.
+func (r *runner) stopLeading(reason error) {
+	h := r.held
+	r.held = nil
+	lead, token := h.lead, h.lead.Token()
+	h.cancelWork()
 	r.m.clearLeading(r.id)
-	r.awaitCallback(r.id, returned)
+	r.awaitCallback(r.id, h.returned)
 	reason = r.finalReason(lead, reason)
 	if f := r.m.cfg.OnStoppedLeading; f != nil {
 		f(r.id, reason)
@@ -202,32 +239,34 @@ func (r *runner) lead(lead *recipe.Leadership) {
 	}
 }
 
-// hold waits until the leadership ends, the runner is stopped, or a
-// handoff finds its successor waiting in the election, and returns why the
-// leadership ends. A handoff whose successor is not queued (yet) is
-// deferred: the leadership goes on and the loop asks again later, so a
-// shard is never resigned to a member that does not campaign for it.
-func (r *runner) hold(lead *recipe.Leadership) error {
-	for {
-		select {
-		case <-lead.Done():
-			return lead.Err()
-		case <-r.ctx.Done():
-			if err := lead.Err(); err != nil {
-				return err // lost (expiry, deletion, suspension) wins over our own stop
-			}
-			return r.stopReason()
-		case to := <-r.handoffReq:
-			if r.m.targetOf(r.id) == to && r.successorQueued(r.id, to) {
-				r.stop(ErrHandoff)
-				if err := lead.Err(); err != nil {
-					return err
-				}
-				return ErrHandoff
-			}
-			r.report(evDeferred, 0)
+// holdEnded reports, without blocking, whether the held leadership ends
+// now and why: it ended, the runner was stopped, or a handoff found its
+// successor waiting in the election. A handoff whose successor is not
+// queued (yet) is deferred: the leadership goes on and the loop asks
+// again later, so a shard is never resigned to a member that does not
+// campaign for it.
+func (r *runner) holdEnded() (error, bool) {
+	lead := r.held.lead
+	select {
+	case <-lead.Done():
+		return lead.Err(), true
+	case <-r.ctx.Done():
+		if err := lead.Err(); err != nil {
+			return err, true // lost (expiry, deletion, suspension) wins over our own stop
 		}
+		return r.stopReason(), true
+	case to := <-r.handoffReq:
+		if r.m.targetOf(r.id) == to && r.successorQueued(r.id, to) {
+			r.stop(ErrHandoff)
+			if err := lead.Err(); err != nil {
+				return err, true
+			}
+			return ErrHandoff, true
+		}
+		r.report(evDeferred, 0)
+	default:
 	}
+	return nil, false
 }
 
 // finalReason returns the final reason of a leadership that was lost: one
