@@ -102,8 +102,11 @@
 // cold-start work by the number of members; failover instead waits for the
 // member list to change (one watch) and then campaigns for the orphans with
 // many requests in flight. Each campaigning shard costs one recipe
-// Candidate (one event-loop goroutine) plus one runner goroutine, and one
-// more for OnStartedLeading while leading.
+// Candidate, whose event loop runs on a goroutine only while it has mail,
+// and one runner, whose goroutine parks while the shard is led; the
+// member's candidates share multi transactions for their creates. While a
+// shard is led, OnStartedLeading runs on a goroutine of its own until it
+// returns.
 //
 // A leadership suspended by a lost connection (every member at once when
 // the ensemble's quorum leader fails) stays in its member's record while

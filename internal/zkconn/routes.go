@@ -2,45 +2,32 @@ package zkconn
 
 import "slices"
 
-// sinkSet is the sinks one path's node events go to, and pathSet the
-// paths routed to one sink: a few entries each (usually one: a candidate
-// routes its own znode and its predecessor), so slices, where maps would
-// cost a few hundred bytes a path on a session with thousands of
-// elections. Both are used under the watch table's lock only.
+// smallSet is a set of a few entries: a slice, where a map would cost a
+// few hundred bytes. The watch table routes a path's node events to a
+// sinkSet and remembers a sink's paths in a pathSet, usually one entry
+// each (a candidate routes its own znode and its predecessor), on a
+// session with thousands of elections. Used under the table's lock only.
+type smallSet[T comparable] []T
+
 type (
-	sinkSet []Sink
-	pathSet []string
+	sinkSet = smallSet[Sink]
+	pathSet = smallSet[string]
 )
 
-// with returns the set with k added.
-func (ss sinkSet) with(k Sink) sinkSet {
-	if slices.Contains(ss, k) {
-		return ss
+// with returns the set with v added.
+func (s smallSet[T]) with(v T) smallSet[T] {
+	if slices.Contains(s, v) {
+		return s
 	}
-	return append(ss, k)
+	return append(s, v)
 }
 
-// without returns the set with k removed; it reuses the set's array, so a
-// caller iterating over the set while sinks may leave iterates over a copy.
-func (ss sinkSet) without(k Sink) sinkSet {
-	if i := slices.Index(ss, k); i >= 0 {
-		return slices.Delete(ss, i, i+1)
+// without returns the set with v removed; it reuses the set's array, so a
+// caller iterating over the set while entries may leave iterates over a
+// copy.
+func (s smallSet[T]) without(v T) smallSet[T] {
+	if i := slices.Index(s, v); i >= 0 {
+		return slices.Delete(s, i, i+1)
 	}
-	return ss
-}
-
-// with returns the set with p added.
-func (ps pathSet) with(p string) pathSet {
-	if slices.Contains(ps, p) {
-		return ps
-	}
-	return append(ps, p)
-}
-
-// without returns the set with p removed.
-func (ps pathSet) without(p string) pathSet {
-	if i := slices.Index(ps, p); i >= 0 {
-		return slices.Delete(ps, i, i+1)
-	}
-	return ps
+	return s
 }
