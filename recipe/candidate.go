@@ -114,6 +114,7 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 		return nil, ErrSessionClosed
 	}
 	c.st.init(id, connected)
+	c.mb.open()
 	return c, nil
 }
 

@@ -85,13 +85,16 @@ func (b *createBatcher) take() []*createJob {
 	defer b.mu.Unlock()
 	var batch, rest []*createJob
 	parents := map[string]bool{}
+	size := 0
 	for _, j := range b.queue {
 		p := path.Dir(j.op.Path)
-		if len(batch) == maxCreateBatch || parents[p] {
+		n := createOpBytes(j.op)
+		if len(batch) == maxCreateBatch || parents[p] || (len(batch) > 0 && size+n > maxBatchBytes) {
 			rest = append(rest, j)
 			continue
 		}
 		parents[p] = true
+		size += n
 		batch = append(batch, j)
 	}
 	b.queue = rest
@@ -99,6 +102,22 @@ func (b *createBatcher) take() []*createJob {
 		b.senders--
 	}
 	return batch
+}
+
+// maxBatchBytes bounds a batch's encoded creates, well below jute.maxbuffer
+// (1 MiB by default): a request above it is refused by dropping the
+// connection, and each create's transaction is larger than its request.
+const maxBatchBytes = 512 << 10
+
+// createOpBytes over-estimates op's encoded size in a multi and in its
+// transaction (operation header, path with its sequence suffix, data,
+// ACL, flags, the transaction's own fields).
+func createOpBytes(op *zkconn.Create2Request) int {
+	n := 64 + len(op.Path) + len(op.Data)
+	for _, a := range op.Acl {
+		n += 16 + len(a.Scheme) + len(a.ID)
+	}
+	return n
 }
 
 // send writes batches until the queue is empty.

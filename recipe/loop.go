@@ -367,7 +367,20 @@ type mailbox struct {
 	draining bool // a goroutine runs drain
 }
 
-func newMailbox(drain func()) *mailbox { return &mailbox{drain: drain} }
+// newMailbox returns a held mailbox: posts queue, but no drain starts
+// until open (the loop's state must be initialised first).
+func newMailbox(drain func()) *mailbox { return &mailbox{drain: drain, draining: true} }
+
+// open lets the mailbox start its drain, at once if mail is queued.
+func (b *mailbox) open() {
+	b.mu.Lock()
+	start := len(b.queue) > 0
+	b.draining = start
+	b.mu.Unlock()
+	if start {
+		go b.drain()
+	}
+}
 
 // post appends m and reports false if the mailbox is closed.
 func (b *mailbox) post(m any) bool {
