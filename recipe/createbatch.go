@@ -2,7 +2,7 @@ package recipe
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"path"
 	"sync"
 
@@ -146,7 +146,8 @@ func (b *createBatcher) send(ctx context.Context) {
 // create's own error: a missing parent, an ACL; ZooKeeper applies none of
 // the others), every create of the batch is made alone, as without
 // batching: the listing each candidate sent behind this multi cannot show
-// a znode created later. Without responses the outcome is unknown for all
+// a znode created later. Without responses (or with a count that does not
+// match the batch) the outcome is unknown for all
 // of them (connection loss): each candidate treats it as its own create's.
 func (b *createBatcher) settle(batch []*createJob, rs []zk.MultiResponse, err error) {
 	switch {
@@ -159,8 +160,8 @@ func (b *createBatcher) settle(batch []*createJob, rs []zk.MultiResponse, err er
 			j.done <- createOutcome{err: err, alone: true}
 		}
 	default:
-		if err == nil {
-			err = errors.New("multi: one response per operation expected")
+		if err == nil { // a malformed reply: whether it was applied is unknown
+			err = fmt.Errorf("multi: %d responses to %d creates: %w", len(rs), len(batch), zk.ErrConnectionClosed)
 		}
 		for _, j := range batch {
 			j.done <- createOutcome{err: err}
