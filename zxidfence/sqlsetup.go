@@ -28,9 +28,9 @@ const (
 //     a transaction holding a transaction-scoped advisory lock
 //     (pg_advisory_xact_lock, keyed by the table name), so creators queue;
 //     and if a creator that does not take the lock (an older release, a
-//     migration tool) wins the race anyway, the unique or duplicate-table
-//     violation is answered by running the statement again, which then finds
-//     the table.
+//     migration tool) wins the race anyway, the unique, duplicate-table or
+//     duplicate-object (the row type) violation is answered by running the
+//     statement again, which then finds the table.
 //   - SQLite: the statement needs the database's write lock. CreateTable
 //     waits for it (SQLite's busy timeout, set on its own connection for the
 //     call when the DSN sets none) until ctx's deadline, or 30s without one,
@@ -109,15 +109,17 @@ func setupLockKey(table string) int64 {
 }
 
 // duplicateObject reports whether err is PostgreSQL's unique_violation
-// (23505, a catalog row inserted by a concurrent creator) or duplicate_table
-// (42P07), as reported by pgx's and lib/pq's errors through SQLState.
+// (23505, a catalog row inserted by a concurrent creator), duplicate_table
+// (42P07) or duplicate_object (42710: the table's row type, committed by a
+// concurrent creator between our check and our insert of it), as reported
+// by pgx's and lib/pq's errors through SQLState.
 func duplicateObject(err error) bool {
 	var coded interface{ SQLState() string }
 	if !errors.As(err, &coded) {
 		return false
 	}
 	switch coded.SQLState() {
-	case "23505", "42P07":
+	case "23505", "42P07", "42710":
 		return true
 	}
 	return false
