@@ -257,13 +257,7 @@ func TestMoveHandsOffOnceThenBalances(t *testing.T) {
 	a := startMember(t, root, "a", shards, tr)
 	b := startMember(t, root, "b", shards, tr)
 	before, _ := waitBalanced(t, shards, []*member{a, b}, 20*time.Second)
-	var s string
-	for id, m := range before {
-		if m == "a" {
-			s = id
-			break
-		}
-	}
+	s := shardLedBy(t, before, "a")
 	op := newOperator(t, root)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -303,13 +297,7 @@ func TestPinKeepsShardOnMember(t *testing.T) {
 	a := startMember(t, root, "a", shards, tr)
 	b := startMember(t, root, "b", shards, tr)
 	before, _ := waitBalanced(t, shards, []*member{a, b}, 20*time.Second)
-	var s string
-	for id, m := range before {
-		if m == "b" {
-			s = id
-			break
-		}
-	}
+	s := shardLedBy(t, before, "b")
 	op := newOperator(t, root)
 	ctx := t.Context()
 	if _, err := op.Pin(ctx, s, "a"); err != nil {
@@ -371,4 +359,17 @@ func TestWeightsGiveProportionalShares(t *testing.T) {
 		t.Errorf("weight change moved %d shards, want the 125 it must (b's 50 and c's 75 excess to a)", n)
 	}
 	tr.check(t, true)
+}
+
+// shardLedBy returns a shard that leaders (shard → member) shows led by
+// member, failing t when there is none.
+func shardLedBy(t *testing.T, leaders map[string]string, member string) string {
+	t.Helper()
+	for id, m := range leaders {
+		if m == member {
+			return id
+		}
+	}
+	t.Fatalf("no shard led by %s in %v", member, leaders)
+	return ""
 }
