@@ -20,10 +20,6 @@ func CampaignUnassigned(m *Manager, shard, assignedTo string) (done <-chan struc
 	return ch, l.cancel
 }
 
-// EnsureShardParents creates root's shard znodes for ids the way Run does
-// before its first election; start rotates the batch order.
-var EnsureShardParents = ensureShardParents
-
 // SessionOf returns the i-th session m's elections run on (0 is the one
 // given to NewManager), or nil while m has fewer.
 func SessionOf(m *Manager, i int) *recipe.Session {

@@ -49,6 +49,9 @@ type startupState struct {
 	started     time.Time // when the loop started
 	membersAt   time.Time // when the set of live members last changed
 	startupDone bool      // the startup wait is over
+	// newShards are the shards without a znode when Run started (see
+	// parents.go), until the first reconcile has started its runners.
+	newShards map[string]bool
 }
 
 // recordState is the member's published record and what the loop keeps

@@ -119,13 +119,15 @@ func (m *Manager) Run(ctx context.Context) error {
 	if err := m.prepare(ctx); err != nil {
 		return err
 	}
-	// Best effort: a shard whose znode is still missing gets it from its
-	// candidate, three round trips later.
-	start := int(hashString(m.cfg.MemberID) % (1 << 16))
-	if err := ensureShardParents(ctx, m.sess, m.root, m.currentShards(), start, m.cfg.ACL); err != nil {
-		m.log.Warn().Err(err).Msg("create shard znodes")
+	l := newLoop(m)
+	// Best effort: without the listing, a shard whose znode is missing gets
+	// it from its candidate, three round trips later.
+	fresh, err := newShards(ctx, m.sess, m.root, m.currentShards())
+	if err != nil {
+		m.log.Warn().Err(err).Msg("list shard znodes")
 	}
-	return newLoop(m).run(ctx)
+	l.newShards = fresh
+	return l.run(ctx)
 }
 
 // Leaderships returns the shards this member leads now, with their fencing

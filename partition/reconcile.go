@@ -59,6 +59,9 @@ func (l *loop) reconcile() {
 			r.stop(ErrShardRemoved)
 		}
 	}
+	// The shards dealt to others are created by their candidates; one
+	// assigned here later finds its znode made, or makes it the slow way.
+	l.newShards = nil
 }
 
 // nextHandoffs starts queued handoffs while fewer than
@@ -113,6 +116,7 @@ func (s *stepState) wakeIn(d time.Duration) {
 // start launches the runner of shard s.
 func (l *loop) start(s string) {
 	r := newRunner(l, s)
+	r.newElection = l.newShards[s]
 	l.runners[s] = r
 	l.workers.Add(1) // done by the runner's finish
 	go r.run()

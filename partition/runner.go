@@ -38,6 +38,9 @@ type runner struct {
 	cancel  context.CancelFunc
 
 	handoffReq chan string // the member to hand the leadership to, capacity 1
+	// newElection: the shard had no znode when Run started; the candidate
+	// creates it with its own (recipe.WithNewElection).
+	newElection bool
 
 	book runnerBook // the loop's, touched only by the loop goroutine
 
@@ -107,9 +110,13 @@ func (r *runner) run() {
 		r.finish()
 		return
 	}
-	cand, err := recipe.NewCandidate(r.seat.sess, r.m.shardPath(r.id), recipe.WithParticipantID(r.m.cfg.MemberID),
+	opts := []recipe.CandidateOption{recipe.WithParticipantID(r.m.cfg.MemberID),
 		recipe.WithCloseTimeout(closeTimeout(r.seat.sess.Timeout())), recipe.WithMetricsLabel(r.m.shardsLabel()),
-		recipe.WithACL(r.m.cfg.ACL), recipe.WithNaming(r.m.naming), recipe.WithBatchedCreates())
+		recipe.WithACL(r.m.cfg.ACL), recipe.WithNaming(r.m.naming), recipe.WithBatchedCreates()}
+	if r.newElection {
+		opts = append(opts, recipe.WithNewElection())
+	}
+	cand, err := recipe.NewCandidate(r.seat.sess, r.m.shardPath(r.id), opts...)
 	if err != nil {
 		r.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
 		r.finish()

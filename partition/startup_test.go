@@ -2,6 +2,7 @@ package partition_test
 
 import (
 	"fmt"
+	"path"
 	"testing"
 	"time"
 
@@ -42,4 +43,31 @@ func TestMembersStartingTogetherDivideTheShardsAtOnce(t *testing.T) {
 		t.Errorf("%d leaderships started for %d shards: members starting together handed shards on", starts, len(shards))
 	}
 	tr.check(t, true)
+	shardZnodesMadeByTheirLeaders(t, sessions[0], root, shards)
+}
+
+// shardZnodesMadeByTheirLeaders checks that each shard's znode was created
+// in one transaction with its one candidate's (the same czxid): the root
+// was fresh, so each leader's create made its shard's znode too
+// (recipe.WithNewElection) and no pass created them beforehand.
+func shardZnodesMadeByTheirLeaders(t *testing.T, sess *recipe.Session, root string, shards []string) {
+	t.Helper()
+	for _, id := range shards {
+		dir := path.Join(root, "shards", id)
+		_, shard, err := sess.Get(t.Context(), dir)
+		if err != nil {
+			t.Fatalf("read %s: %v", dir, err)
+		}
+		kids, _, err := sess.Children(t.Context(), dir)
+		if err != nil || len(kids) != 1 {
+			t.Fatalf("shard %s holds %v (%v), want its leader's znode alone", id, kids, err)
+		}
+		_, cand, err := sess.Get(t.Context(), path.Join(dir, kids[0]))
+		if err != nil {
+			t.Fatalf("read %s: %v", kids[0], err)
+		}
+		if cand.Czxid != shard.Czxid {
+			t.Fatalf("shard %s: its znode was created at zxid %d, its leader's at %d: not in one transaction", id, shard.Czxid, cand.Czxid)
+		}
+	}
 }

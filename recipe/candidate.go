@@ -114,6 +114,7 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 		return nil, ErrSessionClosed
 	}
 	c.st.init(id, connected)
+	c.st.newElection = cfg.newElection
 	c.mb.open()
 	return c, nil
 }

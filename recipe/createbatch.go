@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"sync"
@@ -17,6 +18,14 @@ import (
 // instead of one transaction each. Each candidate still lists its
 // election right behind the multi that carries its create, on the same
 // connection, so it sees its own znode as with a single create.
+//
+// A candidate of a new election (WithNewElection) rides with the create of
+// its election's znode in front of its own: when that transaction is
+// applied, its znode is the first child of a parent made in the same
+// transaction, so it reads its own znode (arming the watch a leader keeps)
+// instead of listing. When the transaction fails because the election
+// existed after all, that create is queued again without its election's
+// (see rolledBack).
 
 const (
 	// maxCreateBatch is how many creates one multi carries at most (a few
@@ -29,9 +38,22 @@ const (
 
 // createJob is one candidate's create waiting for, or riding in, a batch.
 type createJob struct {
-	op   *zkconn.Create2Request
-	sent chan error         // buffered 1: nil once the multi is written, or why it was not
-	done chan createOutcome // buffered 1: the create's own result
+	op *zkconn.Create2Request
+	// election is the create of op's parent, sent in front of op; nil once
+	// a batch found the election existing (only the sender touches it).
+	election *zkconn.Create2Request
+	sent     chan sendOutcome   // buffered 1: the multi was written, or why it was not
+	done     chan createOutcome // buffered 1: the create's own result
+	// rollbacks counts the transactions that failed for another job's
+	// operation while this one rode in them (only the sender touches it).
+	rollbacks int
+}
+
+// sendOutcome tells a job's candidate that its batch was written (err
+// nil) and whether its election's create rode in front of it.
+type sendOutcome struct {
+	err      error
+	election bool
 }
 
 // createOutcome is one create's result in a batch.
@@ -42,6 +64,11 @@ type createOutcome struct {
 	// alone: the create's own operation failed (a missing parent, an ACL):
 	// the candidate makes it on its own, as without batching.
 	alone bool
+	// election: the election's znode was created in the same transaction.
+	election bool
+	// again: the create was queued again (see rolledBack): the candidate
+	// drops what it read behind the transaction and waits for the next send.
+	again bool
 }
 
 // createBatcher queues batched creates of one session and sends them as
@@ -55,12 +82,19 @@ type createBatcher struct {
 	senders int
 }
 
-// submit queues op and returns its job; a sender is started if fewer than
+// submit queues op, with the create of its election in front when
+// election is not nil, and returns its job.
+func (b *createBatcher) submit(ctx context.Context, op, election *zkconn.Create2Request) *createJob {
+	j := &createJob{op: op, election: election, sent: make(chan sendOutcome, 1), done: make(chan createOutcome, 1)}
+	b.enqueue(ctx, j)
+	return j
+}
+
+// enqueue appends jobs to the queue; a sender is started if fewer than
 // maxBatchesInFlight run.
-func (b *createBatcher) submit(ctx context.Context, op *zkconn.Create2Request) *createJob {
-	j := &createJob{op: op, sent: make(chan error, 1), done: make(chan createOutcome, 1)}
+func (b *createBatcher) enqueue(ctx context.Context, jobs ...*createJob) {
 	b.mu.Lock()
-	b.queue = append(b.queue, j)
+	b.queue = append(b.queue, jobs...)
 	start := b.senders < maxBatchesInFlight
 	if start {
 		b.senders++
@@ -73,7 +107,6 @@ func (b *createBatcher) submit(ctx context.Context, op *zkconn.Create2Request) *
 			b.send(ctx)
 		}()
 	}
-	return j
 }
 
 // take removes the next batch from the queue: at most maxCreateBatch
@@ -89,6 +122,9 @@ func (b *createBatcher) take() []*createJob {
 	for _, j := range b.queue {
 		p := path.Dir(j.op.Path)
 		n := createOpBytes(j.op)
+		if j.election != nil {
+			n += createOpBytes(j.election)
+		}
 		if len(batch) == maxCreateBatch || parents[p] || (len(batch) > 0 && size+n > maxBatchBytes) {
 			rest = append(rest, j)
 			continue
@@ -123,13 +159,16 @@ func createOpBytes(op *zkconn.Create2Request) int {
 // send writes batches until the queue is empty.
 func (b *createBatcher) send(ctx context.Context) {
 	for batch := b.take(); len(batch) > 0; batch = b.take() {
-		ops := make([]any, len(batch))
-		for i, j := range batch {
-			ops[i] = j.op
+		var ops []any
+		for _, j := range batch {
+			if j.election != nil {
+				ops = append(ops, j.election)
+			}
+			ops = append(ops, j.op)
 		}
 		call, err := b.conn.SendMulti(ctx, ops...)
 		for _, j := range batch {
-			j.sent <- err
+			j.sent <- sendOutcome{err: err, election: j.election != nil}
 		}
 		if err != nil {
 			for _, j := range batch {
@@ -138,33 +177,95 @@ func (b *createBatcher) send(ctx context.Context) {
 			continue
 		}
 		rs, err := call.Result(ctx)
-		b.settle(batch, rs, err)
+		b.settle(ctx, batch, rs, len(ops), err)
 	}
 }
 
-// settle hands each job its result. When the transaction failed (for one
-// create's own error: a missing parent, an ACL; ZooKeeper applies none of
-// the others), every create of the batch is made alone, as without
-// batching: the listing each candidate sent behind this multi cannot show
-// a znode created later. Without responses (or with a count that does not
-// match the batch) the outcome is unknown for all
+// settle hands each job its result. Without responses (or with a count
+// that does not match the sent operations) the outcome is unknown for all
 // of them (connection loss): each candidate treats it as its own create's.
-func (b *createBatcher) settle(batch []*createJob, rs []zk.MultiResponse, err error) {
+// A failed transaction is rolledBack's.
+func (b *createBatcher) settle(ctx context.Context, batch []*createJob, rs []zk.MultiResponse, sent int, err error) {
 	switch {
-	case err == nil && len(rs) == len(batch):
-		for i, j := range batch {
-			j.done <- createOutcome{path: rs[i].String, stat: rs[i].Stat}
-		}
-	case len(rs) == len(batch):
-		for _, j := range batch {
-			j.done <- createOutcome{err: err, alone: true}
-		}
-	default:
+	case len(rs) != sent:
 		if err == nil { // a malformed reply: whether it was applied is unknown
-			err = fmt.Errorf("multi: %d responses to %d creates: %w", len(rs), len(batch), zk.ErrConnectionClosed)
+			err = fmt.Errorf("multi: %d responses to %d operations: %w", len(rs), sent, zk.ErrConnectionClosed)
 		}
 		for _, j := range batch {
 			j.done <- createOutcome{err: err}
 		}
+	case err != nil:
+		b.rolledBack(ctx, batch, rs, err)
+	default:
+		i := 0
+		for _, j := range batch {
+			if j.election != nil {
+				i++ // the election's own create
+			}
+			j.done <- createOutcome{path: rs[i].String, stat: rs[i].Stat, election: j.election != nil}
+			i++
+		}
 	}
 }
+
+// maxRollbacks is how often a create is queued again after transactions
+// that failed for other creates before it is made alone.
+const maxRollbacks = 2
+
+// rolledBack handles a transaction ZooKeeper refused as a whole for its
+// first failed operation (ZooKeeper applies none of a failed multi, and
+// stops at the first failure, so only that one is known). That
+// operation's job is the culprit: if its election's create found the
+// election existing, it is queued again without it; if its own create
+// failed (a missing parent, an ACL), it is made alone, as without
+// batching. Every other job is queued again as it was, up to maxRollbacks
+// times, then made alone: a batch of many failing creates costs a few
+// transactions, never one per create in a row. A job queued again tells
+// its candidate, which drops the read it sent behind this transaction
+// (it cannot show a znode created later) and reads again behind the next.
+// When no operation names the failure, every job is made alone.
+func (b *createBatcher) rolledBack(ctx context.Context, batch []*createJob, rs []zk.MultiResponse, err error) {
+	culprit, existed := failedJob(batch, rs)
+	var again []*createJob
+	for _, j := range batch {
+		switch {
+		case culprit != nil && j == culprit && existed:
+			j.election = nil
+		case culprit == nil || j == culprit || j.rollbacks >= maxRollbacks:
+			j.done <- createOutcome{err: err, alone: true}
+			continue
+		default:
+			j.rollbacks++
+		}
+		j.done <- createOutcome{again: true}
+		again = append(again, j)
+	}
+	if len(again) > 0 {
+		b.enqueue(ctx, again...)
+	}
+}
+
+// failedJob returns the job whose operation failed the transaction (the
+// first response with an error other than a rollback), and whether that
+// was its election's create finding the election existing; nil when no
+// response names one.
+func failedJob(batch []*createJob, rs []zk.MultiResponse) (*createJob, bool) {
+	i := 0
+	for _, j := range batch {
+		if j.election != nil {
+			if failedOp(rs[i].Error) {
+				return j, errors.Is(rs[i].Error, zk.ErrNodeExists)
+			}
+			i++
+		}
+		if failedOp(rs[i].Error) {
+			return j, false
+		}
+		i++
+	}
+	return nil, false
+}
+
+// failedOp reports whether a multi response's error is the operation's
+// own failure, not the rollback of an operation that would have succeeded.
+func failedOp(err error) bool { return err != nil && !zkconn.RolledBack(err) }

@@ -25,6 +25,9 @@ type loopState struct {
 	dupRisk    bool // since the last sweep, a create's outcome was unknown
 	creating   bool // a create is in flight (at most one)
 	restartDue bool // restart once the create in flight returns
+	// newElection: the next create is sent with the election's own
+	// (WithNewElection); cleared by the first create.
+	newElection bool
 
 	mine    string   // child name of our znode, "" when none
 	mineSt  *zk.Stat // its stat (from the create's reply or read back), kept in the current session

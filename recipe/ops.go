@@ -22,6 +22,15 @@ type (
 		stat *zk.Stat   // its stat, from the create's reply
 		list *listReply // the children, listed right behind the create
 		err  error
+		// routed: the create was tried with its election's (see
+		// WithNewElection) and the loop routed firstPath to the candidate.
+		routed bool
+		// election: the election's znode was created in the create's
+		// transaction; own and ownErr are then the read of our znode, with
+		// its watch, sent right behind that transaction instead of a listing.
+		election bool
+		own      *zk.Stat
+		ownErr   error
 	}
 	listReply struct {
 		gen      uint64
@@ -74,11 +83,17 @@ func (c *Candidate) timed(op string, fn func() error) error {
 	return err
 }
 
-// createOp creates our ephemeral sequential znode, creating missing parents.
-func (c *Candidate) createOp(gen uint64) func(context.Context) any {
+// createOp creates our ephemeral sequential znode, creating missing
+// parents; with election set, the election's znode is created in the same
+// transaction, in front of it (see WithNewElection).
+func (c *Candidate) createOp(gen uint64, election bool) func(context.Context) any {
 	prefix, data, acl := c.path+"/"+c.prefix, []byte(c.cfg.id), c.cfg.acl
+	var parent *zkconn.Create2Request
+	if election {
+		parent = &zkconn.Create2Request{Path: c.path, Acl: acl}
+	}
 	return func(ctx context.Context) any {
-		r, alone := c.batchedCreate(ctx, prefix, data, acl)
+		r, alone := c.batchedCreate(ctx, prefix, data, acl, parent)
 		if alone {
 			r = c.createAndList(ctx, prefix, data, acl)
 		}
@@ -89,10 +104,14 @@ func (c *Candidate) createOp(gen uint64) func(context.Context) any {
 				r = c.createAndList(ctx, prefix, data, acl)
 			}
 		}
-		r.gen = gen
+		r.gen, r.routed = gen, election
 		return r
 	}
 }
+
+// firstPath is the path of the first sequential child of the election's
+// znode, which our create gets when it creates the election too.
+func (c *Candidate) firstPath() string { return c.path + "/" + c.prefix + znode.FirstSuffix }
 
 // createAndList writes create2, which returns the new znode's stat, and
 // lists the children right behind it without waiting: the server answers a
@@ -117,29 +136,17 @@ func (c *Candidate) createAndList(ctx context.Context, prefix string, data []byt
 }
 
 // batchedCreate makes the create of createAndList in one of the session's
-// batched multis (WithBatchedCreates), listing the children right behind
-// that multi. alone says the candidate must create on its own instead: it
-// does not batch, or its create failed by itself in the batch.
-func (c *Candidate) batchedCreate(ctx context.Context, prefix string, data []byte, acl []zk.ACL) (r createReply, alone bool) {
-	if !c.cfg.batched {
+// batched multis (WithBatchedCreates, or election's create in front of it:
+// WithNewElection), reading right behind that multi. alone says the
+// candidate must create on its own instead: it does not batch, or its
+// create failed by itself in the batch.
+func (c *Candidate) batchedCreate(ctx context.Context, prefix string, data []byte, acl []zk.ACL, election *zkconn.Create2Request) (r createReply, alone bool) {
+	if !c.cfg.batched && election == nil {
 		return createReply{}, true
 	}
 	start := time.Now()
-	j := c.sess.creates.submit(ctx, &zkconn.Create2Request{Path: prefix, Data: data, Acl: acl, Flags: zk.FlagEphemeral | zk.FlagSequence})
-	var out createOutcome
-	select {
-	case err := <-j.sent:
-		if err != nil {
-			out = <-j.done
-			break
-		}
-		list := c.readChildren(ctx)
-		if out = <-j.done; out.err == nil {
-			r.list = &list
-		}
-	case <-ctx.Done(): // the session closed: the sender gives up with it
-		out = createOutcome{err: ctx.Err()}
-	}
+	j := c.sess.creates.submit(ctx, &zkconn.Create2Request{Path: prefix, Data: data, Acl: acl, Flags: zk.FlagEphemeral | zk.FlagSequence}, election)
+	out := c.awaitBatch(ctx, j, &r)
 	if out.alone {
 		return createReply{}, true
 	}
@@ -147,8 +154,45 @@ func (c *Candidate) batchedCreate(ctx context.Context, prefix string, data []byt
 	if out.err != nil {
 		return createReply{err: out.err}, false
 	}
-	r.name, r.stat = znode.Name(out.path), out.stat
+	r.name, r.stat, r.election = znode.Name(out.path), out.stat, out.election
 	return r, false
+}
+
+// awaitBatch waits for the outcome of j, reading behind each multi that
+// carries it: the children, or our znode with its watch when the
+// election's create rode in front of ours. A batch queued again (its
+// election existed) is read behind again once it is sent again.
+func (c *Candidate) awaitBatch(ctx context.Context, j *createJob, r *createReply) createOutcome {
+	for {
+		var sent sendOutcome
+		select {
+		case sent = <-j.sent:
+		case <-ctx.Done(): // the session closed: the sender gives up with it
+			return createOutcome{err: ctx.Err()}
+		}
+		if sent.err != nil {
+			return <-j.done
+		}
+		var list listReply
+		var own *zk.Stat
+		var ownErr error
+		if sent.election {
+			own, ownErr = c.getDataOp(c.firstPath())(ctx)
+		} else {
+			list = c.readChildren(ctx)
+		}
+		out := <-j.done
+		switch {
+		case out.again:
+			continue
+		case out.err != nil:
+		case sent.election:
+			r.own, r.ownErr = own, ownErr
+		default:
+			r.list = &list
+		}
+		return out
+	}
 }
 
 // ensureParents creates the election path (with the candidate's ACL: a

@@ -187,6 +187,7 @@ type candidateConfig struct {
 	closeTimeout time.Duration
 	metricsLabel string // the election label of its metrics; "" means its path
 	batched      bool   // creates ride in the session's batched multis
+	newElection  bool   // the first create makes the election's znode too
 }
 
 func defaultCandidateConfig() candidateConfig {
@@ -212,6 +213,31 @@ func defaultCandidateConfig() candidateConfig {
 // Needs ZooKeeper 3.5 or later (create2 inside multi).
 func WithBatchedCreates() CandidateOption {
 	return func(c *candidateConfig) error { c.batched = true; return nil }
+}
+
+// WithNewElection says the election's znode (the path given to
+// NewCandidate) most likely does not exist yet: the candidate's first
+// create makes it, in one multi transaction with the candidate's own znode
+// (batched with other candidates' as WithBatchedCreates does). Our znode
+// is then the first child of a parent created in the same transaction, so
+// it has the first sequence number and nothing can sort before it: the
+// candidate leads on the create's reply and one read of its own znode,
+// sent right behind the transaction without waiting (it arms the watch a
+// leader keeps), instead of a listing. A cold start of an election costs
+// one request and one round trip; without the option, two and two.
+//
+// If the election exists after all, the transaction fails and nothing of
+// it is applied; the candidate's create is sent again at once without the
+// election's, as without the option (one failed transaction is the price
+// of a wrong guess, shared by the batch). Creates after the first
+// (after a session expiry, a resignation) never make the election.
+// The election's znode gets the candidate's ACL (WithACL), as a missing
+// one does without the option; its ancestors must exist (otherwise the
+// create falls back to making them one by one). The partition manager
+// uses it for the shards that had no znode when the member started.
+// Needs ZooKeeper 3.5 or later.
+func WithNewElection() CandidateOption {
+	return func(c *candidateConfig) error { c.newElection = true; return nil }
 }
 
 // MaxParticipantIDLen is the longest participant id WithParticipantID

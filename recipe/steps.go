@@ -27,13 +27,19 @@ func (c *Candidate) create() {
 		return
 	}
 	st.creating = true
-	c.spawn(c.createOp(c.begin(stepCreate)))
+	election := st.newElection
+	if election {
+		st.newElection = false // tried once: later creates find it made
+		c.sess.conn.Route(c.firstPath(), c.sink)
+	}
+	c.spawn(c.createOp(c.begin(stepCreate), election))
 }
 
 func (c *Candidate) onCreate(r createReply) {
 	st := &c.st
 	st.creating = false
 	stale := r.gen != st.gen
+	defer c.dropFirstRoute(r)
 	switch {
 	case r.err == nil && (stale || !st.inElection):
 		// Landed after a reconnect, a new session or a withdrawal: the next
@@ -49,11 +55,18 @@ func (c *Candidate) onCreate(r createReply) {
 		st.uncertain = false
 		st.backoff.Reset()
 		c.log.Debug().Str("znode", c.full(r.name)).Msg("candidate znode created")
-		if r.list != nil && r.list.err == nil && !st.restartDue {
+		switch {
+		case st.restartDue:
+			c.list()
+		case c.firstInNewElection(r):
+			st.mineSt, st.mineWatched = r.own, true
+			st.step = stepNone
+			c.position([]node{{Name: r.name}}, true)
+		case r.list != nil && r.list.err == nil:
 			l := *r.list // listed right behind the create
 			l.gen = c.begin(stepList)
 			c.onList(l)
-		} else {
+		default:
 			c.list()
 		}
 	case stale:
@@ -77,6 +90,32 @@ func (c *Candidate) onCreate(r createReply) {
 	} else if stale && st.step == stepNone {
 		c.restart()
 	}
+}
+
+// firstInNewElection reports whether r proves our znode the lowest of its
+// election without a listing: the election's znode was created in the
+// same transaction as ours, so ours got the first sequence number and
+// every other candidate's create came in a later transaction, after the
+// parent existed, with a larger one (ZooKeeper's sequence counter only
+// grows within a parent; a new parent cannot have wrapped it). The read
+// sent right behind that transaction found our znode at firstPath and
+// armed its watch; its stat (ZooKeeper returns none for a create inside a
+// multi) gives the owner, checked before leading, and the token.
+func (c *Candidate) firstInNewElection(r createReply) bool {
+	return r.election && r.ownErr == nil && r.own != nil && c.full(r.name) == c.firstPath()
+}
+
+// dropFirstRoute removes the route create set up for firstPath, and the
+// watch the read behind the create may have armed, when our znode is not
+// that one (the create was not the election's first, or failed). A znode
+// there that we are deleting keeps both until onDeleted: its deletion
+// ends the watch.
+func (c *Candidate) dropFirstRoute(r createReply) {
+	first := c.firstPath()
+	if !r.routed || (c.st.mine != "" && c.full(c.st.mine) == first) || c.st.cleanup[first] {
+		return
+	}
+	c.sess.conn.DropWatch(first, c.sink)
 }
 
 // fatal fails the waiting Campaigns and leaves the election.

@@ -15,6 +15,12 @@ import (
 // -000000001 with the sign counting towards the ten).
 const SeqDigits = 10
 
+// FirstSuffix is the sequence suffix ZooKeeper appends to the first
+// sequential child of a znode (its cversion, 0, when the znode is new):
+// a candidate created in the same transaction as its election knows its
+// name before the reply.
+const FirstSuffix = "0000000000"
+
 // Name returns the last element of a znode path: a child's name ("c" for
 // "/a/b/c", the path itself when it has no slash).
 func Name(path string) string { return path[strings.LastIndexByte(path, '/')+1:] }
