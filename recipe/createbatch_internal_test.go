@@ -59,7 +59,7 @@ func TestRolledBackBlamesOnlyTheFailedCreate(t *testing.T) {
 		return j
 	}
 	a, b, c := job("/a"), job("/b"), job("/c")
-	c.election = nil // c's election exists: a plain create
+	c.election = nil                                  // c's election exists: a plain create
 	bt := &createBatcher{senders: maxBatchesInFlight} // starts no sender
 	steps := []struct {
 		name  string
