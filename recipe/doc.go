@@ -61,7 +61,11 @@
 // A candidate's znode is created with create2 (ZooKeeper 3.5+), whose reply
 // carries the znode's owner and czxid, and the election is listed right
 // behind it without waiting: a candidate alone in an election leads after
-// two round trips.
+// two round trips. A candidate of an election that does not exist yet
+// (WithNewElection) creates the election's znode in the transaction of
+// its own: its znode is then the parent's first child, nothing can sort
+// before it, and it leads after one round trip, reading its own znode
+// (with the watch a leader keeps) instead of listing.
 //
 // # Connection loss
 //
