@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -55,6 +56,18 @@ func (e *env) newFleet(root string, shards int) *fleet {
 // add starts member id (its own session and Manager).
 func (f *fleet) add(ctx context.Context, id string) error {
 	return f.addVia(ctx, id, nil)
+}
+
+// addTogether starts members m0, m1, ... at once, each connecting its own
+// session in parallel, as separate processes started together would.
+func (f *fleet) addTogether(ctx context.Context, members int) error {
+	errs := make([]error, members)
+	var wg sync.WaitGroup
+	for i := range members {
+		wg.Go(func() { errs[i] = f.add(ctx, fmt.Sprintf("m%d", i)) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // addVia starts member id with its session through proxy (direct when nil),

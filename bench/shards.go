@@ -48,10 +48,8 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 		return nil, err
 	}
 	start := time.Now()
-	for i := range members {
-		if err := fleet.add(ctx, fmt.Sprintf("m%d", i)); err != nil {
-			return nil, err
-		}
+	if err := fleet.addTogether(ctx, members); err != nil {
+		return nil, err
 	}
 	done, err := fleet.awaitConverged(ctx, convergeLimit(n))
 	if err != nil {
@@ -73,7 +71,7 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 	out := []Result{{
 		Scenario: fmt.Sprintf("shards/cold start %d", n), Value: msf(cold), Unit: "ms",
 		Floor: fmt.Sprintf("%d creates at %.0f/s = %s", n, fl.throughput, floor.Round(time.Millisecond)),
-		Note: fmt.Sprintf("%.2fx the floor; %d members start together; until every shard is led (after %s) and none leads more than its share; %d candidate creates",
+		Note: fmt.Sprintf("%.2fx the floor; %d members start together (in parallel); until every shard is led (after %s) and none leads more than its share; %d candidate creates",
 			cold.Seconds()/floor.Seconds(), members, allLed.Round(time.Millisecond), creates),
 	}}
 	wire, err := e.wireCost(ctx, fleet, n, packets1-packets0)
