@@ -40,7 +40,8 @@ func RunChild(args []string) (int, bool) {
 // recipe.Watchdog (this executable again, so it must call
 // recipe.ServeWatchdog first in main) where the system has one: args are
 // [servers, election path, id, session timeout ms]; it prints READY once its
-// candidate exists and LEADER each time Campaign returns a leadership, and
+// candidate exists and "LEADER <microseconds since the Unix epoch>" each
+// time Campaign returns a leadership (stamped then, see peerProc.await), and
 // obeys "resign" (Resign, then campaign again) and "exit" (Close the
 // candidate and the session) read from in; end of input is "exit".
 func runCandidate(args []string, in io.Reader, out io.Writer) error {
@@ -86,7 +87,7 @@ func lead(cand *recipe.Candidate, cmds <-chan string, out io.Writer) error {
 		if l == nil {
 			return err
 		}
-		if _, err := fmt.Fprintln(out, "LEADER"); err != nil {
+		if _, err := fmt.Fprintln(out, "LEADER", time.Now().UnixMicro()); err != nil {
 			return err
 		}
 		switch cmd, ok := <-cmds; {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,10 +18,38 @@ import (
 const stderrKeep = 2048
 
 // line is one line a candidate process printed, stamped on this process's
-// monotonic clock when it was read.
+// clock when it was read. A line "WORD <microseconds since the Unix
+// epoch>" (LEADER) carries the candidate's own stamp of the moment it
+// wrote it: text is then WORD and said that moment.
 type line struct {
 	text string
 	at   time.Time
+	said time.Time // zero when the line carries no stamp
+}
+
+// readLine splits a stamped line from its stamp.
+func readLine(text string, at time.Time) line {
+	word, stamp, ok := strings.Cut(text, " ")
+	if !ok {
+		return line{text: text, at: at}
+	}
+	us, err := strconv.ParseInt(stamp, 10, 64)
+	if err != nil {
+		return line{text: text, at: at}
+	}
+	return line{text: word, at: at, said: time.UnixMicro(us)}
+}
+
+// since returns how long after start the candidate reported l: by its own
+// stamp when it has one (the pipe and this process's scheduling left out;
+// both processes read the same system clock), by the reading otherwise,
+// and never outside [start, the reading].
+func (l line) since(start time.Time) time.Duration {
+	read := l.at.Sub(start)
+	if l.said.IsZero() {
+		return read
+	}
+	return min(max(l.said.Sub(start), 0), read)
 }
 
 // peerProc is one candidate process of the side-by-side scenario: its
@@ -57,7 +86,7 @@ func startPeerProc(name string, argv []string) (*peerProc, error) {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			p.lines <- line{text: sc.Text(), at: time.Now()}
+			p.lines <- readLine(sc.Text(), time.Now())
 		}
 		_ = cmd.Wait() // after the last read, as exec requires
 		close(p.lines)

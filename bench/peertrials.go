@@ -65,7 +65,8 @@ func (el *peerElection) replace(ctx context.Context, i int) error {
 }
 
 // trials measures n failovers after step, each from the instruction to
-// the successor's LEADER line, both on this process's clock.
+// the moment the successor reported leading (its LEADER line's own stamp,
+// see line.since).
 func (el *peerElection) trials(ctx context.Context, step string, n int) (Dist, error) {
 	samples := make([]time.Duration, 0, n)
 	for range n {
@@ -110,7 +111,7 @@ func (el *peerElection) failover(ctx context.Context, step string) (time.Duratio
 			return 0, err
 		}
 	}
-	return won.at.Sub(start), nil
+	return won.since(start), nil
 }
 
 // awaitSettled waits until both candidates are in the election and the

@@ -3,9 +3,10 @@
 //
 // Usage: java LatchCandidate <connect string> <election path> <id> <session timeout ms>
 //
-// It prints READY once its latch has started and LEADER each time the latch
-// gains leadership (from Curator's listener, the moment the library tells
-// its user). Commands, one per line on stdin:
+// It prints READY once its latch has started and "LEADER <microseconds since
+// the Unix epoch>" each time the latch gains leadership (from Curator's
+// listener, the moment the library tells its user, stamped then on the
+// system clock, so that the benchmark's timing leaves out the pipe). Commands, one per line on stdin:
 //
 //   resign   close the latch (its znode is deleted) and start a new one,
 //            which queues again
@@ -15,6 +16,7 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -30,10 +32,15 @@ public final class LatchCandidate {
         System.out.flush();
     }
 
+    private static long nowMicros() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
     private static LeaderLatch start(CuratorFramework client, String path, String id) throws Exception {
         LeaderLatch latch = new LeaderLatch(client, path, id);
         latch.addListener(new LeaderLatchListener() {
-            @Override public void isLeader() { say("LEADER"); }
+            @Override public void isLeader() { say("LEADER " + nowMicros()); }
             @Override public void notLeader() {}
         });
         latch.start();

@@ -4,8 +4,9 @@
 Usage: python3 kazoo_candidate.py <connect string> <election path> <id> <session timeout ms>
 
 It prints READY once its client is connected and its election runs, and
-LEADER each time Election.run calls its function (the moment the library
-tells its user). Commands, one per line on stdin:
+"LEADER <microseconds since the Unix epoch>" each time Election.run calls
+its function (the moment the library tells its user, stamped then on the
+system clock, so that the benchmark's timing leaves out the pipe). Commands, one per line on stdin:
 
   resign   return from the leader function (kazoo releases the lock,
            deleting its znode) and run the election again, queueing anew
@@ -17,6 +18,7 @@ import os
 import queue
 import sys
 import threading
+import time
 
 from kazoo.client import KazooClient
 
@@ -37,7 +39,7 @@ def main():
     resigns = queue.Queue()
 
     def lead():
-        say("LEADER")
+        say("LEADER %d" % (time.time_ns() // 1000))
         resigns.get()
 
     def campaign():
