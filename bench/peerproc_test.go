@@ -34,4 +34,3 @@ func TestStampedLinesTimeTheCandidatesOwnReport(t *testing.T) {
 		}
 	}
 }
-
