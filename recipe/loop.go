@@ -28,6 +28,11 @@ type loopState struct {
 	// newElection: the next create is sent with the election's own
 	// (WithNewElection); cleared by the first create.
 	newElection bool
+	// firstFired: an event on firstPath came while the create that routed
+	// it was in flight (before our znode had a name to match): the read
+	// behind that create no longer shows the znode as it is, and its
+	// watch has fired.
+	firstFired bool
 
 	mine    string   // child name of our znode, "" when none
 	mineSt  *zk.Stat // its stat (from the create's reply or read back), kept in the current session
@@ -233,6 +238,8 @@ func (c *Candidate) onNode(ev zk.Event) {
 		}
 		st.gen++
 		c.mineGone(ErrZnodeDeleted)
+	case c.firstPath():
+		st.firstFired = true // our create's znode, before its reply named it ours
 	}
 }
 

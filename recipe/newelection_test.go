@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/prometheus/client_golang/prometheus"
@@ -164,3 +166,75 @@ func TestNewElectionLostReplyAdoptsItsZnode(t *testing.T) {
 		}
 	}
 }
+
+// TestNewElectionZnodeDeletedBeforeItsReplyIsNotLed: the candidates'
+// multis and the reads behind them reach the server (each read arms the
+// watch on the new znode), but the replies are held; an operator deletes
+// every new znode; then the replies and the deletions' events arrive
+// together. An event that comes before the create's reply has named the
+// znode ours must not be lost: a candidate may lead on a deleted znode
+// only until the deletion's event reaches it, never beside the next
+// candidate untold. Found in review: the event was dropped and the
+// candidate led on the read's stale stat until its session ended.
+func TestNewElectionZnodeDeletedBeforeItsReplyIsNotLed(t *testing.T) {
+	raw, base, p := rawConn(t, zkc.ConnectString()), electionPath(t), zkc.NewProxyT(t)
+	ensurePath(t, raw, base)
+	s := session(t, p.ConnectString())
+	const n = 4 // as many multis as a session keeps in flight: all are sent while replies are held
+	cs := make([]*recipe.Candidate, n)
+	for i := range cs {
+		cs[i] = candidate(t, s, fmt.Sprintf("%s/e%d", base, i), recipe.WithNewElection())
+	}
+	// Each reply and event is held for a third of the session from its
+	// arrival at the proxy, and then by the partition below until Heal
+	// lets them all through at once. A third: the client keeps its
+	// connection through the hold.
+	p.SetLatency(s.Timeout() / 3)
+	t.Cleanup(p.Heal)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	results := make([]<-chan campaignResult, n)
+	for i, c := range cs {
+		results[i] = campaignAsync(ctx, c)
+	}
+	held := time.Now()
+	var first []string // each election's new znode
+	eventually(t, "every new znode created and watched", func() bool {
+		first = first[:0]
+		for _, c := range cs {
+			if kids := children(t, raw, c.Path()); len(kids) == 1 {
+				first = append(first, c.Path()+"/"+kids[0])
+			}
+		}
+		w := serverWatches(t.Context(), t, zkc, base)[s.ID()]
+		return len(first) == n && !slices.ContainsFunc(first, func(z string) bool { return !slices.Contains(w, z) })
+	})
+	for _, z := range first {
+		if err := raw.Delete(z, -1); err != nil {
+			t.Fatalf("delete %s: %v", z, err)
+		}
+	}
+	eventually(t, "every deletion's watch fired", func() bool {
+		w := serverWatches(t.Context(), t, zkc, base)[s.ID()]
+		return !slices.ContainsFunc(first, func(z string) bool { return slices.Contains(w, z) })
+	})
+	p.Blackhole()
+	if d := time.Since(held); d > s.Timeout()/3 {
+		t.Logf("the first replies were let through after %v, before the deletions: the test proves less", d)
+	}
+	p.Heal()
+	for i, c := range cs {
+		r := awaitResult(t, results[i], "the campaign of "+c.Path())
+		if r.err != nil {
+			t.Fatalf("campaign of %s: %v", c.Path(), r.err)
+		}
+		if r.lead.Znode() != first[i] {
+			continue // it saw the deletion first and made a new znode
+		}
+		// Led before the deletion's event arrived: the event must end it.
+		if err := awaitEnd(t, r.lead, "the end of a leadership on "+first[i]+", deleted before its create's reply"); !errors.Is(err, recipe.ErrZnodeDeleted) {
+			t.Fatalf("%s: the leadership on the deleted %s ended with %v, want ErrZnodeDeleted", c.Path(), first[i], err)
+		}
+	}
+}
+

@@ -40,6 +40,8 @@ func (c *Candidate) onCreate(r createReply) {
 	st.creating = false
 	stale := r.gen != st.gen
 	defer c.dropFirstRoute(r)
+	fired := st.firstFired
+	st.firstFired = false
 	switch {
 	case r.err == nil && (stale || !st.inElection):
 		// Landed after a reconnect, a new session or a withdrawal: the next
@@ -58,7 +60,7 @@ func (c *Candidate) onCreate(r createReply) {
 		switch {
 		case st.restartDue:
 			c.list()
-		case c.firstInNewElection(r):
+		case !fired && c.firstInNewElection(r):
 			st.mineSt, st.mineWatched = r.own, true
 			st.step = stepNone
 			c.position([]node{{Name: r.name}}, true)
@@ -100,7 +102,9 @@ func (c *Candidate) onCreate(r createReply) {
 // grows within a parent; a new parent cannot have wrapped it). The read
 // sent right behind that transaction found our znode at firstPath and
 // armed its watch; its stat (ZooKeeper returns none for a create inside a
-// multi) gives the owner, checked before leading, and the token.
+// multi) gives the owner, checked before leading, and the token. An event
+// on firstPath before this reply (firstFired: a deletion, a change of
+// data) voids the read: the caller lists and reads the znode again.
 func (c *Candidate) firstInNewElection(r createReply) bool {
 	return r.election && r.ownErr == nil && r.own != nil && c.full(r.name) == c.firstPath()
 }
