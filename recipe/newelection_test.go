@@ -237,4 +237,3 @@ func TestNewElectionZnodeDeletedBeforeItsReplyIsNotLed(t *testing.T) {
 		}
 	}
 }
-
