@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -42,8 +43,16 @@ type limiter struct {
 	limit   int // current bound, in limiterMin..max
 	max     int // Config.MaxInFlight
 	inUse   int
-	waiters []chan struct{} // acquirers waiting for a slot, oldest first
-	lastCut time.Time       // when the bound last halved
+	waiters []waiter  // waiting for a slot, oldest first
+	lastCut time.Time // when the bound last halved
+}
+
+// waiter is one acquire blocked on ch, or one start waiting without a
+// goroutine (see startWhenFree).
+type waiter struct {
+	ch    chan struct{}      // acquire's: a send gives it the slot
+	ctx   context.Context    // the start's: once it ends the start needs no slot
+	start func(holding bool) // the start's continuation, run on a new goroutine
 }
 
 func newLimiter(max int, lag, timeout func() time.Duration) *limiter {
@@ -59,7 +68,7 @@ func (l *limiter) acquire(ctx context.Context) bool {
 		return true
 	}
 	ch := make(chan struct{}, 1)
-	l.waiters = append(l.waiters, ch)
+	l.waiters = append(l.waiters, waiter{ch: ch})
 	l.mu.Unlock()
 	select {
 	case <-ch:
@@ -69,14 +78,36 @@ func (l *limiter) acquire(ctx context.Context) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, w := range l.waiters {
-		if w == ch {
-			l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
+		if w.ch == ch {
+			l.waiters = slices.Delete(l.waiters, i, i+1) // clears the vacated entry
+			if len(l.waiters) == 0 {
+				l.waiters = nil
+			}
 			return false
 		}
 	}
 	// Handed a slot just as ctx ended: pass it on.
 	l.inUse--
 	l.wake()
+	return false
+}
+
+// startWhenFree takes a slot for a start that goes on with start: true if
+// one is free now (the caller goes on, holding it, and start is not
+// called). Otherwise the start waits in line without a goroutine, and
+// start runs on a new goroutine once it is given a slot (holding true),
+// or without one (false) once ctx has ended by the time it is its turn.
+// A cold start queues thousands of elections: as blocked acquires they
+// would be thousands of goroutines, whose runtime structures Go never
+// frees.
+func (l *limiter) startWhenFree(ctx context.Context, start func(holding bool)) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inUse < l.limit && len(l.waiters) == 0 {
+		l.inUse++
+		return true
+	}
+	l.waiters = append(l.waiters, waiter{ctx: ctx, start: start})
 	return false
 }
 
@@ -97,12 +128,31 @@ func (l *limiter) release() {
 	l.wake()
 }
 
-// wake hands free slots to waiters, oldest first (l.mu held).
+// wake hands free slots to waiters, oldest first (l.mu held). A waiter
+// served leaves no reference behind: its entry is cleared, and the backing
+// array goes once the line is empty (a cold start queues thousands).
 func (l *limiter) wake() {
-	for l.inUse < l.limit && len(l.waiters) > 0 {
-		l.inUse++
-		l.waiters[0] <- struct{}{}
+	for len(l.waiters) > 0 {
+		w := l.waiters[0]
+		abandoned := w.start != nil && w.ctx.Err() != nil
+		if !abandoned && l.inUse >= l.limit {
+			break
+		}
+		l.waiters[0] = waiter{}
 		l.waiters = l.waiters[1:]
+		switch {
+		case abandoned:
+			go w.start(false)
+		case w.start != nil:
+			l.inUse++
+			go w.start(true)
+		default:
+			l.inUse++
+			w.ch <- struct{}{}
+		}
+	}
+	if len(l.waiters) == 0 {
+		l.waiters = nil
 	}
 }
 

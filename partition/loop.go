@@ -42,7 +42,8 @@ type loop struct {
 	leaders *notifier       // OnLeaderChanged's; nil without one
 	base    context.Context // parent of runner contexts, cancelled last
 	cancel  context.CancelFunc
-	workers sync.WaitGroup // runners, callbacks, deletions
+	workers sync.WaitGroup // runners, callbacks, deletions, the start queue
+	starts  startQueue     // runners to start
 }
 
 // eventKind says what a runner reports.
@@ -70,7 +71,7 @@ func newLoop(m *Manager) *loop {
 	if f := m.cfg.OnLeaderChanged; f != nil {
 		leaders = newNotifier(f)
 	}
-	return &loop{
+	l := &loop{
 		m:       m,
 		view:    newView(m.cfg.RestartGrace >= 0),
 		updates: updates,
@@ -93,6 +94,8 @@ func newLoop(m *Manager) *loop {
 		base:    base,
 		cancel:  cancel,
 	}
+	l.starts.workers = &l.workers
+	return l
 }
 
 // stoppedTimer returns a timer that has not been started.

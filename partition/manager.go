@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"sync"
@@ -37,6 +36,9 @@ type Manager struct {
 	// closeSession transaction); earlier releases used CuratorNaming, and
 	// both order together.
 	naming recipe.Naming
+	// label is the election label of every shard's recipe metrics (see
+	// shardsLabel), one string shared by all candidates.
+	label string
 
 	instance []byte // random; the member znode's data tells this Manager from another on the same session
 
@@ -44,10 +46,10 @@ type Manager struct {
 	target  atomic.Pointer[map[string]string] // latest assignment
 
 	mu       sync.Mutex
-	shards   []string                   // the shards to run, set by SetShards
-	shardSet string                     // shardSetDigest(shards)
-	leading  map[string]zxidfence.Token // leaderships handed to OnStartedLeading
-	// leaderships holds the same leaderships, for their znodes and versions.
+	shards   []string // the shards to run, set by SetShards
+	shardSet string   // shardSetDigest(shards)
+	// leaderships are the leaderships handed to OnStartedLeading (their
+	// tokens, znodes and versions), by shard.
 	leaderships map[string]*recipe.Leadership
 	changed     chan struct{} // signals a SetShards, capacity 1
 }
@@ -82,6 +84,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		instance:    []byte(rand.Text()),
 		pool:        newSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
 		naming:      recipe.ShortNaming(),
+		label:       path.Join(root, shardsDir) + "/*",
 		sess:        sess,
 		root:        root,
 		cfg:         s,
@@ -89,7 +92,6 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		met:         met,
 		shards:      s.shards,
 		shardSet:    shardSetDigest(s.shards),
-		leading:     map[string]zxidfence.Token{},
 		leaderships: map[string]*recipe.Leadership{},
 		changed:     make(chan struct{}, 1),
 	}
@@ -136,7 +138,11 @@ func (m *Manager) Run(ctx context.Context) error {
 func (m *Manager) Leaderships() map[string]zxidfence.Token {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return maps.Clone(m.leading)
+	out := make(map[string]zxidfence.Token, len(m.leaderships))
+	for shard, l := range m.leaderships {
+		out[shard] = l.Token()
+	}
+	return out
 }
 
 // Leadership returns the leadership of shard this member holds now (its
@@ -235,18 +241,16 @@ func (m *Manager) targetOf(shard string) string {
 
 func (m *Manager) setLeading(shard string, lead *recipe.Leadership) {
 	m.mu.Lock()
-	m.leading[shard] = lead.Token()
 	m.leaderships[shard] = lead
-	n := len(m.leading)
+	n := len(m.leaderships)
 	m.mu.Unlock()
 	m.met.led.Set(float64(n))
 }
 
 func (m *Manager) clearLeading(shard string) {
 	m.mu.Lock()
-	delete(m.leading, shard)
 	delete(m.leaderships, shard)
-	n := len(m.leading)
+	n := len(m.leaderships)
 	m.mu.Unlock()
 	m.met.led.Set(float64(n))
 }
@@ -261,7 +265,7 @@ func (m *Manager) shardPath(id string) string { return path.Join(m.root, shardsD
 
 // shardsLabel is the election label of every shard's recipe metrics,
 // "<root>/shards/*": one series for all shards, however many there are.
-func (m *Manager) shardsLabel() string { return path.Join(m.root, shardsDir) + "/*" }
+func (m *Manager) shardsLabel() string { return m.label }
 
 // prepare creates the root's znodes and registers the member. While
 // ZooKeeper is out of reach (connection loss, no server, a session being

@@ -77,13 +77,10 @@ func (l *loop) nextHandoffs() {
 		if r == nil || !leading || r.stopping() || r.book.handoff || l.targets[s] == l.m.cfg.MemberID {
 			continue
 		}
-		select {
-		case r.handoffReq <- l.targets[s]:
-			r.wake() // a runner holding its leadership is parked
+		if r.askHandoff(l.targets[s]) { // else an unanswered request is still queued
 			l.handoffs++
 			r.book.handoff = true
 			r.book.stopAt = time.Now()
-		default: // an unanswered request is still queued
 		}
 	}
 }
@@ -119,5 +116,5 @@ func (l *loop) start(s string) {
 	r.newElection = l.newShards[s]
 	l.runners[s] = r
 	l.workers.Add(1) // done by the runner's finish
-	go r.run()
+	l.starts.push(r)
 }

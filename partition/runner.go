@@ -34,10 +34,9 @@ type runner struct {
 	m       *Manager
 	events  chan<- runnerEvent // the loop's, drained until every runner finished
 	workers *sync.WaitGroup    // the loop's: callbacks are counted in it
-	ctx     context.Context
+	ctx     context.Context    // cancelled by stop only
 	cancel  context.CancelFunc
 
-	handoffReq chan string // the member to hand the leadership to, capacity 1
 	// newElection: the shard had no znode when Run started; the candidate
 	// creates it with its own (recipe.WithNewElection).
 	newElection bool
@@ -52,8 +51,9 @@ type runner struct {
 
 	parking parking // parked while holding a leadership (runnerpark.go)
 
-	mu     sync.Mutex
-	reason error // why it was stopped; nil while it runs
+	mu        sync.Mutex
+	reason    error  // why it was stopped; nil while it runs
+	handoffTo string // the member a handoff asked for and holdEnded has not taken; "" when none
 }
 
 // runnerBook is what the loop records about a runner.
@@ -63,13 +63,16 @@ type runnerBook struct {
 	stopAt  time.Time // when the handoff was asked
 }
 
+// newRunner prepares the runner of shard id. Its context is not derived
+// from the loop's base: the loop stops every runner (stop) before it
+// cancels base, so a runner costs its parent no registration, and a parked
+// one is woken by stop itself.
 func newRunner(l *loop, id string) *runner {
-	ctx, cancel := context.WithCancel(l.base)
-	return &runner{id: id, m: l.m, events: l.events, workers: &l.workers, ctx: ctx, cancel: cancel,
-		handoffReq: make(chan string, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &runner{id: id, m: l.m, events: l.events, workers: &l.workers, ctx: ctx, cancel: cancel}
 }
 
-// stop asks the runner to end for reason.
+// stop asks the runner to end for reason, waking it if it is parked.
 func (r *runner) stop(reason error) {
 	r.mu.Lock()
 	if r.reason == nil {
@@ -77,6 +80,38 @@ func (r *runner) stop(reason error) {
 	}
 	r.mu.Unlock()
 	r.cancel()
+	r.wake()
+}
+
+// askHandoff asks the runner to hand its leadership to member to, waking
+// it if it is parked; false while an earlier request is not taken yet.
+func (r *runner) askHandoff(to string) bool {
+	r.mu.Lock()
+	if r.handoffTo != "" {
+		r.mu.Unlock()
+		return false
+	}
+	r.handoffTo = to
+	r.mu.Unlock()
+	r.wake()
+	return true
+}
+
+// takeHandoff returns the member a handoff asked for and forgets the
+// request; "" when none is asked.
+func (r *runner) takeHandoff() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	to := r.handoffTo
+	r.handoffTo = ""
+	return to
+}
+
+// handoffAsked reports whether a handoff request waits to be taken.
+func (r *runner) handoffAsked() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.handoffTo != ""
 }
 
 func (r *runner) stopping() bool { return r.stopReason() != nil }
@@ -100,11 +135,18 @@ func closeTimeout(session time.Duration) time.Duration {
 	return max(session/2, minCloseTimeout)
 }
 
-// run starts the runner on its first goroutine: it places the election on
-// a session, creates the candidate and campaigns (campaignLoop). The
-// runner's goroutine ends while it leads (see park) and another continues
-// when the leadership needs it; finish reports evFinished last.
-func (r *runner) run() {
+// start places the runner's election on a session and creates its
+// candidate, on the start queue's goroutine (startqueue.go), then campaigns
+// (campaignLoop) on a goroutine of its own once one of its session's
+// MaxInFlight election-start slots is free; until then it waits in the
+// session's line without a goroutine. The runner's goroutine ends while it
+// leads (see park) and another continues when the leadership needs it;
+// finish reports evFinished last.
+func (r *runner) start() {
+	if r.ctx.Err() != nil {
+		r.finish()
+		return
+	}
 	r.seat = r.takeSeat()
 	if r.seat == nil {
 		r.finish()
@@ -123,15 +165,19 @@ func (r *runner) run() {
 		return
 	}
 	r.cand, r.retry = cand, newBackoff()
-	r.campaignLoop()
+	if r.seat.starts.startWhenFree(r.ctx, r.campaignLoop) {
+		go r.campaignLoop(true)
+	}
 }
 
 // campaignLoop campaigns until the runner is stopped, leading whenever it
-// wins while the shard is assigned here. Once it leads it parks (the
+// wins while the shard is assigned here; holding says its first campaign
+// holds an election-start slot already. Once it leads it parks (the
 // goroutine returns; resume continues); otherwise it finishes.
-func (r *runner) campaignLoop() {
+func (r *runner) campaignLoop(holding bool) {
 	for r.ctx.Err() == nil {
-		lead, err := r.campaign(r.seat, r.cand)
+		lead, err := r.campaign(r.seat, r.cand, holding)
+		holding = false
 		if err != nil {
 			if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || errors.Is(err, recipe.ErrClosed) {
 				break
@@ -148,6 +194,9 @@ func (r *runner) campaignLoop() {
 		r.startLeading(lead)
 		r.park()
 		return
+	}
+	if holding {
+		r.seat.starts.release()
 	}
 	r.finish()
 }
@@ -186,10 +235,10 @@ func (r *runner) takeSeat() *seat {
 }
 
 // campaign runs one Campaign while holding one of its session's
-// MaxInFlight election-start slots, given back when Campaign returns or
-// slotHold passes.
-func (r *runner) campaign(seat *seat, cand *recipe.Candidate) (*recipe.Leadership, error) {
-	if !seat.starts.acquire(r.ctx) {
+// MaxInFlight election-start slots (taken first unless holding), given
+// back when Campaign returns or slotHold passes.
+func (r *runner) campaign(seat *seat, cand *recipe.Candidate, holding bool) (*recipe.Leadership, error) {
+	if !holding && !seat.starts.acquire(r.ctx) {
 		return nil, r.ctx.Err()
 	}
 	var once sync.Once
@@ -254,15 +303,13 @@ func (r *runner) stopLeading(reason error) {
 // campaign for it.
 func (r *runner) holdEnded() (error, bool) {
 	lead := r.held.lead
-	select {
-	case <-lead.Done():
-		return lead.Err(), true
-	case <-r.ctx.Done():
-		if err := lead.Err(); err != nil {
-			return err, true // lost (expiry, deletion, suspension) wins over our own stop
-		}
+	if err := lead.Err(); err != nil {
+		return err, true // lost (expiry, deletion, suspension) wins over our own stop
+	}
+	if r.ctx.Err() != nil {
 		return r.stopReason(), true
-	case to := <-r.handoffReq:
+	}
+	if to := r.takeHandoff(); to != "" {
 		if r.m.targetOf(r.id) == to && r.successorQueued(r.id, to) {
 			r.stop(ErrHandoff)
 			if err := lead.Err(); err != nil {
@@ -271,7 +318,6 @@ func (r *runner) holdEnded() (error, bool) {
 			return ErrHandoff, true
 		}
 		r.report(evDeferred, 0)
-	default:
 	}
 	return nil, false
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // A runner holding a leadership waits without a goroutine: it parks, and
-// the first of its wake-ups (the leadership's context ends, the runner's
-// context ends, the loop asks for a handoff) starts a goroutine that
+// the first of its wake-ups (the leadership's context ends, the runner is
+// stopped, the loop asks for a handoff) starts a goroutine that
 // resumes it. At 10,000 led shards a member then costs no goroutine, and no
 // goroutine stack, per shard. One goroutine at a time runs the runner: the
 // parking mutex hands its state from the one that parked to the one that
@@ -26,22 +26,20 @@ type heldLeadership struct {
 type parking struct {
 	mu     sync.Mutex
 	parked bool
-	stops  []func() bool // the wake-ups' registrations, undone on waking
+	stop   func() bool // undoes the leadership context's wake-up, on waking
 }
 
 // park ends the runner's goroutine's turn while it holds a leadership:
-// wake resumes it on a new goroutine. A handoff asked before it parked
-// wakes it at once.
+// wake resumes it on a new goroutine. Only the end of the leadership needs
+// a registration (on its context); stop and askHandoff call wake
+// themselves, and one that came before it parked wakes it at once.
 func (r *runner) park() {
 	p := &r.parking
 	p.mu.Lock()
 	p.parked = true
-	p.stops = []func() bool{
-		context.AfterFunc(r.held.lead.Context(), r.wake),
-		context.AfterFunc(r.ctx, r.wake),
-	}
+	p.stop = context.AfterFunc(r.held.lead.Context(), r.wake)
 	p.mu.Unlock()
-	if len(r.handoffReq) > 0 {
+	if r.ctx.Err() != nil || r.handoffAsked() {
 		r.wake()
 	}
 }
@@ -57,12 +55,10 @@ func (r *runner) wake() {
 		return
 	}
 	p.parked = false
-	stops := p.stops
-	p.stops = nil
+	stop := p.stop
+	p.stop = nil
 	p.mu.Unlock()
-	for _, stop := range stops {
-		stop()
-	}
+	stop()
 	go r.resume()
 }
 
@@ -79,5 +75,5 @@ func (r *runner) resume() {
 		return
 	}
 	r.stopLeading(reason)
-	r.campaignLoop()
+	r.campaignLoop(false)
 }
