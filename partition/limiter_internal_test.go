@@ -87,3 +87,51 @@ func TestLimiterNeverExceedsItsCap(t *testing.T) {
 		t.Fatalf("bound %d after a late answer with MaxInFlight 2, want 2", got)
 	}
 }
+
+// TestLimiterQueuedStartsRunInTurnAndLeaveNothingBehind fills every slot:
+// a start then waits in line without a goroutine and runs holding the slot
+// a release frees; a start whose ctx ended by its turn runs without one;
+// and once the line is empty the limiter keeps no storage of it (a cold
+// start queues thousands).
+func TestLimiterQueuedStartsRunInTurnAndLeaveNothingBehind(t *testing.T) {
+	prompt := func() time.Duration { return 0 }
+	l := newLimiter(2, prompt, func() time.Duration { return time.Second })
+	ctx := context.Background()
+	for range 2 {
+		if !l.startWhenFree(ctx, func(bool) { t.Error("a start given a free slot ran its continuation") }) {
+			t.Fatal("startWhenFree found no free slot in an empty limiter")
+		}
+	}
+	ran := make(chan bool, 2)
+	gone, cancel := context.WithCancel(ctx)
+	if l.startWhenFree(gone, func(holding bool) { ran <- holding }) {
+		t.Fatal("startWhenFree took a slot while every slot was taken")
+	}
+	if l.startWhenFree(ctx, func(holding bool) { ran <- holding }) {
+		t.Fatal("startWhenFree took a slot while every slot was taken")
+	}
+	cancel()
+	l.release()
+	holding := 0
+	for range 2 { // each on its own goroutine: in either order
+		select {
+		case h := <-ran:
+			if h {
+				holding++
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("queued start never ran after a release")
+		}
+	}
+	if holding != 1 {
+		t.Fatalf("%d queued starts ran holding a slot, want 1 (the other one's ctx had ended)", holding)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inUse != 2 {
+		t.Fatalf("%d slots in use, want 2 (the abandoned start took none)", l.inUse)
+	}
+	if l.waiters != nil {
+		t.Fatalf("limiter keeps a reference to its empty line's storage (len %d, cap %d)", len(l.waiters), cap(l.waiters))
+	}
+}
