@@ -39,9 +39,8 @@ type Candidate struct {
 	log    electionLog
 
 	mb      *mailbox
-	sink    *sink                      // the session routes events to it
+	sink    *candidateSink             // the candidate itself, as the session's entry for its events
 	current atomic.Pointer[Leadership] // for accessors from any goroutine
-	exited  chan struct{}              // closed when the loop has exited
 	opsWG   sync.WaitGroup
 
 	closeOnce sync.Once
@@ -66,8 +65,9 @@ type (
 		reply chan error // buffered 1
 	}
 	closeReq struct {
-		reply    chan error // buffered 1
-		deadline time.Time  // Close's one deadline, for the deletion and the calls in flight
+		reply    chan error    // buffered 1
+		exited   chan struct{} // closed when the loop has exited (only a close ends it)
+		deadline time.Time     // Close's one deadline, for the deletion and the calls in flight
 	}
 )
 
@@ -104,11 +104,9 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 	c := &Candidate{
 		sess: s, path: path, cfg: cfg, guid: guid,
 		prefix: cfg.naming.Prefix(guid),
-		log:    electionLog{log: &s.log, path: path},
-		exited: make(chan struct{}),
 	}
+	c.log, c.sink = electionLog{c: c}, (*candidateSink)(c)
 	c.mb = newMailbox(c.loop)
-	c.sink = c.newSink()
 	id, connected, closed := s.conn.Subscribe(c.sink)
 	if closed {
 		return nil, ErrSessionClosed
@@ -175,10 +173,10 @@ func (c *Candidate) Campaign(ctx context.Context) (*Leadership, error) {
 // is idempotent and returns the same result every time.
 func (c *Candidate) Close() error {
 	c.closeOnce.Do(func() {
-		req := closeReq{reply: make(chan error, 1), deadline: time.Now().Add(c.cfg.closeTimeout)}
+		req := closeReq{reply: make(chan error, 1), exited: make(chan struct{}), deadline: time.Now().Add(c.cfg.closeTimeout)}
 		if c.mb.post(req) {
 			c.closeErr = <-req.reply
-			<-c.exited
+			<-req.exited
 		}
 		c.waitOps(req.deadline)
 	})
@@ -199,14 +197,13 @@ func (c *Candidate) waitOps(deadline time.Time) {
 	}
 }
 
-// newSink returns the candidate's entry for the session's events: both
-// are posted to the loop.
-func (c *Candidate) newSink() *sink {
-	return &sink{
-		session: func(ev zkconn.Event) { c.mb.post(ev) },
-		node:    func(ev zk.Event) { c.mb.post(nodeEvent(ev)) },
-	}
-}
+// candidateSink is a candidate seen as the layer's Sink, the session's
+// entry for its events: both are posted to the loop. It is the candidate
+// itself under another method set, so it costs no allocation.
+type candidateSink Candidate
+
+func (k *candidateSink) SessionChanged(ev zkconn.Event) { k.mb.post(ev) }
+func (k *candidateSink) NodeChanged(ev zk.Event)        { k.mb.post(nodeEvent(ev)) }
 
 // sink adapts a loop's handlers to the layer's Sink: both run on
 // go-zookeeper's receive goroutine and must not block.
@@ -290,7 +287,7 @@ func (c *Candidate) onResign(req *resignReq) {
 // onClose ends everything and withdraws, bounded by Close's deadline.
 func (c *Candidate) onClose(req closeReq) {
 	st := &c.st
-	st.closing, st.closeRep = true, req.reply
+	st.closing, st.closeRep, st.exited = true, req.reply, req.exited
 	c.endLead(ErrClosed)
 	c.failWaiters(ErrClosed)
 	c.withdraw()
@@ -306,7 +303,7 @@ func (c *Candidate) withdraw() {
 	st.step = stepNone
 	mine := ""
 	if st.mine != "" {
-		mine = c.full(st.mine)
+		mine = st.minePath
 		c.remove(mine) // the delete first: a successor waits on it
 		c.setMine("")
 	}

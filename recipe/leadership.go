@@ -28,11 +28,11 @@ type Leadership struct {
 	mu      sync.Mutex
 	reason  error         // the final reason, once settled
 	pending bool          // ended while its session may already have expired
-	settled chan struct{} // closed once the reason is final
+	settled chan struct{} // closed once the reason is final; made by the first Reason to wait
 }
 
 func newLeadership(c *Candidate, token zxidfence.Token, znode string, version int32, sessionID int64) *Leadership {
-	l := &Leadership{c: c, token: token, znode: znode, version: version, sessionID: sessionID, settled: make(chan struct{})}
+	l := &Leadership{c: c, token: token, znode: znode, version: version, sessionID: sessionID}
 	l.ctx, l.cancel = context.WithCancelCause(context.WithValue(context.Background(), leadershipKey{}, l))
 	return l
 }
@@ -88,11 +88,14 @@ func (l *Leadership) Err() error {
 // Reason returns the reason known so far (ErrSuspended), or nil while still
 // leading.
 func (l *Leadership) Reason(ctx context.Context) error {
+	l.mu.Lock()
+	settled := l.settledLocked()
+	l.mu.Unlock()
 	select {
-	case <-l.settled:
+	case <-settled:
 	case <-l.ctx.Done():
 		select {
-		case <-l.settled:
+		case <-settled:
 		case <-ctx.Done():
 		}
 	case <-ctx.Done():
@@ -168,8 +171,23 @@ func (l *Leadership) settleLocked(reason error) {
 	l.pending = false
 	if l.reason == nil {
 		l.reason = reason
-		close(l.settled)
+		if l.settled != nil {
+			close(l.settled)
+		}
 	}
+}
+
+// settledLocked returns a channel closed once the reason is final (l.mu
+// held). Most leaderships end with their reason final and nobody waiting:
+// they never make one.
+func (l *Leadership) settledLocked() <-chan struct{} {
+	if l.settled == nil {
+		l.settled = make(chan struct{})
+		if l.reason != nil {
+			close(l.settled)
+		}
+	}
+	return l.settled
 }
 
 // open reports whether the leadership ended with its reason still open.

@@ -19,30 +19,31 @@ func (c *Candidate) leaseHolds() bool {
 // leaseLeft returns how long our local lease still holds, and false when it
 // does not (it ran out, or ZooKeeper never answered this session).
 func (c *Candidate) leaseLeft() (time.Duration, bool) {
-	d, ok := c.sess.leaseDeadline(c.cfg.policy.leaseMargin(c.sess.Timeout()))
+	d, ok := c.sess.leaseDeadline(c.leaseMargin())
 	left := time.Until(d)
 	return left, ok && left > 0
 }
 
-// armLease schedules the check of the local lease of l.
+// leaseMargin is the policy's lease margin at the negotiated session
+// timeout. Any goroutine may call it.
+func (c *Candidate) leaseMargin() time.Duration {
+	return c.cfg.policy.leaseMargin(c.sess.Timeout())
+}
+
+// armLease has the session check the local lease of l (leaseguard.go):
+// first when it would run out, and again whenever ZooKeeper's answers have
+// renewed it; l is suspended at once when it does run out.
 func (c *Candidate) armLease(l *Leadership) {
-	st := &c.st
-	wait, ok := c.leaseLeft()
-	if !ok {
+	d, ok := c.sess.leaseDeadline(c.leaseMargin())
+	if !ok || !time.Now().Before(d) {
 		c.leaseLost()
 		return
 	}
-	st.lease = time.AfterFunc(wait, func() {
-		// End at once, not when the loop gets to it: a busy loop must not
-		// stretch the lease. The loop re-arms if an answer came meanwhile.
-		if !c.leaseHolds() {
-			c.suspend(l)
-		}
-		c.mb.post(leaseFired{lead: l})
-	})
+	c.sess.guardLease(l, d)
 }
 
-// onLease ends the leadership if its lease ran out, else re-arms it.
+// onLease ends the leadership if its lease ran out (the session's check
+// suspended it), else has it checked again.
 func (c *Candidate) onLease(l *Leadership) {
 	if c.st.lead != l {
 		return
@@ -104,7 +105,7 @@ func (c *Candidate) awaitLease() {
 		return
 	}
 	st.leaseWait = &leaseWaiter{
-		margin: c.cfg.policy.leaseMargin(c.sess.Timeout()),
+		margin: c.leaseMargin(),
 	}
 	w := st.leaseWait
 	w.wake = func() { c.mb.post(leaseBack{w: w}) }

@@ -11,16 +11,41 @@ import (
 )
 
 // loopState is the candidate's state, read and written only by its loop.
+// Its flags sit together at the end, so that thousands of candidates pay
+// no padding between them.
 type loopState struct {
 	sessID int64 // session the state refers to; 0 when none
-	usable bool  // connected with a session
-	gone   bool  // the Session was closed
 	gen    uint64
 
-	inElection bool
-	since      time.Time // entered (or re-entered) the election, for metrics
-	waiters    []*campaignReq
+	since   time.Time // entered (or re-entered) the election, for metrics
+	waiters []*campaignReq
+
+	mine     string   // child name of our znode, "" when none
+	minePath string   // its full path (setMine), shared by the requests, routes and leadership that name it
+	mineSt   *zk.Stat // its stat (from the create's reply or read back), kept in the current session
+	pred     string   // full path of the watched predecessor, "" when none
+	stuck    string   // the persistent predecessor last warned about
+	lead     *Leadership
+	open     *Leadership // the last one ended with its reason open (Leadership.Reason)
+	retry    *time.Timer
+	backoff  zkconn.Backoff // pauses of scheduleRetry
+
+	leaseWait *leaseWaiter // waiting for the lease to hold again
+	// dropAfter maps a znode being deleted to the predecessor whose watch
+	// is removed once that delete is answered: the delete goes first (nil
+	// until a withdrawal needs it).
+	dropAfter map[string]string
+
+	cleanup  map[string]bool // full paths being deleted (nil until the first)
+	closeRep chan error
+	exited   chan struct{} // Close's: closed when the loop has exited
+	closeTmr *time.Timer
+	resigns  []chan error
+
 	step       stepKind
+	usable     bool // connected with a session
+	gone       bool // the Session was closed
+	inElection bool
 	uncertain  bool // a create may have been applied without our knowing its name
 	dupRisk    bool // since the last sweep, a create's outcome was unknown
 	creating   bool // a create is in flight (at most one)
@@ -33,18 +58,6 @@ type loopState struct {
 	// behind that create no longer shows the znode as it is, and its
 	// watch has fired.
 	firstFired bool
-
-	mine    string   // child name of our znode, "" when none
-	mineSt  *zk.Stat // its stat (from the create's reply or read back), kept in the current session
-	pred    string   // full path of the watched predecessor, "" when none
-	stuck   string   // the persistent predecessor last warned about
-	lead    *Leadership
-	open    *Leadership // the last one ended with its reason open (Leadership.Reason)
-	lease   *time.Timer
-	retry   *time.Timer
-	backoff zkconn.Backoff // pauses of scheduleRetry
-
-	leaseWait *leaseWaiter // waiting for the lease to hold again
 	// watchedFirst: our znode was first at the last listing and getMine
 	// then found it ours with its watch armed, and no event came since, so
 	// it may lead again on mineSt without a request once the lease holds.
@@ -57,22 +70,12 @@ type loopState struct {
 	// mineWatched: the data watch on our znode was armed in this
 	// connection (while waiting behind pred) and has not fired since.
 	mineWatched bool
-	// dropAfter maps a znode being deleted to the predecessor whose watch
-	// is removed once that delete is answered: the delete goes first (nil
-	// until a withdrawal needs it).
-	dropAfter map[string]string
-
-	cleanup  map[string]bool // full paths being deleted
-	swept    bool            // a sweep listing completed since withdrawing
-	closing  bool
-	closeRep chan error
-	closeTmr *time.Timer
-	resigns  []chan error
+	swept       bool // a sweep listing completed since withdrawing
+	closing     bool
 }
 
 func (st *loopState) init(id int64, connected bool) {
 	st.sessID, st.usable = id, connected
-	st.cleanup = map[string]bool{}
 	st.swept = true
 }
 
@@ -111,7 +114,7 @@ func (c *Candidate) loop() {
 		}
 		if c.finished() {
 			c.exit()
-			close(c.exited)
+			close(c.st.exited)
 			return
 		}
 	}
@@ -198,7 +201,7 @@ func (c *Candidate) sessionLost(id int64) {
 	st.usable, st.sessID = false, 0
 	c.endLead(ErrSessionExpired)
 	c.settleOpen(ErrSessionExpired)
-	c.sess.conn.Unroute(c.full(st.mine), c.sink)
+	c.sess.conn.Unroute(st.minePath, c.sink)
 	c.setMine("")
 	if st.creating { // a create queued in go-zookeeper may land in the next session
 		st.uncertain, st.dupRisk = true, true
@@ -224,7 +227,7 @@ func (c *Candidate) onNode(ev zk.Event) {
 			return
 		}
 		c.list() // the proof does not hold: re-read the children
-	case c.full(st.mine):
+	case st.minePath:
 		if st.mine == "" || st.cleanup[ev.Path] {
 			return
 		}
@@ -262,16 +265,16 @@ func (c *Candidate) mineGone(reason error) {
 			st.lead.endOpen(reason)
 			c.endLead(reason)
 		}
-		c.log.Info().Str("znode", c.full(st.mine)).
+		c.log.Info().Str("znode", st.minePath).
 			Msg("candidate znode gone while its session may have expired (no answer for a session timeout)")
 	} else {
 		if st.lead != nil {
 			c.endLead(reason)
 		}
 		c.settleOpen(nil)
-		c.log.Warn().Str("znode", c.full(st.mine)).Str("reason", reasonLabel(reason)).Msg("candidate znode deleted by someone else")
+		c.log.Warn().Str("znode", st.minePath).Str("reason", reasonLabel(reason)).Msg("candidate znode deleted by someone else")
 	}
-	c.sess.conn.Unroute(c.full(st.mine), c.sink)
+	c.sess.conn.Unroute(st.minePath, c.sink)
 	c.setMine("")
 	st.step = stepNone
 	if st.inElection && st.usable {
@@ -310,7 +313,10 @@ func (c *Candidate) exit() {
 	if st.needsSweep() {
 		c.sweepAfterExit()
 	}
-	for _, t := range []*time.Timer{st.lease, st.retry, st.closeTmr} {
+	if st.lead != nil {
+		c.sess.forgetLease(st.lead)
+	}
+	for _, t := range []*time.Timer{st.retry, st.closeTmr} {
 		if t != nil {
 			t.Stop()
 		}
@@ -355,7 +361,11 @@ func (c *Candidate) scheduleRetry() {
 // setMine records our znode's name (or none), forgetting the stat of the
 // previous one.
 func (c *Candidate) setMine(name string) {
-	c.st.mine, c.st.mineSt, c.st.watchedFirst = name, nil, false
+	path := c.full(name)
+	if name != "" {
+		name = path[len(c.path)+1:] // shares path's bytes, not those of the reply it came in
+	}
+	c.st.mine, c.st.minePath, c.st.mineSt, c.st.watchedFirst = name, path, nil, false
 	c.st.predFirst, c.st.mineWatched = false, false
 }
 

@@ -40,6 +40,7 @@ type Session struct {
 	dial    dialArgs // what Connect was given, for Sibling
 
 	leaseWait leaseWait     // candidates waiting for their lease (lease.go)
+	leases    leaseGuard    // the leaderships' leases (leaseguard.go)
 	creates   createBatcher // batched candidate creates (createbatch.go)
 
 	// ctx ends at Close: the context of the candidates' own ZooKeeper
@@ -122,6 +123,7 @@ func connectError(servers []string, err error) error {
 func (s *Session) Close() error {
 	s.metrics.trackSession(s, false)
 	s.closeLeaseWait()
+	s.closeLeases()
 	err := s.conn.Close() // candidates see ErrSessionClosed before their calls' ctx ends
 	s.cancel()
 	return err

@@ -237,7 +237,7 @@ func (c *Candidate) onAdopt(r adoptReply) {
 		return
 	}
 	c.setMine(owned[0].Name)
-	c.log.Info().Str("znode", c.full(st.mine)).Msg("adopted own znode after an unanswered create")
+	c.log.Info().Str("znode", st.minePath).Msg("adopted own znode after an unanswered create")
 	c.list()
 }
 
@@ -245,7 +245,7 @@ func (c *Candidate) onAdopt(r adoptReply) {
 // znode), and checks its owner before leading.
 func (c *Candidate) getMine() {
 	st := &c.st
-	path := c.full(st.mine)
+	path := st.minePath
 	c.forgetPred()
 	c.sess.conn.Route(path, c.sink)
 	gen, get := c.begin(stepGetMine), c.getDataOp(path)
@@ -267,15 +267,15 @@ func (c *Candidate) onMine(r mineReply) {
 		c.stepFailed("read own znode under", r.err)
 	case r.stat.EphemeralOwner != st.sessID || st.sessID == 0:
 		// Sorts first but belongs to another (earlier) session: not ours.
-		c.remove(c.full(st.mine))
-		c.sess.conn.Unroute(c.full(st.mine), c.sink)
+		c.remove(st.minePath)
+		c.sess.conn.Unroute(st.minePath, c.sink)
 		c.setMine("")
 		c.endLead(ErrSessionExpired)
 		c.settleOpen(ErrSessionExpired)
 		if st.inElection {
 			c.create()
 		}
-	case st.lead != nil && st.lead.znode == c.full(st.mine):
+	case st.lead != nil && st.lead.znode == st.minePath:
 		// Still leading (re-checked after a reconnect or a data change).
 		st.mineSt, st.watchedFirst = r.stat, true
 	default:
@@ -308,7 +308,7 @@ func (c *Candidate) watchPred(path string) {
 	if !st.mineWatched {
 		// Arm the watch on our own znode now, with the wait, and read its
 		// stat: a promotion then needs no request before leading.
-		own := c.full(st.mine)
+		own := st.minePath
 		c.sess.conn.Route(own, c.sink)
 		getOwn = c.getDataOp(own)
 	}
@@ -376,7 +376,7 @@ func (c *Candidate) warnIfStuck(pred *zk.Stat) {
 		return
 	}
 	st.stuck = st.pred
-	c.log.Warn().Str("predecessor", st.pred).Str("znode", c.full(st.mine)).
+	c.log.Warn().Str("predecessor", st.pred).Str("znode", st.minePath).
 		Msg("waiting behind a persistent znode (no session owns it, so none ends it): this election is stuck until someone deletes it")
 }
 
@@ -401,7 +401,7 @@ func (c *Candidate) stepFailed(what string, err error) {
 func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 	st := &c.st
 	if !c.leaseHolds() {
-		c.log.Debug().Str("znode", c.full(st.mine)).Msg("first in line, but the lease is out: waiting for it")
+		c.log.Debug().Str("znode", st.minePath).Msg("first in line, but the lease is out: waiting for it")
 		c.awaitLease()
 		return false
 	}
@@ -409,8 +409,9 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 	st.backoff.Reset()
 	if st.retry != nil { // a retry scheduled before would only re-read
 		st.retry.Stop()
+		st.retry = nil // a leader holds no timer
 	}
-	znode := c.full(st.mine)
+	znode := st.minePath
 	l := newLeadership(c, zxidfence.Token(stat.Czxid), znode, stat.Version, st.sessID)
 	st.lead = l
 	c.current.Store(l)
@@ -442,10 +443,7 @@ func (c *Candidate) endLead(reason error) {
 	}
 	l.end(reason)
 	c.current.CompareAndSwap(l, nil)
-	if st.lease != nil {
-		st.lease.Stop()
-		st.lease = nil
-	}
+	c.sess.forgetLease(l)
 	if st.inElection && st.since.IsZero() {
 		st.since = time.Now()
 	}
@@ -469,6 +467,9 @@ func (c *Candidate) remove(path string) {
 	st := &c.st
 	if path == "" || st.cleanup[path] || st.gone {
 		return
+	}
+	if st.cleanup == nil {
+		st.cleanup = map[string]bool{}
 	}
 	st.cleanup[path] = true
 	c.spawn(c.deleteOp(path))

@@ -1,0 +1,15 @@
+package recipe
+
+import "unsafe"
+
+// GuardedLeases returns how many leaderships s checks the lease of, and
+// whether the timer of those checks is armed.
+func GuardedLeases(s *Session) (int, bool) {
+	g := &s.leases
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.due), g.timer != nil
+}
+
+// CandidateSize is the size of a Candidate in bytes.
+const CandidateSize = unsafe.Sizeof(Candidate{})
