@@ -47,10 +47,13 @@ type fleetMember struct {
 	done    chan error
 }
 
+// newFleet returns a fleet over shards shards, its bookkeeping sized for
+// them up front (so that a heap reading taken next counts the members'
+// cost, not the fleet's).
 func (e *env) newFleet(root string, shards int) *fleet {
 	return &fleet{e: e, reg: prometheus.NewRegistry(), root: root, shards: partition.Range(0, shards), changed: make(chan struct{}, 1),
-		members: map[string]*fleetMember{}, leading: map[string]string{}, last: map[string]string{},
-		moved: map[string]int{}}
+		members: map[string]*fleetMember{}, leading: make(map[string]string, shards), last: make(map[string]string, shards),
+		moved: make(map[string]int, shards)}
 }
 
 // add starts member id (its own session and Manager).

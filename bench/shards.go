@@ -36,8 +36,8 @@ func (e *env) runShards(ctx context.Context, cfg Config, rep *Report) error {
 // request also the moves when a member joins and leaves, and the heap and
 // goroutines per shard.
 func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory bool, fl *floors) ([]Result, error) {
-	heap0, gr0, stack0 := heapNow()
 	fleet := e.newFleet(fmt.Sprintf("/bench/shards-%d-%d", n, time.Now().UnixNano()), n)
+	heap0, gr0, stack0 := heapNow() // after the fleet's own bookkeeping, sized for n shards
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), convergeLimit(n))
 		defer cancel()
@@ -90,7 +90,7 @@ func (e *env) shardScenario(ctx context.Context, n, members int, moves, memory b
 		heap1, gr1, stack1 := heapNow()
 		out = append(out,
 			Result{Scenario: fmt.Sprintf("shards/heap per shard at %d", n), Value: float64(heap1-heap0) / float64(n),
-				Unit: "bytes", Note: fmt.Sprintf("live heap after GC, %d members in this process", members)},
+				Unit: "bytes", Note: fmt.Sprintf("live heap after GC, %d members in this process (their sessions' fixed buffers included; the bench's own shard list and leader maps excluded)", members)},
 			Result{Scenario: fmt.Sprintf("shards/goroutine stacks per shard at %d", n), Value: (float64(stack1) - float64(stack0)) / float64(n),
 				Unit: "bytes", Note: "stack memory in use (not in the heap figure), whole process"},
 			Result{Scenario: fmt.Sprintf("shards/goroutines per shard at %d", n), Value: float64(gr1-gr0) / float64(n),
