@@ -2,7 +2,6 @@ package partition
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 )
@@ -47,59 +46,25 @@ type limiter struct {
 	lastCut time.Time // when the bound last halved
 }
 
-// waiter is one acquire blocked on ch, or one start waiting without a
-// goroutine (see startWhenFree).
+// waiter is one start waiting for a slot without a goroutine (see
+// startWhenFree).
 type waiter struct {
-	ch    chan struct{}      // acquire's: a send gives it the slot
-	ctx   context.Context    // the start's: once it ends the start needs no slot
-	start func(holding bool) // the start's continuation, run on a new goroutine
+	ctx   context.Context    // once it ends the start needs no slot
+	start func(holding bool) // the continuation, run on a new goroutine
 }
 
 func newLimiter(max int, lag, timeout func() time.Duration) *limiter {
 	return &limiter{lag: lag, timeout: timeout, max: max, limit: min(limiterStart, max)}
 }
 
-// acquire waits for a slot until ctx ends; false if it ended first.
-func (l *limiter) acquire(ctx context.Context) bool {
-	l.mu.Lock()
-	if l.inUse < l.limit && len(l.waiters) == 0 {
-		l.inUse++
-		l.mu.Unlock()
-		return true
-	}
-	ch := make(chan struct{}, 1)
-	l.waiters = append(l.waiters, waiter{ch: ch})
-	l.mu.Unlock()
-	select {
-	case <-ch:
-		return true
-	case <-ctx.Done():
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i, w := range l.waiters {
-		if w.ch == ch {
-			l.waiters = slices.Delete(l.waiters, i, i+1) // clears the vacated entry
-			if len(l.waiters) == 0 {
-				l.waiters = nil
-			}
-			return false
-		}
-	}
-	// Handed a slot just as ctx ended: pass it on.
-	l.inUse--
-	l.wake()
-	return false
-}
-
 // startWhenFree takes a slot for a start that goes on with start: true if
 // one is free now (the caller goes on, holding it, and start is not
-// called). Otherwise the start waits in line without a goroutine, and
-// start runs on a new goroutine once it is given a slot (holding true),
-// or without one (false) once ctx has ended by the time it is its turn.
-// A cold start queues thousands of elections: as blocked acquires they
-// would be thousands of goroutines, whose runtime structures Go never
-// frees.
+// called). Otherwise the start waits in line without a goroutine, oldest
+// first, and start runs on a new goroutine once it is given a slot
+// (holding true), or without one (false) once ctx has ended by the time it
+// is its turn. A cold start queues thousands of elections: blocked on a
+// channel each, they would be thousands of goroutines, whose runtime
+// records Go never frees.
 func (l *limiter) startWhenFree(ctx context.Context, start func(holding bool)) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -134,22 +99,16 @@ func (l *limiter) release() {
 func (l *limiter) wake() {
 	for len(l.waiters) > 0 {
 		w := l.waiters[0]
-		abandoned := w.start != nil && w.ctx.Err() != nil
+		abandoned := w.ctx.Err() != nil
 		if !abandoned && l.inUse >= l.limit {
 			break
 		}
 		l.waiters[0] = waiter{}
 		l.waiters = l.waiters[1:]
-		switch {
-		case abandoned:
-			go w.start(false)
-		case w.start != nil:
+		if !abandoned {
 			l.inUse++
-			go w.start(true)
-		default:
-			l.inUse++
-			w.ch <- struct{}{}
 		}
+		go w.start(!abandoned)
 	}
 	if len(l.waiters) == 0 {
 		l.waiters = nil

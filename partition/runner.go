@@ -171,13 +171,18 @@ func (r *runner) start() {
 }
 
 // campaignLoop campaigns until the runner is stopped, leading whenever it
-// wins while the shard is assigned here; holding says its first campaign
-// holds an election-start slot already. Once it leads it parks (the
-// goroutine returns; resume continues); otherwise it finishes.
+// wins while the shard is assigned here. Each campaign holds one of its
+// session's MaxInFlight election-start slots (holding: the first one holds
+// it already); while none is free the goroutine returns and the session's
+// line continues the loop on a new one in its turn. Once it leads it parks
+// (the goroutine returns; resume continues); otherwise it finishes.
 func (r *runner) campaignLoop(holding bool) {
 	for r.ctx.Err() == nil {
-		lead, err := r.campaign(r.seat, r.cand, holding)
+		if !holding && !r.seat.starts.startWhenFree(r.ctx, r.campaignLoop) {
+			return
+		}
 		holding = false
+		lead, err := r.campaign(r.seat, r.cand)
 		if err != nil {
 			if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || errors.Is(err, recipe.ErrClosed) {
 				break
@@ -234,13 +239,10 @@ func (r *runner) takeSeat() *seat {
 	}
 }
 
-// campaign runs one Campaign while holding one of its session's
-// MaxInFlight election-start slots (taken first unless holding), given
-// back when Campaign returns or slotHold passes.
-func (r *runner) campaign(seat *seat, cand *recipe.Candidate, holding bool) (*recipe.Leadership, error) {
-	if !holding && !seat.starts.acquire(r.ctx) {
-		return nil, r.ctx.Err()
-	}
+// campaign runs one Campaign holding one of its session's MaxInFlight
+// election-start slots, given back when Campaign returns or slotHold
+// passes.
+func (r *runner) campaign(seat *seat, cand *recipe.Candidate) (*recipe.Leadership, error) {
 	var once sync.Once
 	release := func() { once.Do(seat.starts.release) }
 	t := time.AfterFunc(slotHold, release)
@@ -265,7 +267,8 @@ func (r *runner) startLeading(lead *recipe.Leadership) {
 	r.report(evStarted, uint64(token))
 	r.m.log.Debug().Str("shard", r.id).Stringer("token", token).Msg("leading")
 	work, cancelWork := context.WithCancel(lead.Context())
-	r.held = &heldLeadership{lead: lead, cancelWork: cancelWork, returned: r.callStarted(work, r.id, token)}
+	r.held = &heldLeadership{lead: lead, cancelWork: cancelWork}
+	r.callStarted(work, r.id, token, &r.held.callback)
 }
 
 // stopLeading ends the held leadership for reason: it cancels the
@@ -278,7 +281,7 @@ func (r *runner) stopLeading(reason error) {
 	lead, token := h.lead, h.lead.Token()
 	h.cancelWork()
 	r.m.clearLeading(r.id)
-	r.awaitCallback(r.id, h.returned)
+	r.awaitCallback(r.id, &h.callback)
 	reason = r.finalReason(lead, reason)
 	if f := r.m.cfg.OnStoppedLeading; f != nil {
 		f(r.id, reason)
@@ -354,25 +357,27 @@ func (r *runner) successorQueued(shard, to string) bool {
 	return false
 }
 
-// callStarted runs OnStartedLeading on its own goroutine; the returned
-// channel is closed when it returns.
-func (r *runner) callStarted(ctx context.Context, shard string, token zxidfence.Token) <-chan struct{} {
-	returned := make(chan struct{})
+// callStarted runs OnStartedLeading on its own goroutine, telling cb when
+// it returns.
+func (r *runner) callStarted(ctx context.Context, shard string, token zxidfence.Token, cb *callback) {
 	r.workers.Add(1)
 	go func() {
 		defer r.workers.Done()
-		defer close(returned)
+		defer cb.finish()
 		if f := r.m.cfg.OnStartedLeading; f != nil {
 			f(ctx, shard, token)
 		}
 	}()
-	return returned
 }
 
 // awaitCallback waits for OnStartedLeading to return, at most
 // HandoffTimeout. A callback still running is logged; Run still waits for
 // it before returning.
-func (r *runner) awaitCallback(shard string, returned <-chan struct{}) {
+func (r *runner) awaitCallback(shard string, cb *callback) {
+	returned := cb.wait()
+	if returned == nil {
+		return
+	}
 	t := time.NewTimer(r.m.cfg.HandoffTimeout)
 	defer t.Stop()
 	select {

@@ -19,7 +19,39 @@ import (
 type heldLeadership struct {
 	lead       *recipe.Leadership
 	cancelWork context.CancelFunc // cancels OnStartedLeading's context
-	returned   <-chan struct{}    // closed when OnStartedLeading returned
+	callback   callback           // OnStartedLeading's run
+}
+
+// callback tells when OnStartedLeading returned. Its channel is made only
+// for a wait that starts before the callback returned: a callback that
+// returns at once (it starts work elsewhere) costs none.
+type callback struct {
+	mu       sync.Mutex
+	returned bool
+	done     chan struct{} // closed once returned; nil until a wait needs it
+}
+
+// finish records that the callback returned.
+func (cb *callback) finish() {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	cb.returned = true
+	if cb.done != nil {
+		close(cb.done)
+	}
+}
+
+// wait returns a channel closed once the callback returned; nil if it has.
+func (cb *callback) wait() <-chan struct{} {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.returned {
+		return nil
+	}
+	if cb.done == nil {
+		cb.done = make(chan struct{})
+	}
+	return cb.done
 }
 
 // parking is a runner's parked state.
