@@ -121,8 +121,11 @@ func sameObservation(a, b Observation) bool {
 	return !a.HasLeader || a.Leader == b.Leader
 }
 
-// sleep waits for a wake-up, the watch fired (if not nil), d (when d > 0)
-// or ctx; it reports whether to go on.
+// sleep waits for a wake-up, the watch fired (if not nil), d (when d > 0),
+// the session's Close or ctx; it reports whether to go on. Close is waited
+// for itself: its Closed event can wake the observer before the session
+// reports itself closed, and a read in between finds it only unusable
+// (ErrSuspended), after which no other event comes.
 func (o *observer) sleep(ctx context.Context, d time.Duration, fired <-chan zk.Event) bool {
 	var timeout <-chan time.Time
 	if d > 0 {
@@ -134,6 +137,7 @@ func (o *observer) sleep(ctx context.Context, d time.Duration, fired <-chan zk.E
 	case <-o.kick:
 	case <-fired:
 	case <-timeout:
+	case <-o.s.Done():
 	case <-ctx.Done():
 		return false
 	}
