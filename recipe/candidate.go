@@ -36,7 +36,11 @@ type Candidate struct {
 	cfg    candidateConfig
 	guid   string
 	prefix string
-	log    electionLog
+	// first is firstPath, made once for a candidate that may create its
+	// election (WithNewElection): the routes, the read and the name of a
+	// znode created there share it. "" otherwise.
+	first string
+	log   electionLog
 
 	mb      *mailbox
 	sink    *candidateSink             // the candidate itself, as the session's entry for its events
@@ -113,6 +117,9 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 	}
 	c.st.init(id, connected)
 	c.st.newElection = cfg.newElection
+	if cfg.newElection {
+		c.first = c.firstPath()
+	}
 	c.mb.open()
 	return c, nil
 }

@@ -362,6 +362,9 @@ func (c *Candidate) scheduleRetry() {
 // previous one.
 func (c *Candidate) setMine(name string) {
 	path := c.full(name)
+	if path == c.first && path != "" {
+		path = c.first // the one string the create's route and read hold
+	}
 	if name != "" {
 		name = path[len(c.path)+1:] // shares path's bytes, not those of the reply it came in
 	}

@@ -111,7 +111,12 @@ func (c *Candidate) createOp(gen uint64, election bool) func(context.Context) an
 
 // firstPath is the path of the first sequential child of the election's
 // znode, which our create gets when it creates the election too.
-func (c *Candidate) firstPath() string { return c.path + "/" + c.prefix + znode.FirstSuffix }
+func (c *Candidate) firstPath() string {
+	if c.first != "" {
+		return c.first
+	}
+	return c.path + "/" + c.prefix + znode.FirstSuffix
+}
 
 // createAndList writes create2, which returns the new znode's stat, and
 // lists the children right behind it without waiting: the server answers a

@@ -179,15 +179,17 @@ func WithSASL(user, password string) SessionOption {
 // ignored.
 type CandidateOption func(*candidateConfig) error
 
+// candidateConfig is held by every candidate: its small fields sit
+// together at the end, so that they pay no padding.
 type candidateConfig struct {
 	id           string
-	naming       Naming
 	acl          []zk.ACL
 	policy       ConnectionLossPolicy
 	closeTimeout time.Duration
 	metricsLabel string // the election label of its metrics; "" means its path
-	batched      bool   // creates ride in the session's batched multis
-	newElection  bool   // the first create makes the election's znode too
+	naming       Naming
+	batched      bool // creates ride in the session's batched multis
+	newElection  bool // the first create makes the election's znode too
 }
 
 func defaultCandidateConfig() candidateConfig {
