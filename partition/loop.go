@@ -325,8 +325,9 @@ func (l *loop) recompute() {
 		return // a drain or a freeze we have not read yet must not be acted against
 	}
 	in := l.input(time.Now())
-	l.targets = Assign(in)
-	l.noteOperatorMetrics(in, l.targets)
+	all := Assign(in)
+	l.noteOperatorMetrics(in, all)
+	l.targets = l.concerningUs(all)
 	if len(in.Pins) > 0 {
 		l.clearMoves(in)
 	}
@@ -340,6 +341,26 @@ func (l *loop) recompute() {
 			l.recordChanged = true
 		}
 	}
+}
+
+// concerningUs returns the part of an assignment this member acts on: the
+// shards it targets to us, and those we run a runner for (to withdraw or
+// hand off). The rest, most of the shards among several members, need not
+// be held: a shard without a runner here that is not ours is left alone.
+func (l *loop) concerningUs(all map[string]string) map[string]string {
+	me, n := l.m.cfg.MemberID, len(l.runners)
+	for _, m := range all {
+		if m == me {
+			n++
+		}
+	}
+	out := make(map[string]string, n)
+	for s, m := range all {
+		if m == me || l.runners[s] != nil {
+			out[s] = m
+		}
+	}
+	return out
 }
 
 // sameListMembers returns the live members that run our shard list, as

@@ -43,7 +43,7 @@ type Manager struct {
 	instance []byte // random; the member znode's data tells this Manager from another on the same session
 
 	running atomic.Bool
-	target  atomic.Pointer[map[string]string] // latest assignment
+	target  atomic.Pointer[map[string]string] // latest assignment, the part concerning us (the loop's targets)
 
 	mu       sync.Mutex
 	shards   []string // the shards to run, set by SetShards
@@ -231,7 +231,8 @@ func (m *Manager) assignedToMe(shard string) bool {
 	return t != nil && (*t)[shard] == m.cfg.MemberID
 }
 
-// targetOf returns the member the latest assignment targets shard to.
+// targetOf returns the member the latest assignment targets shard to, for
+// a shard assigned here or run here ("" for another).
 func (m *Manager) targetOf(shard string) string {
 	if t := m.target.Load(); t != nil {
 		return (*t)[shard]

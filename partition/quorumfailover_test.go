@@ -72,7 +72,10 @@ func TestQuorumLeaderFailoverMovesNoShard(t *testing.T) {
 	}
 	waitBalanced(t, shards, ms, 45*time.Second)
 	// Moves while the first balance settles are not failover moves: wait
-	// until every member's assignment agrees with who leads each shard.
+	// until every member's assignment agrees with who leads each shard. A
+	// member keeps the part of the assignment concerning it (the shards it
+	// is given and those it runs): each must give itself exactly the shards
+	// it leads, and any other shard it knows of to that shard's leader.
 	waitFor(t, 30*time.Second, "the first balance to settle (every assignment matching the leaders)", func() (bool, string) {
 		lead := leaders(t, ms)
 		if ok, desc := balanced(shards, lead, len(ms)); !ok {
@@ -80,7 +83,8 @@ func TestQuorumLeaderFailoverMovesNoShard(t *testing.T) {
 		}
 		for _, s := range shards {
 			for _, mb := range ms {
-				if to := partition.TargetOf(mb.m, s); to != lead[s] {
+				to := partition.TargetOf(mb.m, s)
+				if (to == mb.id) != (lead[s] == mb.id) || to != "" && to != lead[s] {
 					return false, fmt.Sprintf("%s assigns shard %s to %q, led by %s", mb.id, s, to, lead[s])
 				}
 			}

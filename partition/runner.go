@@ -34,8 +34,10 @@ type runner struct {
 	m       *Manager
 	events  chan<- runnerEvent // the loop's, drained until every runner finished
 	workers *sync.WaitGroup    // the loop's: callbacks are counted in it
-	ctx     context.Context    // cancelled by stop only
-	cancel  context.CancelFunc
+	// ctx is the context of the runner's campaigning (openContext), nil
+	// while it holds a leadership: a parked runner keeps none. Set by the
+	// runner's goroutine, under mu; cancelled by stop.
+	ctx context.Context
 
 	// newElection: the shard had no znode when Run started; the candidate
 	// creates it with its own (recipe.WithNewElection).
@@ -52,8 +54,9 @@ type runner struct {
 	parking parking // parked while holding a leadership (runnerpark.go)
 
 	mu        sync.Mutex
-	reason    error  // why it was stopped; nil while it runs
-	handoffTo string // the member a handoff asked for and holdEnded has not taken; "" when none
+	cancel    context.CancelFunc // ctx's; nil with it
+	reason    error              // why it was stopped; nil while it runs
+	handoffTo string             // the member a handoff asked for and holdEnded has not taken; "" when none
 }
 
 // runnerBook is what the loop records about a runner.
@@ -63,23 +66,48 @@ type runnerBook struct {
 	stopAt  time.Time // when the handoff was asked
 }
 
-// newRunner prepares the runner of shard id. Its context is not derived
-// from the loop's base: the loop stops every runner (stop) before it
-// cancels base, so a runner costs its parent no registration, and a parked
-// one is woken by stop itself.
+// newRunner prepares the runner of shard id.
 func newRunner(l *loop, id string) *runner {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &runner{id: id, m: l.m, events: l.events, workers: &l.workers, ctx: ctx, cancel: cancel}
+	return &runner{id: id, m: l.m, events: l.events, workers: &l.workers}
 }
 
-// stop asks the runner to end for reason, waking it if it is parked.
+// openContext gives the runner a context for campaigning, unless it has
+// one: cancelled at once if the runner is stopped already, else by stop.
+// It is not derived from the loop's base: the loop stops every runner
+// before it cancels base, so a runner costs its parent no registration.
+func (r *runner) openContext() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx != nil {
+		return
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	if r.reason != nil {
+		r.cancel()
+	}
+}
+
+// closeContext drops the campaigning context once the runner leads: stop
+// and a parked runner's wake-ups need none.
+func (r *runner) closeContext() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cancel()
+	r.ctx, r.cancel = nil, nil
+}
+
+// stop asks the runner to end for reason, cancelling its context and
+// waking it if it is parked.
 func (r *runner) stop(reason error) {
 	r.mu.Lock()
 	if r.reason == nil {
 		r.reason = reason
 	}
+	cancel := r.cancel
 	r.mu.Unlock()
-	r.cancel()
+	if cancel != nil {
+		cancel()
+	}
 	r.wake()
 }
 
@@ -143,10 +171,11 @@ func closeTimeout(session time.Duration) time.Duration {
 // leads (see park) and another continues when the leadership needs it;
 // finish reports evFinished last.
 func (r *runner) start() {
-	if r.ctx.Err() != nil {
+	if r.stopping() {
 		r.finish()
 		return
 	}
+	r.openContext()
 	r.seat = r.takeSeat()
 	if r.seat == nil {
 		r.finish()
@@ -177,6 +206,7 @@ func (r *runner) start() {
 // line continues the loop on a new one in its turn. Once it leads it parks
 // (the goroutine returns; resume continues); otherwise it finishes.
 func (r *runner) campaignLoop(holding bool) {
+	r.openContext()
 	for r.ctx.Err() == nil {
 		if !holding && !r.seat.starts.startWhenFree(r.ctx, r.campaignLoop) {
 			return
@@ -197,6 +227,7 @@ func (r *runner) campaignLoop(holding bool) {
 			break
 		}
 		r.startLeading(lead)
+		r.closeContext()
 		r.park()
 		return
 	}
@@ -287,7 +318,7 @@ func (r *runner) stopLeading(reason error) {
 		f(r.id, reason)
 	}
 	r.m.met.stopped.WithLabelValues(reasonLabel(reason)).Inc()
-	if errors.Is(reason, recipe.ErrSuspended) && r.ctx.Err() == nil {
+	if errors.Is(reason, recipe.ErrSuspended) && !r.stopping() {
 		r.report(evSuspended, 0) // the record keeps the shard: see holdSuspended
 	} else {
 		r.reportStopped(reason)
@@ -309,7 +340,7 @@ func (r *runner) holdEnded() (error, bool) {
 	if err := lead.Err(); err != nil {
 		return err, true // lost (expiry, deletion, suspension) wins over our own stop
 	}
-	if r.ctx.Err() != nil {
+	if r.stopping() {
 		return r.stopReason(), true
 	}
 	if to := r.takeHandoff(); to != "" {

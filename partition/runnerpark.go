@@ -71,7 +71,7 @@ func (r *runner) park() {
 	p.parked = true
 	p.stop = context.AfterFunc(r.held.lead.Context(), r.wake)
 	p.mu.Unlock()
-	if r.ctx.Err() != nil || r.handoffAsked() {
+	if r.stopping() || r.handoffAsked() {
 		r.wake()
 	}
 }

@@ -97,33 +97,45 @@ func (v *view) liveMembers() []string {
 
 // current returns the holder of every held shard (see the file comment),
 // and the holders' tokens. Without a restart grace, the records of absent
-// members are ignored.
+// members are ignored. The reservations (few, but they take precedence)
+// are collected first; the leaders' claims (most of the shards) then go
+// straight into the result.
 func (v *view) current() (map[string]string, map[string]uint64) {
 	ids := slices.Sorted(maps.Keys(v.records))
-	reserved, leading := claims{}, claims{}
+	reserved, n := claims{}, 0
 	for _, id := range ids {
 		r := v.records[id]
 		sess, live := v.members[id]
 		if !live && !v.grace {
 			continue
 		}
-		for s, tok := range r.Leading {
-			if !live || sess != r.Session {
+		n += len(r.Leading) + len(r.Reserved)
+		if !live || sess != r.Session {
+			for s, tok := range r.Leading {
 				reserved.add(s, id, tok)
-			} else {
-				leading.add(s, id, tok)
 			}
 		}
 		for _, s := range r.Reserved {
 			reserved.add(s, id, 0)
 		}
 	}
-	cur := make(map[string]string, len(reserved)+len(leading))
-	tokens := make(map[string]uint64, len(reserved)+len(leading))
-	for _, level := range []claims{leading, reserved} {
-		for s, c := range level {
-			cur[s], tokens[s] = c.member, c.token
+	cur, tokens := make(map[string]string, n), make(map[string]uint64, n)
+	for _, id := range ids {
+		r := v.records[id]
+		if sess, live := v.members[id]; !live || sess != r.Session {
+			continue
 		}
+		for s, tok := range r.Leading {
+			if _, ok := reserved[s]; ok {
+				continue
+			}
+			if old, ok := tokens[s]; !ok || tok > old { // members in id order: ties keep the smaller
+				cur[s], tokens[s] = id, tok
+			}
+		}
+	}
+	for s, c := range reserved {
+		cur[s], tokens[s] = c.member, c.token
 	}
 	return cur, tokens
 }
