@@ -118,7 +118,9 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 	c.st.init(id, connected)
 	c.st.newElection = cfg.newElection
 	if cfg.newElection {
+		// One string for the path, the prefix and the first znode's path.
 		c.first = c.firstPath()
+		c.path, c.prefix = c.first[:len(path)], c.first[len(path)+1:len(path)+1+len(c.prefix)]
 	}
 	c.mb.open()
 	return c, nil
