@@ -48,7 +48,7 @@ type runner struct {
 	// The runner's goroutine's, handed from one to the next (see park).
 	seat  *seat
 	cand  *recipe.Candidate
-	retry *backoff
+	retry *backoff        // between failed campaigns; nil until one fails
 	held  *heldLeadership // the leadership being held; nil when none
 
 	parking parking // parked while holding a leadership (runnerpark.go)
@@ -193,7 +193,7 @@ func (r *runner) start() {
 		r.finish()
 		return
 	}
-	r.cand, r.retry = cand, newBackoff()
+	r.cand = cand
 	if r.seat.starts.startWhenFree(r.ctx, r.campaignLoop) {
 		go r.campaignLoop(true)
 	}
@@ -218,10 +218,13 @@ func (r *runner) campaignLoop(holding bool) {
 				break
 			}
 			r.m.log.Warn().Err(err).Str("shard", r.id).Msg("campaign")
+			if r.retry == nil {
+				r.retry = newBackoff()
+			}
 			r.retry.wait(r.ctx)
 			continue
 		}
-		r.retry.reset()
+		r.retry = nil // the next failure backs off from the start
 		if r.ctx.Err() != nil || !r.m.assignedToMe(r.id) {
 			r.passOn(lead)
 			break
