@@ -33,13 +33,16 @@ func (l *loop) reconcile() {
 	l.stale = false
 	l.queue = l.queue[:0]
 	me, now := l.m.cfg.MemberID, time.Now()
-	wanted := map[string]bool{}
-	for _, s := range l.m.currentShards() {
-		wanted[s] = true
+	shards := l.m.currentShards()
+	listed := 0 // runners found for listed shards (each listed once), started ones included
+	for _, s := range shards {
 		r := l.runners[s]
 		_, leading := l.leading[s]
 		if l.targets[s] == me || r == nil || !leading {
 			delete(l.moving, s)
+		}
+		if r != nil || l.targets[s] == me {
+			listed++
 		}
 		switch {
 		case l.targets[s] == me && r == nil:
@@ -53,15 +56,28 @@ func (l *loop) reconcile() {
 		}
 	}
 	l.nextHandoffs()
+	if listed < len(l.runners) {
+		l.stopRemoved(shards)
+	}
+	// The shards dealt to others are created by their candidates; one
+	// assigned here later finds its znode made, or makes it the slow way.
+	l.newShards = nil
+}
+
+// stopRemoved stops the runners of shards no longer in the list shards.
+// Only a SetShards that removed some leaves such runners: reconcile
+// builds the set of listed shards only then.
+func (l *loop) stopRemoved(shards []string) {
+	wanted := make(map[string]bool, len(shards))
+	for _, s := range shards {
+		wanted[s] = true
+	}
 	for s, r := range l.runners {
 		if !wanted[s] && !r.stopping() {
 			r.book.removed = true
 			r.stop(ErrShardRemoved)
 		}
 	}
-	// The shards dealt to others are created by their candidates; one
-	// assigned here later finds its znode made, or makes it the slow way.
-	l.newShards = nil
 }
 
 // nextHandoffs starts queued handoffs while fewer than
