@@ -110,8 +110,10 @@ func (s *Session) checkLeases(seq uint64) {
 		s.armLeasesLocked(next)
 	}
 	g.mu.Unlock()
-	for _, l := range out {
+	for _, l := range out { // every one first: a post takes its mailbox's lock and may start its loop
 		l.c.suspend(l)
+	}
+	for _, l := range out {
 		l.c.mb.post(leaseFired{lead: l})
 	}
 }

@@ -123,8 +123,8 @@ func connectError(servers []string, err error) error {
 func (s *Session) Close() error {
 	s.metrics.trackSession(s, false)
 	s.closeLeaseWait()
-	s.closeLeases()
 	err := s.conn.Close() // candidates see ErrSessionClosed before their calls' ctx ends
+	s.closeLeases()       // after: until the candidates' loops end their leaderships, their leases are checked
 	s.cancel()
 	return err
 }
