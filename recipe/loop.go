@@ -242,7 +242,9 @@ func (c *Candidate) onNode(ev zk.Event) {
 		st.gen++
 		c.mineGone(ErrZnodeDeleted)
 	case c.firstPath():
-		st.firstFired = true // our create's znode, before its reply named it ours
+		// Our create's znode, before its reply named it ours; once the reply
+		// is handled the route is gone, or the znode is being deleted.
+		st.firstFired = st.creating
 	}
 }
 
