@@ -132,8 +132,8 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRec
 // the start have been read, then after every burst of changes, in order,
 // none skipped (fn owns each Cluster; a slow fn holds up only this watch,
 // never the members' elections). Like WatchLeaders it reads without
-// registering, lags the elections by up to the publish interval plus a
-// write, and is advice for routing, not a safety signal. It blocks until
+// registering, lags the elections by up to the publish interval (see
+// WatchLeaders) plus a write, and is advice for routing, not a safety signal. It blocks until
 // ctx is done and returns nil, or an error wrapping recipe.ErrSessionClosed
 // when sess is closed; ErrNilSession, ErrNilCallback or an error wrapping
 // ErrInvalidRoot for bad arguments.

@@ -20,10 +20,24 @@ import (
 // <root>/members) and publishes its record (its persistent znode under
 // <root>/owners).
 
-// publishInterval spaces out record writes: a record changes with every
-// leadership, and thousands of leaderships start within a second at a cold
-// start; every other member re-reads the record after each write.
-const publishInterval = 50 * time.Millisecond
+// Record writes are spaced out: a record changes with every leadership,
+// thousands of leaderships start within a second at a cold start, and
+// every other member re-reads the record after each write. The gap is
+// publishInterval, or publishCostFactor times the slowest recent write
+// (encoding included) when writes are slow (a large record, a busy
+// ensemble), at most maxPublishGap: a member then spends at most about a
+// tenth of its time writing its record, and the ensemble about a tenth of
+// what it would on the member's records, however slow it is.
+const (
+	publishInterval   = 50 * time.Millisecond
+	publishCostFactor = 10
+	maxPublishGap     = time.Second
+)
+
+// gap returns how long after a record write the next one may start.
+func (p *publisher) gap() time.Duration {
+	return min(max(publishInterval, publishCostFactor*p.slowWrite()), maxPublishGap)
+}
 
 // ensurePaths creates root and its three children, with acl, if missing;
 // missing ancestors above root are created open (zk.WorldACL(zk.PermAll)),
@@ -172,7 +186,7 @@ func (m *Manager) holdsID(ctx context.Context) (bool, error) {
 var errNotRegistered = errors.New("partition: record changed by another writer and the member id is not registered by this Manager")
 
 // publisher writes the member's record, the latest version only, at most
-// once per publishInterval. A write is conditional on the record's version
+// once per gap. A write is conditional on the record's version
 // this member last wrote or read, so that a stale member (one whose id
 // another live session now holds) cannot overwrite a newer record: when
 // another writer changed it, the record is overwritten only while this
@@ -243,7 +257,7 @@ func (p *publisher) start(ctx context.Context) {
 				return
 			}
 			p.flush(ctx)
-			t := time.NewTimer(publishInterval)
+			t := time.NewTimer(p.gap())
 			select {
 			case <-t.C:
 			case <-ctx.Done():

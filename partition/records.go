@@ -82,12 +82,12 @@ func (l *loop) reserveLost(s string, reason error) {
 }
 
 // publish queues the member's record if it changed, at most once per
-// publishInterval.
+// publisher's gap (building it copies every leadership of the member).
 func (l *loop) publish() {
 	if !l.recordChanged && l.published != nil && l.published.Session == l.m.sess.ID() {
 		return
 	}
-	if wait := publishInterval - time.Since(l.lastPublish); wait > 0 {
+	if wait := l.pub.gap() - time.Since(l.lastPublish); wait > 0 {
 		l.wakeIn(wait)
 		return
 	}
