@@ -1,6 +1,10 @@
 package partition
 
-import "github.com/zkelect/zkelect/recipe"
+import (
+	"time"
+
+	"github.com/zkelect/zkelect/recipe"
+)
 
 // CampaignUnassigned runs the election of shard on m's session the way a
 // running member does, outside any Run, while m's assignment names
@@ -39,3 +43,47 @@ func UseCuratorNaming(m *Manager) { m.naming = recipe.CuratorNaming() }
 // TargetOf returns the member m's latest assignment gives shard ("" before
 // Run computed one).
 func TargetOf(m *Manager, shard string) string { return m.targetOf(shard) }
+
+// ReservedAfterAssigning computes m's assignment once, outside any Run,
+// from a view in which m is live on its session but its own record is
+// missing (the others deleted it late in its restart grace), the other
+// members (id to session) lead what others says (shard to token), and m
+// holds reserved as its reservation. It returns what stays reserved and
+// the targets of the shards reserved.
+func ReservedAfterAssigning(m *Manager, members map[string]int64, others map[string]map[string]uint64, reserved []string) (kept []string, targets map[string]string) {
+	l := newLoop(m)
+	defer l.cancel()
+	live := map[string]int64{m.cfg.MemberID: m.sess.ID()}
+	for id, sess := range members {
+		live[id] = sess
+		l.view.apply(update{member: id, rec: &storedRecord{record: record{Session: sess, Leading: others[id]}}})
+	}
+	l.view.apply(update{members: live})
+	l.view.opRead = true
+	for _, s := range reserved {
+		l.reserved[s] = true
+	}
+	l.recompute()
+	targets = map[string]string{}
+	for _, s := range reserved {
+		targets[s] = l.targets[s]
+		if l.reserved[s] {
+			kept = append(kept, s)
+		}
+	}
+	return kept, targets
+}
+
+// RecordAfterLongSuspension returns the record m's loop would publish
+// after a leadership of shard, suspended by a lost connection, stayed
+// suspended for longer than a session timeout.
+func RecordAfterLongSuspension(m *Manager, shard string) (leading map[string]uint64, reserved []string) {
+	l := newLoop(m)
+	defer l.cancel()
+	now := time.Now()
+	l.leading[shard] = 7
+	l.suspended[shard] = now.Add(-2 * m.sess.Timeout())
+	l.dropSuspended(now)
+	rec := l.record()
+	return rec.Leading, rec.Reserved
+}

@@ -45,7 +45,7 @@ func BenchmarkStepParts(b *testing.B) {
 	b.Run("current+assign", func(b *testing.B) {
 		members := v.liveMembers()
 		for range b.N {
-			cur, tokens := v.current()
+			cur, tokens := v.current(nil)
 			_ = Assign(Input{Shards: shards, Members: members, Current: cur, Tokens: tokens})
 		}
 	})

@@ -13,8 +13,14 @@ import (
 // input is the assignment's input from the view: the same at every member
 // that sees the same znodes, the freeze's expiry aside (each member reads
 // its own clock).
+//
+// Our own claims are taken from the loop, not from our record as read
+// back: the record lags them by a publish, and is missing for a moment
+// when the others deleted it while our session was replaced late in our
+// restart grace. An assignment from it would void our reservations.
 func (l *loop) input(now time.Time) Input {
-	cur, tokens := l.view.current()
+	own := &memberRecord{id: l.m.cfg.MemberID, record: l.ownRecord()}
+	cur, tokens := l.view.current(own)
 	op := l.view.operator.OperatorState
 	members := l.sameListMembers()
 	in := Input{
@@ -27,7 +33,7 @@ func (l *loop) input(now time.Time) Input {
 		Frozen:  op.Frozen(now),
 	}
 	for _, id := range members {
-		if w := l.view.weight(id); w != 1 {
+		if w := l.weight(id); w != 1 {
 			if in.Weights == nil {
 				in.Weights = map[string]int{}
 			}
@@ -53,7 +59,7 @@ func (l *loop) noteOperatorMetrics(in Input, targets map[string]string) {
 		}
 	}
 	l.m.met.assigned.Set(float64(n))
-	l.m.met.weight.Set(float64(l.view.weight(me)))
+	l.m.met.weight.Set(float64(l.weight(me)))
 	l.m.met.drained.Set(boolGauge(l.view.operator.IsDrained(me)))
 	l.m.met.frozen.Set(boolGauge(in.Frozen))
 }
@@ -63,6 +69,15 @@ func boolGauge(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// weight returns member id's effective weight as the view shows it, our
+// own from our configuration rather than from our record as read back.
+func (l *loop) weight(id string) int {
+	if w := l.m.cfg.Weight; id == l.m.cfg.MemberID && l.view.operator.Weights[id] <= 0 && w > 0 {
+		return w
+	}
+	return l.view.weight(id)
 }
 
 // weight returns member id's effective weight: the operator's, else the

@@ -282,10 +282,12 @@ func (p *publisher) flush(ctx context.Context) {
 		if r == nil {
 			return
 		}
-		start := time.Now()
+		start, sess, connected := time.Now(), p.sess.ID(), p.sess.Connected()
 		err := p.write(ctx, *r)
 		if err == nil {
-			p.observeWrite(time.Since(start))
+			if connected && p.sess.ID() == sess { // not a wait for a connection
+				p.observeWrite(time.Since(start))
+			}
 			return
 		}
 		if errors.Is(err, errRecordTooLarge) {

@@ -27,18 +27,33 @@ import (
 // later): two moves for a failover every session survived. The claim ends
 // when the shard is led again, its runner ends, a new session replaces
 // ours (noticeSession), or after one session timeout (dropSuspended): by
-// then the session may have expired and the znode gone.
+// then the session may have expired and the znode gone. Either way the
+// claim becomes a reservation for the restart grace (keepSuspended), as
+// after an expiry: a record that showed the shard unclaimed while we are
+// cut off, even for one write, would let the others' assignment deal it
+// elsewhere for good.
 //
 // dropSuspended ends the claims suspended for longer than a session
 // timeout.
 func (l *loop) dropSuspended(now time.Time) {
 	for s, since := range l.suspended {
 		if now.Sub(since) > l.m.sess.Timeout() {
-			delete(l.suspended, s)
-			delete(l.leading, s)
-			l.recordChanged = true
+			l.keepSuspended(s, now)
 		}
 	}
+}
+
+// keepSuspended turns the suspended claim on shard s into a reservation
+// for the restart grace (none when RestartGrace is negative).
+func (l *loop) keepSuspended(s string, now time.Time) {
+	delete(l.suspended, s)
+	delete(l.leading, s)
+	l.recordChanged = true
+	if l.m.cfg.RestartGrace < 0 {
+		return
+	}
+	l.reserved[s] = true
+	l.reservedUntil = now.Add(l.m.cfg.RestartGrace)
 }
 
 // noticeSession reserves the shards assigned here when the session changes
@@ -49,10 +64,9 @@ func (l *loop) noticeSession() {
 	if id == 0 || id == l.session {
 		return
 	}
+	now := time.Now()
 	for s := range l.suspended { // their znodes went with the old session
-		delete(l.suspended, s)
-		delete(l.leading, s)
-		l.recordChanged = true
+		l.keepSuspended(s, now)
 	}
 	if l.session != 0 && l.m.cfg.RestartGrace >= 0 {
 		for s, m := range l.targets {
@@ -60,7 +74,7 @@ func (l *loop) noticeSession() {
 				l.reserved[s] = true
 			}
 		}
-		l.reservedUntil = time.Now().Add(l.m.cfg.RestartGrace)
+		l.reservedUntil = now.Add(l.m.cfg.RestartGrace)
 		l.recordChanged = true
 		l.m.log.Info().Int64("session_id", id).Int("shards", len(l.reserved)).Msg("new session: shards reserved")
 	}
@@ -106,10 +120,18 @@ func (l *loop) noticeOwnRecord(u update) {
 	}
 }
 
-// record is the member's record now.
+// record is the member's record now, to publish.
 func (l *loop) record() record {
+	rec := l.ownRecord()
+	rec.Leading = maps.Clone(rec.Leading)
+	return rec
+}
+
+// ownRecord is the member's record now, sharing the loop's leadership map
+// (read it only while the loop does not change it).
+func (l *loop) ownRecord() record {
 	rec := record{
-		Session: l.m.sess.ID(), Leading: maps.Clone(l.leading), ShardSet: l.m.currentShardSet(),
+		Session: l.m.sess.ID(), Leading: l.leading, ShardSet: l.m.currentShardSet(),
 		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
 	}
 	for s := range l.reserved {

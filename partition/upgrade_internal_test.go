@@ -25,7 +25,7 @@ func TestOldFormatRecordStillCounts(t *testing.T) {
 	if w := v.weight("old"); w != 1 {
 		t.Fatalf("old member's weight %d, want 1", w)
 	}
-	cur, tok := v.current()
+	cur, tok := v.current(nil)
 	in := Input{Shards: Range(0, 3), Members: v.liveMembers(), Current: cur, Tokens: tok}
 	want := Assign(in)
 	in.Weights = map[string]int{"old": v.weight("old"), "new": v.weight("new")}

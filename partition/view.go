@@ -99,12 +99,20 @@ func (v *view) liveMembers() []string {
 // and the holders' tokens. Without a restart grace, the records of absent
 // members are ignored. The reservations (few, but they take precedence)
 // are collected first; the leaders' claims (most of the shards) then go
-// straight into the result.
-func (v *view) current() (map[string]string, map[string]uint64) {
-	ids := slices.Sorted(maps.Keys(v.records))
+// straight into the result. own, when not nil, stands for its member's
+// record in place of the one read: a member knows its own claims before
+// its record's write is read back, or while its record is missing (the
+// others deleted it when its session expired late in its grace).
+func (v *view) current(own *memberRecord) (map[string]string, map[string]uint64) {
+	records := v.records
+	if own != nil {
+		records = maps.Clone(v.records) // a few entries, one per member
+		records[own.id] = storedRecord{record: own.record}
+	}
+	ids := slices.Sorted(maps.Keys(records))
 	reserved, n := claims{}, 0
 	for _, id := range ids {
-		r := v.records[id]
+		r := records[id]
 		sess, live := v.members[id]
 		if !live && !v.grace {
 			continue
@@ -121,7 +129,7 @@ func (v *view) current() (map[string]string, map[string]uint64) {
 	}
 	cur, tokens := make(map[string]string, n), make(map[string]uint64, n)
 	for _, id := range ids {
-		r := v.records[id]
+		r := records[id]
 		if sess, live := v.members[id]; !live || sess != r.Session {
 			continue
 		}
@@ -138,6 +146,12 @@ func (v *view) current() (map[string]string, map[string]uint64) {
 		cur[s], tokens[s] = c.member, c.token
 	}
 	return cur, tokens
+}
+
+// memberRecord is one member's record, with its id.
+type memberRecord struct {
+	id string
+	record
 }
 
 // claims keeps, per shard, the claim with the largest token; members are

@@ -22,7 +22,7 @@ func TestViewCurrentPrecedence(t *testing.T) {
 	} {
 		v.apply(update{member: id, rec: &storedRecord{record: r}})
 	}
-	cur, tokens := v.current()
+	cur, tokens := v.current(nil)
 	wantCur := map[string]string{"s1": "c", "s2": "b", "s3": "d", "s4": "b", "s5": "c", "s6": "e"}
 	wantTok := map[string]uint64{"s1": 5, "s2": 25, "s3": 3, "s4": 0, "s5": 7, "s6": 0}
 	if !maps.Equal(cur, wantCur) || !maps.Equal(tokens, wantTok) {
