@@ -33,9 +33,12 @@ type childSpec struct {
 // killed if the supervisor dies, so it can never outlive the leadership it
 // was started for (see childCommand).
 type child struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed once the process has exited and been reaped
-	err  error         // result of Wait; read after done is closed
+	cmd *exec.Cmd
+	// started is closed once the command is in the child's process group
+	// (or never will be), so that a signal to the group reaches it.
+	started chan struct{}
+	done    chan struct{} // closed once the process has exited and been reaped
+	err     error         // result of Wait; read after done is closed
 }
 
 // childEnviron is this process's environment without the ZooKeeper
@@ -48,20 +51,32 @@ func childEnviron() []string {
 // startChild starts spec. The returned child owns one goroutine that reaps
 // the process; it ends when the process exits.
 func startChild(spec childSpec) (*child, error) {
-	cmd, err := childCommand(spec.Path, spec.Args)
+	cmd, started, err := childCommand(spec.Path, spec.Args)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
 	cmd.Env = append(childEnviron(), spec.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	for _, f := range cmd.ExtraFiles {
+		f.Close() // the child's ends of the started pipe (see childCommand)
+	}
+	if err != nil {
+		if started != nil {
+			started.Close()
+		}
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
-	c := &child{cmd: cmd, done: make(chan struct{})}
+	c := &child{cmd: cmd, started: make(chan struct{}), done: make(chan struct{})}
 	if spec.Watchdog != nil {
 		_ = spec.Watchdog.Guard(cmd.Process.Pid) // a watchdog gone leaves the session to its timeout
 	}
 	go func() {
+		if started != nil {
+			_, _ = io.Copy(io.Discard, started) // until EOF: the reaper started the command, or exited
+			started.Close()
+		}
+		close(c.started)
 		c.err = cmd.Wait()
 		// Whatever the leader process left behind in its group goes with it.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -79,8 +94,9 @@ func (c *child) PID() int { return c.cmd.Process.Pid }
 // Done is closed once the child has exited.
 func (c *child) Done() <-chan struct{} { return c.done }
 
-// Signal sends sig to the child's process group. Signalling a child that has
-// already exited is not an error.
+// Signal sends sig to the child's process group now, whether or not its
+// command has started (use Stop to ask it to exit). Signalling a child that
+// has already exited is not an error.
 func (c *child) Signal(sig syscall.Signal) error {
 	select {
 	case <-c.done:
@@ -93,11 +109,24 @@ func (c *child) Signal(sig syscall.Signal) error {
 	return nil
 }
 
-// Stop asks the child to exit with SIGTERM and, if it is still running after
-// grace, kills its process group with SIGKILL. It returns once the child has
-// exited; calling it again, or after the child exited, returns at once.
-func (c *child) Stop(grace time.Duration) {
-	_ = c.Signal(syscall.SIGTERM)
+// Stop asks the child to exit with sig (SIGTERM, or SIGINT forwarded from
+// the supervisor) and, if it is still running after grace, kills its process
+// group with SIGKILL. It returns once the child has exited; calling it again,
+// or after the child exited, returns at once.
+//
+// A child stopped just after it was started may not have started its
+// command yet: a signal then would reach only the reaper (see
+// childCommand), and the command would run until the SIGKILL without ever
+// seeing sig. So Stop first waits, up to grace, until the command is in the
+// group, and only then sends sig and gives the command its full grace.
+func (c *child) Stop(sig syscall.Signal, grace time.Duration) {
+	t := time.NewTimer(grace)
+	select {
+	case <-c.started:
+	case <-t.C: // a reaper that cannot start its command: signal it anyway
+	}
+	t.Stop()
+	_ = c.Signal(sig)
 	c.WaitGrace(grace)
 }
 

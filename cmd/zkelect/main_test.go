@@ -25,6 +25,9 @@ var zkelectBin string
 const envTestChild = "ZKELECT_TEST_CHILD_EVENTS"
 
 func TestMain(m *testing.M) {
+	if code, ok := runReaper(os.Args); ok { // a child started by a test in this process (see childCommand)
+		os.Exit(code)
+	}
 	if path := os.Getenv(envTestChild); path != "" {
 		os.Exit(testChild(path))
 	}

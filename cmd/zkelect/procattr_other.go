@@ -3,20 +3,22 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
 
 // childCommand runs path with args in its own process group. Outside Linux
 // there is no parent-death signal: a supervisor killed with SIGKILL leaves
-// its child running.
-func childCommand(path string, args []string) (*exec.Cmd, error) {
-	cmd := exec.Command(path, args...)
+// its child running. There is no reaper either, so the command is in its
+// group as soon as it has started: started is nil.
+func childCommand(path string, args []string) (cmd *exec.Cmd, started *os.File, err error) {
+	cmd = exec.Command(path, args...)
 	if cmd.Err != nil {
-		return nil, cmd.Err
+		return nil, nil, cmd.Err
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return cmd, nil
+	return cmd, nil, nil
 }
 
 // childProcAttr puts a child in its own process group. Outside Linux there is

@@ -21,18 +21,33 @@ const reaperArg = "__zkelect-reaper"
 // child is zkelect itself as a reaper, leading its own process group: it runs
 // path in that group, and when zkelect dies its parent-death signal makes it
 // SIGKILL the whole group. Its exit status is the command's.
-func childCommand(path string, args []string) (*exec.Cmd, error) {
+//
+// The reaper catches the signals sent to its group, so one sent before it
+// has started path would reach nobody else and path would run on until the
+// SIGKILL. The reaper therefore closes the write end of a pipe (its fd 3,
+// cmd.ExtraFiles[0], to be closed by the caller once cmd has started) when
+// path is in the group or never will be; the returned started file is the
+// read end, at EOF from then on. A stop waits for it before signalling.
+func childCommand(path string, args []string) (cmd *exec.Cmd, started *os.File, err error) {
 	resolved, err := exec.LookPath(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	started, startedW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reaper pipe: %w", err)
 	}
 	reaperArgs := append([]string{reaperArg, strconv.Itoa(os.Getpid()), resolved, path}, args...)
 	// /proc/self/exe is this very binary, even if the file was replaced.
-	cmd := exec.Command("/proc/self/exe", reaperArgs...)
+	cmd = exec.Command("/proc/self/exe", reaperArgs...)
 	cmd.Args[0] = os.Args[0]
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	return cmd, nil
+	cmd.ExtraFiles = []*os.File{startedW}
+	return cmd, started, nil
 }
+
+// reaperStartedFD is the reaper's end of the started pipe (see childCommand).
+const reaperStartedFD = 3
 
 // runReaper runs the reaper when args (os.Args) ask for it, reporting the
 // exit status and true; otherwise it returns false at once.
@@ -50,7 +65,8 @@ func runReaper(args []string) (int, bool) {
 // reap runs [parent-pid, path, argv0, args...]: path in this process group,
 // until it exits, killing the group if the parent dies first. Signals sent
 // to the group (a stop, a forwarded SIGINT) reach the command directly; the
-// reaper only survives them.
+// reaper only survives them. It closes its started pipe (fd 3) once path is
+// in the group, or on its way out if path never starts.
 func reap(args []string) (int, error) {
 	if len(args) < 3 {
 		return 127, errors.New("reaper: want parent pid, path and argv[0]")
@@ -59,6 +75,10 @@ func reap(args []string) (int, error) {
 	if err != nil {
 		return 127, fmt.Errorf("reaper: parent pid %q: %w", args[0], err)
 	}
+	// Not inherited by path: its EOF must mean that path has started.
+	syscall.CloseOnExec(reaperStartedFD)
+	started := os.NewFile(reaperStartedFD, "started")
+	defer started.Close()
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	if os.Getppid() != parent {
@@ -74,6 +94,7 @@ func reap(args []string) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 127, fmt.Errorf("start %s: %w", args[1], err)
 	}
+	started.Close() // path is in the group: a stop may signal it now
 	done := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()

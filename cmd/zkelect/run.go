@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -233,7 +234,7 @@ func (r *runner) lead(ctx context.Context, lead *recipe.Leadership) (exit bool, 
 	select {
 	case <-lead.Done():
 		log.Warn().AnErr("reason", lead.Err()).Int("pid", c.PID()).Msg("leadership lost; stopping child")
-		c.Stop(r.flags.grace)
+		c.Stop(syscall.SIGTERM, r.flags.grace)
 		log.Info().Int("exit_status", c.ExitCode()).Msg("child stopped; campaigning again")
 		return false, 0
 	case <-c.Done():
@@ -244,8 +245,7 @@ func (r *runner) lead(ctx context.Context, lead *recipe.Leadership) (exit bool, 
 	case <-ctx.Done():
 		sig := signalOf(ctx)
 		log.Info().Stringer("signal", sig).Int("pid", c.PID()).Msg("forwarding signal to child")
-		_ = c.Signal(sig)
-		c.WaitGrace(r.flags.grace)
+		c.Stop(sig, r.flags.grace)
 		code := c.ExitCode()
 		log.Info().Int("exit_status", code).Msg("child exited; resigning")
 		r.resign(lead)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -131,7 +132,7 @@ func (w *shardWork) runChild(ctx context.Context, log zerolog.Logger, shard stri
 		log.Warn().Int("pid", c.PID()).Int("exit_status", c.ExitCode()).Msg("shard child exited while leading; restarting it")
 	case <-ctx.Done():
 		w.stopping.begin(shard, c.PID())
-		c.Stop(w.grace)
+		c.Stop(syscall.SIGTERM, w.grace)
 		w.stopping.end(c.PID())
 		log.Info().Int("pid", c.PID()).Int("exit_status", c.ExitCode()).Msg("shard child stopped")
 	}
