@@ -23,11 +23,12 @@ import (
 // tracking who acts as the leader of each shard and how often a shard
 // moved to another member.
 type fleet struct {
-	e       *env
-	reg     *prometheus.Registry // the members' sessions' metrics
-	root    string
-	shards  []string
-	changed chan struct{} // capacity 1: a leadership started or stopped
+	e        *env
+	reg      *prometheus.Registry // the members' sessions' metrics
+	root     string
+	shards   []string
+	expected int           // the members' ExpectedMembers (0: StartupSettle alone)
+	changed  chan struct{} // capacity 1: a leadership started or stopped
 
 	mu      sync.Mutex
 	members map[string]*fleetMember
@@ -85,7 +86,7 @@ func (f *fleet) addVia(ctx context.Context, id string, proxy *testenv.Proxy) err
 		return err
 	}
 	m, err := partition.NewManager(sess, f.root, partition.Config{
-		MemberID: id, Shards: f.shards, StartupSettle: f.settle(),
+		MemberID: id, Shards: f.shards, StartupSettle: f.settle(), ExpectedMembers: f.expected,
 		OnStartedLeading: func(_ context.Context, shard string, _ zxidfence.Token) { f.started(id, shard) },
 		OnStoppedLeading: func(shard string, _ error) { f.stopped(id, shard) },
 	})

@@ -146,6 +146,19 @@ type Config struct {
 	// Raise it to a few seconds when members start further apart.
 	StartupSettle time.Duration
 
+	// ExpectedMembers, when positive, is how many members the fleet runs
+	// (a StatefulSet's replicas, say): the startup wait ends as soon as
+	// that many members are live, instead of once the membership has been
+	// still for StartupSettle, so members started together begin their
+	// elections the moment the last of them registers. With fewer live
+	// members the wait is StartupSettle's, as without it; more members
+	// than expected do no harm (the balance hands shards over as when a
+	// member joins). The same pairing as Elasticsearch's
+	// gateway.expected_data_nodes beside gateway.recover_after_time. Zero
+	// (the default) leaves the wait to StartupSettle; a negative value is
+	// refused with a *ConfigError.
+	ExpectedMembers int
+
 	// ACL is the ACL of every znode the manager creates: the root (its
 	// missing ancestors are created open), members/, owners/, shards/, each shard's election
 	// znode, the member's registration and record, and its candidates'
@@ -252,6 +265,9 @@ func (c Config) validate(root string, sessionTimeout time.Duration) (settings, e
 	}
 	if c.MaxShardsPerSession < 0 {
 		return settings{}, &ConfigError{Field: "MaxShardsPerSession", Reason: fmt.Sprintf("is negative (%d)", c.MaxShardsPerSession)}
+	}
+	if c.ExpectedMembers < 0 {
+		return settings{}, &ConfigError{Field: "ExpectedMembers", Reason: fmt.Sprintf("is negative (%d)", c.ExpectedMembers)}
 	}
 	if c.JuteMaxBuffer < 0 {
 		return settings{}, &ConfigError{Field: "JuteMaxBuffer", Reason: fmt.Sprintf("is negative (%d)", c.JuteMaxBuffer)}

@@ -35,6 +35,7 @@ func TestNewManagerRejectsBadConfig(t *testing.T) {
 		{"negative handoff timeout", func(c *partition.Config) { c.HandoffTimeout = -time.Second }, "HandoffTimeout"},
 		{"negative max handoffs", func(c *partition.Config) { c.MaxConcurrentHandoffs = -1 }, "MaxConcurrentHandoffs"},
 		{"max in flight too high", func(c *partition.Config) { c.MaxInFlight = partition.MaxMaxInFlight + 1 }, "MaxInFlight"},
+		{"negative expected members", func(c *partition.Config) { c.ExpectedMembers = -1 }, "ExpectedMembers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

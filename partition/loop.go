@@ -211,12 +211,17 @@ func (l *loop) step() {
 	l.stepGap = max(minStep, stepCostFactor*time.Since(l.lastStep))
 }
 
-// startupSettled reports whether the startup wait is over: the live
-// members have not changed for StartupSettle, or 4 x StartupSettle passed
-// since the start. Until then, reconcile (which starts elections) waits and
-// the loop wakes when the wait may end.
+// startupSettled reports whether the startup wait is over: ExpectedMembers
+// members are live, or the live members have not changed for
+// StartupSettle, or 4 x StartupSettle passed since the start. Until then,
+// reconcile (which starts elections) waits and the loop wakes when the
+// wait may end.
 func (l *loop) startupSettled() bool {
 	if l.startupDone || l.m.cfg.StartupSettle < 0 {
+		return true
+	}
+	if n := l.m.cfg.ExpectedMembers; n > 0 && len(l.view.members) >= n && l.selfLive() {
+		l.startupDone = true
 		return true
 	}
 	settle := l.m.cfg.StartupSettle

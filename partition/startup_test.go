@@ -71,3 +71,24 @@ func shardZnodesMadeByTheirLeaders(t *testing.T, sess *recipe.Session, root stri
 		}
 	}
 }
+
+// TestExpectedMembersEndTheStartupWait: with ExpectedMembers 2 and a
+// startup settle far longer than the test, a member alone waits (it leads
+// nothing a second after its start), and the moment the second member
+// registers both begin their elections and divide the shards without a
+// handoff, long before the settle would have ended.
+func TestExpectedMembersEndTheStartupWait(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 20)
+	expect := func(c *partition.Config) { c.StartupSettle, c.ExpectedMembers = 5*time.Minute, 2 }
+	a := startMember(t, root, "a", shards, tr, expect)
+	time.Sleep(time.Second) // a's wait, not synchronisation: it must not end on its own
+	if n := len(a.m.Leaderships()); n != 0 {
+		t.Fatalf("a alone leads %d shards before its startup settle ended, want 0 (1 of 2 expected members)", n)
+	}
+	b := startMember(t, root, "b", shards, tr, expect)
+	waitBalanced(t, shards, []*member{a, b}, 30*time.Second)
+	if starts := tr.startsOf("a") + tr.startsOf("b"); starts > len(shards) {
+		t.Errorf("%d leaderships started for %d shards: the members handed shards on", starts, len(shards))
+	}
+	tr.check(t, true)
+}

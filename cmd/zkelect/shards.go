@@ -32,6 +32,7 @@ type shardsFlags struct {
 	handoffTimeout time.Duration
 	restartGrace   time.Duration
 	startupSettle  time.Duration
+	expected       int
 	maxHandoffs    int
 	perSession     int
 	juteMaxBuffer  int
@@ -121,6 +122,8 @@ which every member follows. Each is idempotent and prints what changed.`,
 	fs.StringToStringVar(&f.labels, "label", nil, "label published with the member, key=value (repeatable), e.g. --label zone=eu-1")
 	fs.DurationVar(&f.startupSettle, "startup-settle", partition.DefaultStartupSettle,
 		"how long a starting member waits for the membership to stop changing before its first elections (0: the default; negative: no wait)")
+	fs.IntVar(&f.expected, "expected-members", 0,
+		"how many members the fleet runs: the startup wait ends as soon as that many are live (0: wait on --startup-settle alone)")
 	fs.IntVar(&f.perSession, "max-shards-per-session", 0,
 		"elections one ZooKeeper session carries at most; more use further sessions (0: 5000, fewer for long paths)")
 	fs.IntVar(&f.juteMaxBuffer, "jute-maxbuffer", 0,
@@ -250,6 +253,7 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 		MaxConcurrentHandoffs: f.maxHandoffs,
 		RestartGrace:          f.restartGrace,
 		StartupSettle:         f.startupSettle,
+		ExpectedMembers:       f.expected,
 		MaxShardsPerSession:   f.perSession,
 		JuteMaxBuffer:         f.juteMaxBuffer,
 		Weight:                f.weight,
