@@ -150,7 +150,9 @@ type Config struct {
 	// (a StatefulSet's replicas, say): the startup wait ends as soon as
 	// that many members are live, instead of once the membership has been
 	// still for StartupSettle, so members started together begin their
-	// elections the moment the last of them registers. With fewer live
+	// elections the moment the last of them registers. Only members
+	// running the same shard list count (a member of another list, whose
+	// shards are dealt apart, does not). With fewer live
 	// members the wait is StartupSettle's, as without it; more members
 	// than expected do no harm (the balance hands shards over as when a
 	// member joins). The same pairing as Elasticsearch's

@@ -211,32 +211,6 @@ func (l *loop) step() {
 	l.stepGap = max(minStep, stepCostFactor*time.Since(l.lastStep))
 }
 
-// startupSettled reports whether the startup wait is over: ExpectedMembers
-// members are live, or the live members have not changed for
-// StartupSettle, or 4 x StartupSettle passed since the start. Until then,
-// reconcile (which starts elections) waits and the loop wakes when the
-// wait may end.
-func (l *loop) startupSettled() bool {
-	if l.startupDone || l.m.cfg.StartupSettle < 0 {
-		return true
-	}
-	if n := l.m.cfg.ExpectedMembers; n > 0 && len(l.view.members) >= n && l.selfLive() {
-		l.startupDone = true
-		return true
-	}
-	settle := l.m.cfg.StartupSettle
-	until := l.membersAt.Add(settle)
-	if limit := l.started.Add(startupSettleCap * settle); limit.Before(until) {
-		until = limit
-	}
-	if wait := time.Until(until); wait > 0 {
-		l.wakeIn(wait)
-		return false
-	}
-	l.startupDone = true
-	return true
-}
-
 // fail reports an error that ends Run.
 func (l *loop) fail(err error) {
 	select {

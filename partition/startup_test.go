@@ -92,3 +92,27 @@ func TestExpectedMembersEndTheStartupWait(t *testing.T) {
 	}
 	tr.check(t, true)
 }
+
+// TestExpectedMembersCountOnlyTheSameShardList: a member running another
+// shard list under the same root is no member of ours for ExpectedMembers
+// (the shards are dealt only among members with the same list), so a alone
+// with it still waits; counted, a ended its wait at once, led all 20
+// shards and handed half of them on when b joined.
+func TestExpectedMembersCountOnlyTheSameShardList(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 20)
+	other := partition.Range(20, 30)
+	x := startMember(t, root, "x", other, tr)
+	waitBalanced(t, other, []*member{x}, 30*time.Second)
+	expect := func(c *partition.Config) { c.StartupSettle, c.ExpectedMembers = 5*time.Minute, 2 }
+	a := startMember(t, root, "a", shards, tr, expect)
+	time.Sleep(time.Second) // a's wait, not synchronisation: it must not end on its own
+	if n := len(a.m.Leaderships()); n != 0 {
+		t.Fatalf("a leads %d shards with x (another shard list) beside it, want 0 (1 of 2 expected members runs a's list)", n)
+	}
+	b := startMember(t, root, "b", shards, tr, expect)
+	waitBalanced(t, shards, []*member{a, b}, 30*time.Second)
+	if starts := tr.startsOf("a") + tr.startsOf("b"); starts > len(shards) {
+		t.Errorf("%d leaderships started for %d shards: the members handed shards on", starts, len(shards))
+	}
+	tr.check(t, true)
+}

@@ -123,7 +123,7 @@ which every member follows. Each is idempotent and prints what changed.`,
 	fs.DurationVar(&f.startupSettle, "startup-settle", partition.DefaultStartupSettle,
 		"how long a starting member waits for the membership to stop changing before its first elections (0: the default; negative: no wait)")
 	fs.IntVar(&f.expected, "expected-members", 0,
-		"how many members the fleet runs: the startup wait ends as soon as that many are live (0: wait on --startup-settle alone)")
+		"how many members the fleet runs: the startup wait ends as soon as that many running the same shard list are live (0: wait on --startup-settle alone)")
 	fs.IntVar(&f.perSession, "max-shards-per-session", 0,
 		"elections one ZooKeeper session carries at most; more use further sessions (0: 5000, fewer for long paths)")
 	fs.IntVar(&f.juteMaxBuffer, "jute-maxbuffer", 0,
