@@ -78,19 +78,7 @@ func shardZnodesMadeByTheirLeaders(t *testing.T, sess *recipe.Session, root stri
 // registers both begin their elections and divide the shards without a
 // handoff, long before the settle would have ended.
 func TestExpectedMembersEndTheStartupWait(t *testing.T) {
-	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 20)
-	expect := func(c *partition.Config) { c.StartupSettle, c.ExpectedMembers = 5*time.Minute, 2 }
-	a := startMember(t, root, "a", shards, tr, expect)
-	time.Sleep(time.Second) // a's wait, not synchronisation: it must not end on its own
-	if n := len(a.m.Leaderships()); n != 0 {
-		t.Fatalf("a alone leads %d shards before its startup settle ended, want 0 (1 of 2 expected members)", n)
-	}
-	b := startMember(t, root, "b", shards, tr, expect)
-	waitBalanced(t, shards, []*member{a, b}, 30*time.Second)
-	if starts := tr.startsOf("a") + tr.startsOf("b"); starts > len(shards) {
-		t.Errorf("%d leaderships started for %d shards: the members handed shards on", starts, len(shards))
-	}
-	tr.check(t, true)
+	twoExpectedMembers(t, newTracker(), newRoot(t), "alone")
 }
 
 // TestExpectedMembersCountOnlyTheSameShardList: a member running another
@@ -99,15 +87,24 @@ func TestExpectedMembersEndTheStartupWait(t *testing.T) {
 // with it still waits; counted, a ended its wait at once, led all 20
 // shards and handed half of them on when b joined.
 func TestExpectedMembersCountOnlyTheSameShardList(t *testing.T) {
-	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 20)
-	other := partition.Range(20, 30)
+	tr, root, other := newTracker(), newRoot(t), partition.Range(20, 30)
 	x := startMember(t, root, "x", other, tr)
 	waitBalanced(t, other, []*member{x}, 30*time.Second)
+	twoExpectedMembers(t, tr, root, "beside x (another shard list)")
+}
+
+// twoExpectedMembers starts a, then b, on 20 shards under root with
+// ExpectedMembers 2 and a 5-minute startup settle: a must lead nothing a
+// second after its start (it is alone of its kind: alone says how), and
+// once b registers the two divide the shards without a handoff.
+func twoExpectedMembers(t *testing.T, tr *tracker, root, alone string) {
+	t.Helper()
+	shards := partition.Range(0, 20)
 	expect := func(c *partition.Config) { c.StartupSettle, c.ExpectedMembers = 5*time.Minute, 2 }
 	a := startMember(t, root, "a", shards, tr, expect)
 	time.Sleep(time.Second) // a's wait, not synchronisation: it must not end on its own
 	if n := len(a.m.Leaderships()); n != 0 {
-		t.Fatalf("a leads %d shards with x (another shard list) beside it, want 0 (1 of 2 expected members runs a's list)", n)
+		t.Fatalf("a %s leads %d shards before its startup settle ended, want 0 (1 of 2 expected members)", alone, n)
 	}
 	b := startMember(t, root, "b", shards, tr, expect)
 	waitBalanced(t, shards, []*member{a, b}, 30*time.Second)
