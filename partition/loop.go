@@ -186,6 +186,7 @@ const (
 // most once per minStep, and publishes the record.
 func (l *loop) step() {
 	l.noticeSession()
+	l.noteConnected(time.Now())
 	defer l.publish()
 	if l.freezeExpired(time.Now()) {
 		l.dirty = true

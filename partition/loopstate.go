@@ -17,8 +17,11 @@ type shardState struct {
 	orphaned      map[string]time.Time // shards whose leader's member we saw gone, and when (failover metric)
 	reserved      map[string]bool      // shards an earlier session of ours led
 	reservedUntil time.Time
-	targets       map[string]string // the latest assignment's shards targeted here or run here (concerningUs)
-	clearing      map[string]bool   // moves to us being cleared (loopoperator.go)
+	// connectedAt is when the loop last saw its session connected: the
+	// restart grace after the session's loss counts from then.
+	connectedAt time.Time
+	targets     map[string]string // the latest assignment's shards targeted here or run here (concerningUs)
+	clearing    map[string]bool   // moves to us being cleared (loopoperator.go)
 	// freezeUntil is when the freeze the last assignment honoured lifts
 	// itself; zero when none does.
 	freezeUntil time.Time

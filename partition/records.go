@@ -38,47 +38,87 @@ import (
 func (l *loop) dropSuspended(now time.Time) {
 	for s, since := range l.suspended {
 		if now.Sub(since) > l.m.sess.Timeout() {
-			l.keepSuspended(s, now)
+			l.keepSuspended(s, now, now.Add(l.m.cfg.RestartGrace))
 		}
 	}
 }
 
 // keepSuspended turns the suspended claim on shard s into a reservation
-// for the restart grace (none when RestartGrace is negative).
-func (l *loop) keepSuspended(s string, now time.Time) {
+// until until (none when RestartGrace is negative or until is past).
+func (l *loop) keepSuspended(s string, now, until time.Time) {
 	delete(l.suspended, s)
 	delete(l.leading, s)
 	l.recordChanged = true
-	if l.m.cfg.RestartGrace < 0 {
+	if l.m.cfg.RestartGrace < 0 || !now.Before(until) {
 		return
 	}
 	l.reserved[s] = true
-	l.reservedUntil = now.Add(l.m.cfg.RestartGrace)
+	l.reservedUntil = until
 }
 
 // noticeSession reserves the shards assigned here when the session changes
 // (the old one expired): this member comes back with new znodes, like a
 // restart, and should get the same shards back within the restart grace.
+// The grace counts from when the old session was lost (graceAfterLoss): a
+// member cut off for longer, whose record the others deleted and whose
+// shards they took over, comes back reserving nothing, as a member
+// restarted after its grace does.
 func (l *loop) noticeSession() {
 	id := l.m.sess.ID()
 	if id == 0 || id == l.session {
 		return
 	}
 	now := time.Now()
+	until := l.graceAfterLoss(now)
 	for s := range l.suspended { // their znodes went with the old session
-		l.keepSuspended(s, now)
+		l.keepSuspended(s, now, until)
 	}
-	if l.session != 0 && l.m.cfg.RestartGrace >= 0 {
+	l.expireReservation(now)
+	if l.session != 0 && l.m.cfg.RestartGrace >= 0 && now.Before(until) {
 		for s, m := range l.targets {
 			if m == l.m.cfg.MemberID {
 				l.reserved[s] = true
 			}
 		}
-		l.reservedUntil = now.Add(l.m.cfg.RestartGrace)
+		l.reservedUntil = until
 		l.recordChanged = true
 		l.m.log.Info().Int64("session_id", id).Int("shards", len(l.reserved)).Msg("new session: shards reserved")
 	}
 	l.session = id
+}
+
+// graceAfterLoss returns when the restart grace of a session lost by now
+// ends: RestartGrace after now, but no later than RestartGrace after the
+// session could have expired, one session timeout after the loop last saw
+// it connected (plus a collect period, how often it looks while nothing
+// else happens). The others count the grace from the expiry.
+func (l *loop) graceAfterLoss(now time.Time) time.Time {
+	until := now.Add(l.m.cfg.RestartGrace)
+	if l.connectedAt.IsZero() {
+		return until
+	}
+	latest := l.connectedAt.Add(l.m.sess.Timeout() + l.collectEvery() + l.m.cfg.RestartGrace)
+	if latest.Before(until) {
+		return latest
+	}
+	return until
+}
+
+// noteConnected notes that the session we know is connected now (not
+// its replacement, which noticeSession has not seen yet).
+func (l *loop) noteConnected(now time.Time) {
+	id := l.m.sess.ID()
+	if id == l.session && l.m.sess.Connected() && l.m.sess.ID() == id {
+		l.connectedAt = now
+	}
+}
+
+// expireReservation ends our own reservation once its grace is over.
+func (l *loop) expireReservation(now time.Time) {
+	if len(l.reserved) > 0 && now.After(l.reservedUntil) {
+		clear(l.reserved)
+		l.recordChanged = true
+	}
 }
 
 // reserveLost reserves a shard whose leadership a session expiry ended (a
@@ -178,16 +218,14 @@ const orphanedTTL = time.Minute
 // restart grace (version-checked, so a member that came back and rewrote
 // its record keeps it) and ends our own reservation when its grace is over.
 func (l *loop) collect(now time.Time) {
+	l.noteConnected(now)
 	l.dropSuspended(now)
 	for s, since := range l.orphaned { // taken over elsewhere, or never here
 		if now.Sub(since) > orphanedTTL {
 			delete(l.orphaned, s)
 		}
 	}
-	if len(l.reserved) > 0 && now.After(l.reservedUntil) {
-		clear(l.reserved)
-		l.recordChanged = true
-	}
+	l.expireReservation(now)
 	if !l.selfLive() {
 		return
 	}
