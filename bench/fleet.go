@@ -74,6 +74,29 @@ func (f *fleet) addTogether(ctx context.Context, members int) error {
 	return errors.Join(errs...)
 }
 
+// coldStart starts members members together and returns when it started
+// them and how long until every shard was led and balanced, bounded by
+// ctx and limit.
+func (f *fleet) coldStart(ctx context.Context, members int, limit time.Duration) (start time.Time, took time.Duration, err error) {
+	start = time.Now()
+	if err := f.addTogether(ctx, members); err != nil {
+		return start, 0, err
+	}
+	done, err := f.awaitConverged(ctx, limit)
+	if err != nil {
+		return start, 0, err
+	}
+	return start, done.Sub(start), nil
+}
+
+// closeWithin closes the fleet, bounded by limit even once ctx is done
+// (a deferred cleanup).
+func (f *fleet) closeWithin(ctx context.Context, limit time.Duration) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+	defer cancel()
+	_ = f.close(cctx)
+}
+
 // addVia starts member id with its session through proxy (direct when nil),
 // so that crash can silence it.
 func (f *fleet) addVia(ctx context.Context, id string, proxy *testenv.Proxy) error {

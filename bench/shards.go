@@ -42,24 +42,15 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 	fleet := e.newFleet(fmt.Sprintf("/bench/shards-%d-%d", n, time.Now().UnixNano()), n)
 	fleet.expected = members        // as a fleet that knows its size sets it
 	heap0, gr0, stack0 := heapNow() // after the fleet's own bookkeeping, sized for n shards
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), convergeLimit(n))
-		defer cancel()
-		_ = fleet.close(cctx)
-	}()
+	defer fleet.closeWithin(ctx, convergeLimit(n))
 	packets0, err := e.packetsReceived(ctx)
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	if err := fleet.addTogether(ctx, members); err != nil {
-		return nil, err
-	}
-	done, err := fleet.awaitConverged(ctx, convergeLimit(n))
+	start, cold, err := fleet.coldStart(ctx, members, convergeLimit(n))
 	if err != nil {
 		return nil, err
 	}
-	cold := done.Sub(start)
 	packets1, err := e.packetsReceived(ctx)
 	if err != nil {
 		return nil, err
@@ -136,20 +127,9 @@ func (e *env) coldStartSettled(ctx context.Context, n, members int) (took, wait 
 	if wait == 0 {
 		wait = partition.DefaultStartupSettle
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), convergeLimit(n))
-		defer cancel()
-		_ = fleet.close(cctx)
-	}()
-	start := time.Now()
-	if err := fleet.addTogether(ctx, members); err != nil {
-		return 0, 0, err
-	}
-	done, err := fleet.awaitConverged(ctx, convergeLimit(n))
-	if err != nil {
-		return 0, 0, err
-	}
-	return done.Sub(start), wait, nil
+	defer fleet.closeWithin(ctx, convergeLimit(n))
+	_, took, err = fleet.coldStart(ctx, members, convergeLimit(n))
+	return took, wait, err
 }
 
 // joinLeave adds a member to a converged fleet and then removes it,
