@@ -236,10 +236,10 @@ func (k *sink) NodeChanged(ev zk.Event) {
 func (c *Candidate) onCampaign(req *campaignReq) {
 	st := &c.st
 	switch {
-	case st.closing:
+	case st.phase == phaseClosing || st.phase == phaseClosed:
 		req.reply <- campaignResult{err: ErrClosed}
 		return
-	case st.gone:
+	case st.session == sessClosed:
 		req.reply <- campaignResult{err: ErrSessionClosed}
 		return
 	case st.lead != nil && st.lead.Leading():
@@ -247,8 +247,8 @@ func (c *Candidate) onCampaign(req *campaignReq) {
 		return
 	}
 	st.waiters = append(st.waiters, req)
-	if !st.inElection {
-		st.inElection = true
+	if st.phase == phaseIdle {
+		c.enter(phaseCampaigning)
 		st.since = time.Now()
 		if st.step == stepNone && !st.creating {
 			c.restart()
@@ -284,7 +284,7 @@ func (c *Candidate) onResign(req *resignReq) {
 	}
 	c.withdraw()
 	if len(st.waiters) > 0 { // a Campaign came after the resign: enter again
-		st.inElection = true
+		c.enter(phaseCampaigning)
 		st.since = time.Now()
 		c.restart()
 		req.reply <- nil
@@ -296,18 +296,19 @@ func (c *Candidate) onResign(req *resignReq) {
 // onClose ends everything and withdraws, bounded by Close's deadline.
 func (c *Candidate) onClose(req closeReq) {
 	st := &c.st
-	st.closing, st.closeRep, st.exited = true, req.reply, req.exited
+	st.closeRep, st.exited = req.reply, req.exited
 	c.endLead(ErrClosed)
 	c.failWaiters(ErrClosed)
 	c.withdraw()
+	c.enter(phaseClosing)
 	st.closeTmr = time.AfterFunc(time.Until(req.deadline), func() { c.mb.post(closeLate{}) })
 }
 
 // withdraw leaves the election: delete our znode and sweep any other
-// znode carrying our GUID.
+// znode carrying our GUID. A leadership must have ended first.
 func (c *Candidate) withdraw() {
 	st := &c.st
-	st.inElection = false
+	c.leave()
 	st.gen++
 	st.step = stepNone
 	mine := ""
@@ -341,14 +342,15 @@ func (c *Candidate) withdraw() {
 func (c *Candidate) settle() {
 	st := &c.st
 	deleted := len(st.cleanup) == 0 && (st.swept || !st.dupRisk)
-	withdrawn := !st.inElection && st.mine == "" && !st.creating
-	if st.gone || (deleted && (withdrawn || st.inElection)) {
+	in, gone := st.phase.inElection(), st.session == sessClosed
+	withdrawn := !in && st.mine == "" && !st.creating
+	if gone || (deleted && (withdrawn || in)) {
 		for _, r := range st.resigns {
 			r <- nil
 		}
 		st.resigns = nil
 	}
-	if st.closing && (st.gone || (deleted && withdrawn)) {
+	if st.phase == phaseClosing && (gone || (deleted && withdrawn)) {
 		c.finish(nil)
 	}
 }
@@ -364,6 +366,16 @@ func (c *Candidate) finish(err error) {
 	}
 	st.closeRep <- err
 	st.closeRep = nil
+	c.enter(phaseClosed)
+}
+
+// leave takes the candidate out of the election, if it is in it: to Idle
+// (refused while it still leads: endLead comes first). A closing candidate
+// stays closing.
+func (c *Candidate) leave() {
+	if c.st.phase.inElection() {
+		c.enter(phaseIdle)
+	}
 }
 
 // failWaiters answers every waiting Campaign with err.

@@ -14,7 +14,9 @@ import (
 // wrapped); test with errors.Is.
 var (
 	// ErrResigned: the leader gave leadership up with Leadership.Resign, or
-	// Run resigned after its function returned.
+	// Run resigned after its function returned, or its candidate left the
+	// election on an error that retrying would not cure (wrapped with it,
+	// such as ErrACLDenied), which Campaign then returns.
 	ErrResigned = errors.New("recipe: leadership resigned")
 	// ErrClosed: the candidate (or its session) was closed.
 	ErrClosed = errors.New("recipe: candidate closed")

@@ -61,7 +61,7 @@ func (c *Candidate) onLease(l *Leadership) {
 // answers in time (with the same znode and token).
 func (c *Candidate) leaseLost() {
 	c.endLead(ErrSuspended)
-	if c.st.usable && c.st.inElection {
+	if c.st.usable() && c.st.phase.inElection() {
 		c.awaitLease()
 	}
 }
@@ -135,7 +135,7 @@ func (c *Candidate) onLeaseBack(w *leaseWaiter) {
 	}
 	st.leaseWait = nil
 	c.settleOpen(nil) // ZooKeeper answered this session in time again
-	if st.lead != nil || !st.inElection || !st.usable || st.step != stepNone {
+	if st.phase != phaseCampaigning || !st.usable() || st.step != stepNone {
 		return
 	}
 	if st.watchedFirst && st.mineSt != nil {

@@ -42,10 +42,10 @@ type loopState struct {
 	closeTmr *time.Timer
 	resigns  []chan error
 
-	step       stepKind
-	usable     bool // connected with a session
-	gone       bool // the Session was closed
-	inElection bool
+	step    stepKind
+	phase   phase     // where the candidate stands (phase.go)
+	session sessState // whether steps may be sent (phase.go)
+	// The facts below cross the phases (phase.go).
 	uncertain  bool // a create may have been applied without our knowing its name
 	dupRisk    bool // since the last sweep, a create's outcome was unknown
 	creating   bool // a create is in flight (at most one)
@@ -71,11 +71,13 @@ type loopState struct {
 	// connection (while waiting behind pred) and has not fired since.
 	mineWatched bool
 	swept       bool // a sweep listing completed since withdrawing
-	closing     bool
 }
 
 func (st *loopState) init(id int64, connected bool) {
-	st.sessID, st.usable = id, connected
+	st.sessID = id
+	if connected {
+		st.setSession(sessUsable)
+	}
 	st.swept = true
 }
 
@@ -173,10 +175,11 @@ func (c *Candidate) onSession(ev zkconn.Event) {
 			c.sessionLost(st.sessID)
 		}
 		c.settleOpen(nil) // still the same session: it was only suspended
-		st.sessID, st.usable = ev.ID, true
+		st.sessID = ev.ID
+		st.setSession(sessUsable)
 		c.restart()
 	case zkconn.Disconnected:
-		st.usable = false
+		st.setSession(sessDown)
 		if st.lead != nil && !c.cfg.policy.tolerate {
 			c.endLead(ErrSuspended)
 		}
@@ -185,11 +188,11 @@ func (c *Candidate) onSession(ev zkconn.Event) {
 			c.sessionLost(ev.ID)
 		}
 	case zkconn.Closed:
-		st.usable, st.gone = false, true
+		st.setSession(sessClosed)
 		c.endLead(ErrClosed)
 		c.settleOpen(nil)
 		c.failWaiters(ErrSessionClosed)
-		st.inElection = false
+		c.leave()
 		c.setMine("")
 		clear(st.cleanup) // the server deletes the session's znodes
 	}
@@ -198,7 +201,8 @@ func (c *Candidate) onSession(ev zkconn.Event) {
 // sessionLost handles the end of session id: its znodes are gone.
 func (c *Candidate) sessionLost(id int64) {
 	st := &c.st
-	st.usable, st.sessID = false, 0
+	st.setSession(sessDown)
+	st.sessID = 0
 	c.endLead(ErrSessionExpired)
 	c.settleOpen(ErrSessionExpired)
 	c.sess.conn.Unroute(st.minePath, c.sink)
@@ -206,7 +210,7 @@ func (c *Candidate) sessionLost(id int64) {
 	if st.creating { // a create queued in go-zookeeper may land in the next session
 		st.uncertain, st.dupRisk = true, true
 	}
-	if st.inElection {
+	if st.phase.inElection() {
 		st.since = time.Now()
 	}
 	c.log.Warn().Int64("session_id", id).Str("reason", "session_expired").Msg("candidate's session ended; its znode is gone")
@@ -279,7 +283,7 @@ func (c *Candidate) mineGone(reason error) {
 	c.sess.conn.Unroute(st.minePath, c.sink)
 	c.setMine("")
 	st.step = stepNone
-	if st.inElection && st.usable {
+	if st.phase.inElection() && st.usable() {
 		st.since = time.Now()
 		c.create()
 	}
@@ -289,7 +293,7 @@ func (c *Candidate) mineGone(reason error) {
 // children, since watches may have fired unseen while disconnected.
 func (c *Candidate) restart() {
 	st := &c.st
-	if !st.usable || st.gone {
+	if !st.usable() {
 		return
 	}
 	if st.creating {
@@ -299,12 +303,12 @@ func (c *Candidate) restart() {
 	switch {
 	case st.mine != "" || st.uncertain || (!st.swept && st.dupRisk):
 		c.list()
-	case st.inElection:
+	case st.phase.inElection():
 		c.create()
 	}
 }
 
-func (c *Candidate) finished() bool { return c.st.closing && c.st.closeRep == nil }
+func (c *Candidate) finished() bool { return c.st.phase == phaseClosed }
 
 // exit releases everything the loop holds.
 func (c *Candidate) exit() {

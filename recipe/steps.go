@@ -3,6 +3,7 @@ package recipe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -43,10 +44,10 @@ func (c *Candidate) onCreate(r createReply) {
 	fired := st.firstFired
 	st.firstFired = false
 	switch {
-	case r.err == nil && (stale || !st.inElection):
+	case r.err == nil && (stale || !st.phase.inElection()):
 		// Landed after a reconnect, a new session or a withdrawal: the next
 		// listing adopts it (if our session owns it) or deletes it.
-		if st.inElection {
+		if st.phase.inElection() {
 			st.uncertain, st.dupRisk = true, true
 		} else {
 			c.remove(c.full(r.name))
@@ -78,7 +79,7 @@ func (c *Candidate) onCreate(r createReply) {
 	case isConnLoss(r.err):
 		st.uncertain, st.dupRisk = true, true
 		st.step = stepNone
-		if st.usable {
+		if st.usable() {
 			c.scheduleRetry()
 		}
 	default:
@@ -122,9 +123,11 @@ func (c *Candidate) dropFirstRoute(r createReply) {
 	c.sess.conn.DropWatch(first, c.sink)
 }
 
-// fatal fails the waiting Campaigns and leaves the election.
+// fatal ends the leadership, if any, fails the waiting Campaigns and
+// leaves the election.
 func (c *Candidate) fatal(err error) {
 	c.log.Error().Err(err).Msg("candidate cannot take part in the election")
+	c.endLead(fmt.Errorf("%w: the candidate left the election: %w", ErrResigned, err))
 	c.failWaiters(err)
 	c.withdraw()
 }
@@ -147,7 +150,7 @@ func (c *Candidate) onList(r listReply) {
 			ours = append(ours, ch)
 		}
 	}
-	if !st.inElection {
+	if !st.phase.inElection() {
 		for _, n := range ours {
 			c.remove(c.full(n))
 		}
@@ -272,7 +275,7 @@ func (c *Candidate) onMine(r mineReply) {
 		c.setMine("")
 		c.endLead(ErrSessionExpired)
 		c.settleOpen(ErrSessionExpired)
-		if st.inElection {
+		if st.phase.inElection() {
 			c.create()
 		}
 	case st.lead != nil && st.lead.znode == st.minePath:
@@ -352,7 +355,7 @@ func (c *Candidate) promotable() bool {
 	st := &c.st
 	return st.predFirst && st.mineWatched && st.mineSt != nil && st.mine != "" &&
 		st.sessID != 0 && st.mineSt.EphemeralOwner == st.sessID &&
-		st.usable && st.inElection && st.lead == nil
+		st.usable() && st.phase == phaseCampaigning
 }
 
 // promote leads on the stat we hold, the predecessor's watch having fired
@@ -384,7 +387,7 @@ func (c *Candidate) warnIfStuck(pred *zk.Stat) {
 // (or retries while it still looks usable); anything else is fatal.
 func (c *Candidate) stepFailed(what string, err error) {
 	if isConnLoss(err) || errors.Is(err, zk.ErrConnectionClosed) {
-		if c.st.usable {
+		if c.st.usable() {
 			c.scheduleRetry()
 		}
 		return
@@ -403,6 +406,9 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 	if !c.leaseHolds() {
 		c.log.Debug().Str("znode", st.minePath).Msg("first in line, but the lease is out: waiting for it")
 		c.awaitLease()
+		return false
+	}
+	if !c.enter(phaseLeading) { // only a campaigning candidate leads
 		return false
 	}
 	c.settleOpen(nil) // leading in the same session: it did not expire
@@ -438,13 +444,14 @@ func (c *Candidate) endLead(reason error) {
 		return
 	}
 	st.lead = nil
+	c.enter(phaseCampaigning)
 	if errors.Is(reason, ErrSuspended) {
 		c.suspend(l) // its reason may stay open
 	}
 	l.end(reason)
 	c.current.CompareAndSwap(l, nil)
 	c.sess.forgetLease(l)
-	if st.inElection && st.since.IsZero() {
+	if st.phase.inElection() && st.since.IsZero() {
 		st.since = time.Now()
 	}
 	reason = l.Err()
@@ -465,7 +472,7 @@ func (c *Candidate) endLead(reason error) {
 // remove deletes path in the background, retried until done.
 func (c *Candidate) remove(path string) {
 	st := &c.st
-	if path == "" || st.cleanup[path] || st.gone {
+	if path == "" || st.cleanup[path] || st.session == sessClosed {
 		return
 	}
 	if st.cleanup == nil {
