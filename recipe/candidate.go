@@ -341,7 +341,7 @@ func (c *Candidate) withdraw() {
 // nothing of the candidate is left.
 func (c *Candidate) settle() {
 	st := &c.st
-	deleted := len(st.cleanup) == 0 && (st.swept || !st.dupRisk)
+	deleted := len(st.cleanup) == 0 && (st.swept || !st.outcome.dupRisk())
 	in, gone := st.phase.inElection(), st.session == sessClosed
 	withdrawn := !in && st.mine == "" && !st.creating
 	if gone || (deleted && (withdrawn || in)) {

@@ -138,7 +138,7 @@ func (c *Candidate) onLeaseBack(w *leaseWaiter) {
 	if st.phase != phaseCampaigning || !st.usable() || st.step != stepNone {
 		return
 	}
-	if st.watchedFirst && st.mineSt != nil {
+	if st.proof == proofFirst && st.mineSt != nil {
 		c.becomeLeader(st.mineSt)
 		return
 	}

@@ -45,9 +45,9 @@ type loopState struct {
 	step    stepKind
 	phase   phase     // where the candidate stands (phase.go)
 	session sessState // whether steps may be sent (phase.go)
+	outcome outcome   // whether a create may have left a znode we do not know of (proof.go)
+	proof   proof     // what proves our place without a listing (proof.go)
 	// The facts below cross the phases (phase.go).
-	uncertain  bool // a create may have been applied without our knowing its name
-	dupRisk    bool // since the last sweep, a create's outcome was unknown
 	creating   bool // a create is in flight (at most one)
 	restartDue bool // restart once the create in flight returns
 	// newElection: the next create is sent with the election's own
@@ -58,15 +58,6 @@ type loopState struct {
 	// behind that create no longer shows the znode as it is, and its
 	// watch has fired.
 	firstFired bool
-	// watchedFirst: our znode was first at the last listing and getMine
-	// then found it ours with its watch armed, and no event came since, so
-	// it may lead again on mineSt without a request once the lease holds.
-	watchedFirst bool
-	// predFirst: the last listing, in this connection and with suffixes in
-	// serial order (none straddling the wrap), showed pred as the lowest
-	// znode. Sequence numbers only grow within a parent, so nothing lower
-	// can have appeared since: pred's NodeDeleted alone makes us first.
-	predFirst bool
 	// mineWatched: the data watch on our znode was armed in this
 	// connection (while waiting behind pred) and has not fired since.
 	mineWatched bool
@@ -166,7 +157,7 @@ func (c *Candidate) handle(m any) {
 func (c *Candidate) onSession(ev zkconn.Event) {
 	st := &c.st
 	c.stopAwaitingLease()
-	st.watchedFirst, st.predFirst, st.mineWatched = false, false, false // any session change voids the proofs
+	st.proof, st.mineWatched = proofNone, false // any session change voids the proofs
 	st.gen++
 	st.step = stepNone
 	switch ev.Kind {
@@ -208,7 +199,7 @@ func (c *Candidate) sessionLost(id int64) {
 	c.sess.conn.Unroute(st.minePath, c.sink)
 	c.setMine("")
 	if st.creating { // a create queued in go-zookeeper may land in the next session
-		st.uncertain, st.dupRisk = true, true
+		st.outcome.lost()
 	}
 	if st.phase.inElection() {
 		st.since = time.Now()
@@ -235,7 +226,8 @@ func (c *Candidate) onNode(ev zk.Event) {
 		if st.mine == "" || st.cleanup[ev.Path] {
 			return
 		}
-		st.watchedFirst, st.mineWatched = false, false // the watch fired: re-read before leading again
+		st.proof.drop(proofFirst) // the watch fired: re-read before leading again
+		st.mineWatched = false
 		if ev.Type == zk.EventNodeDataChanged {
 			if st.lead != nil { // re-arm the leader's watch on its znode
 				st.gen++
@@ -301,7 +293,7 @@ func (c *Candidate) restart() {
 		return
 	}
 	switch {
-	case st.mine != "" || st.uncertain || (!st.swept && st.dupRisk):
+	case st.mine != "" || st.outcome.unknown() || (!st.swept && st.outcome.dupRisk()):
 		c.list()
 	case st.phase.inElection():
 		c.create()
@@ -374,8 +366,8 @@ func (c *Candidate) setMine(name string) {
 	if name != "" {
 		name = path[len(c.path)+1:] // shares path's bytes, not those of the reply it came in
 	}
-	c.st.mine, c.st.minePath, c.st.mineSt, c.st.watchedFirst = name, path, nil, false
-	c.st.predFirst, c.st.mineWatched = false, false
+	c.st.mine, c.st.minePath, c.st.mineSt = name, path, nil
+	c.st.proof, c.st.mineWatched = proofNone, false
 }
 
 // mailbox is the unbounded, ordered inbox of one candidate's event loop.

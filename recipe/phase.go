@@ -8,13 +8,18 @@ package recipe
 //	session: Down ⇄ Usable, either → Closed     (connection and session events)
 //
 // Only Campaigning and Leading are in the election (their candidate has or
-// is getting a znode); Leading holds exactly when loopState.lead is set. The
-// facts that cross the phases are the znode bookkeeping of loop.go: a create
-// in flight (creating, restartDue), a create whose outcome is unknown
-// (uncertain, dupRisk, swept), and the proofs that let a candidate lead
-// without a listing (newElection, firstFired, watchedFirst, predFirst,
-// mineWatched). A closed session ends the election for good: the candidate
-// stays Idle (or Closing) and Campaign fails with ErrSessionClosed.
+// is getting a znode); Leading holds exactly when loopState.lead is set. A
+// closed session ends the election for good: the candidate stays Idle (or
+// Closing) and Campaign fails with ErrSessionClosed.
+//
+// What crosses the phases is the znode bookkeeping: the step in flight
+// (stepKind), what the candidate knows of its creates' results and of its
+// place (outcome and proof, proof.go), and a few facts of loop.go: a create
+// in flight and a restart waiting for it (creating, restartDue), a sweep
+// listing done since withdrawing (swept), the watch on our znode armed
+// (mineWatched), and for WithNewElection the create still to send with the
+// election's znode and an event on it before its reply (newElection,
+// firstFired).
 
 // phase is where a candidate stands in its election. It changes only
 // through Candidate.enter, which refuses a transition phase.canEnter does

@@ -112,11 +112,13 @@ func TestSessionStates(t *testing.T) {
 	}
 }
 
-// TestStateNames: every phase, and every session state, has its own name.
+// TestStateNames: every value of each state enum has its own name.
 func TestStateNames(t *testing.T) {
 	for _, kind := range [][]fmt.Stringer{
 		{phaseIdle, phaseCampaigning, phaseLeading, phaseClosing, phaseClosed},
 		{sessDown, sessUsable, sessClosed},
+		{outcomeKnown, outcomeUnknown, outcomeMaybeDuplicate},
+		{proofNone, proofFirst, proofBehindLowest},
 	} {
 		seen := map[string]bool{}
 		for _, s := range kind {
@@ -129,5 +131,56 @@ func TestStateNames(t *testing.T) {
 	}
 	if phase(99).String() != "phase(?)" || sessState(99).String() != "session(?)" {
 		t.Error("an out-of-range state has a name")
+	}
+}
+
+// TestOutcomeTransitions: a lost create makes the outcome unknown; knowing
+// our znode again leaves a possible duplicate until a sweep clears it; a
+// clean outcome stays clean when resolved.
+func TestOutcomeTransitions(t *testing.T) {
+	for _, tc := range []struct {
+		from       outcome
+		op         func(*outcome)
+		name       string
+		want       outcome
+		unknown    bool
+		duplicates bool
+	}{
+		{outcomeKnown, (*outcome).lost, "lost", outcomeUnknown, true, true},
+		{outcomeMaybeDuplicate, (*outcome).lost, "lost", outcomeUnknown, true, true},
+		{outcomeUnknown, (*outcome).resolved, "resolved", outcomeMaybeDuplicate, false, true},
+		{outcomeMaybeDuplicate, (*outcome).resolved, "resolved", outcomeMaybeDuplicate, false, true},
+		{outcomeKnown, (*outcome).resolved, "resolved", outcomeKnown, false, false},
+		{outcomeUnknown, (*outcome).cleared, "cleared", outcomeKnown, false, false},
+		{outcomeMaybeDuplicate, (*outcome).cleared, "cleared", outcomeKnown, false, false},
+	} {
+		o := tc.from
+		tc.op(&o)
+		if o != tc.want || o.unknown() != tc.unknown || o.dupRisk() != tc.duplicates {
+			t.Errorf("%v %s: %v (unknown %v, dupRisk %v), want %v (%v, %v)",
+				tc.from, tc.name, o, o.unknown(), o.dupRisk(), tc.want, tc.unknown, tc.duplicates)
+		}
+	}
+}
+
+// TestProofDropVoidsOnlyItsOwn: an event that voids one proof (our znode's
+// watch firing voids proofFirst, forgetting the predecessor voids
+// proofBehindLowest) leaves the other.
+func TestProofDropVoidsOnlyItsOwn(t *testing.T) {
+	for _, from := range []proof{proofNone, proofFirst, proofBehindLowest} {
+		for _, drop := range []proof{proofFirst, proofBehindLowest} {
+			p := from
+			p.drop(drop)
+			want := from
+			if from == drop {
+				want = proofNone
+			}
+			if p != want {
+				t.Errorf("%v drop %v: %v, want %v", from, drop, p, want)
+			}
+		}
+	}
+	if proof(9).String() != "proof(?)" || outcome(9).String() != "outcome(?)" {
+		t.Error("an out-of-range proof or outcome has a name")
 	}
 }

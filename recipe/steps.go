@@ -48,14 +48,14 @@ func (c *Candidate) onCreate(r createReply) {
 		// Landed after a reconnect, a new session or a withdrawal: the next
 		// listing adopts it (if our session owns it) or deletes it.
 		if st.phase.inElection() {
-			st.uncertain, st.dupRisk = true, true
+			st.outcome.lost()
 		} else {
 			c.remove(c.full(r.name))
 		}
 	case r.err == nil:
 		c.setMine(r.name)
 		st.mineSt = r.stat // a candidate that waits need not read its znode back
-		st.uncertain = false
+		st.outcome.resolved()
 		st.backoff.Reset()
 		c.log.Debug().Str("znode", c.full(r.name)).Msg("candidate znode created")
 		switch {
@@ -74,10 +74,10 @@ func (c *Candidate) onCreate(r createReply) {
 		}
 	case stale:
 		if isConnLoss(r.err) {
-			st.uncertain, st.dupRisk = true, true
+			st.outcome.lost()
 		}
 	case isConnLoss(r.err):
-		st.uncertain, st.dupRisk = true, true
+		st.outcome.lost()
 		st.step = stepNone
 		if st.usable() {
 			c.scheduleRetry()
@@ -154,7 +154,8 @@ func (c *Candidate) onList(r listReply) {
 		for _, n := range ours {
 			c.remove(c.full(n))
 		}
-		st.swept, st.uncertain, st.dupRisk = true, false, false
+		st.swept = true
+		st.outcome.cleared()
 		return
 	}
 	if st.mine != "" && !slices.Contains(r.children, st.mine) {
@@ -165,7 +166,7 @@ func (c *Candidate) onList(r listReply) {
 		if len(ours) > 0 {
 			c.spawn(c.adoptOp(c.begin(stepAdopt), ours))
 		} else {
-			st.uncertain = false
+			st.outcome.resolved()
 			c.create()
 		}
 		return
@@ -194,19 +195,21 @@ func (c *Candidate) position(order []node, serial bool) {
 		c.becomeLeader(st.mineSt)
 		if st.mineWatched { // armed while we waited: nothing to read
 			c.forgetPred()
-			st.watchedFirst = true
+			st.proof = proofFirst
 		} else {
 			c.getMine()
 		}
 	case i == 0:
 		c.getMine()
 	default:
-		st.watchedFirst = false
+		st.proof = proofNone
 		if st.lead != nil { // someone sorts before the sitting leader
 			c.endLead(ErrSuspended)
 		}
 		c.watchPred(c.full(order[i-1].Name))
-		st.predFirst = i == 1 && serial
+		if i == 1 && serial {
+			st.proof = proofBehindLowest
+		}
 	}
 }
 
@@ -234,7 +237,7 @@ func (c *Candidate) onAdopt(r adoptReply) {
 	for _, n := range owned[min(1, len(owned)):] {
 		c.remove(c.full(n.Name))
 	}
-	st.uncertain = false
+	st.outcome.resolved()
 	if len(owned) == 0 {
 		c.create()
 		return
@@ -280,9 +283,9 @@ func (c *Candidate) onMine(r mineReply) {
 		}
 	case st.lead != nil && st.lead.znode == st.minePath:
 		// Still leading (re-checked after a reconnect or a data change).
-		st.mineSt, st.watchedFirst = r.stat, true
+		st.mineSt, st.proof = r.stat, proofFirst
 	default:
-		st.mineSt, st.watchedFirst = r.stat, true
+		st.mineSt, st.proof = r.stat, proofFirst
 		c.becomeLeader(r.stat)
 	}
 }
@@ -292,7 +295,8 @@ func (c *Candidate) forgetPred() {
 	st := &c.st
 	if st.pred != "" {
 		c.sess.conn.DropWatch(st.pred, c.sink)
-		st.pred, st.predFirst = "", false
+		st.pred = ""
+		st.proof.drop(proofBehindLowest)
 	}
 }
 
@@ -353,7 +357,7 @@ func (c *Candidate) onPred(r predReply) {
 // that watch) shows the current session owns our znode.
 func (c *Candidate) promotable() bool {
 	st := &c.st
-	return st.predFirst && st.mineWatched && st.mineSt != nil && st.mine != "" &&
+	return st.proof == proofBehindLowest && st.mineWatched && st.mineSt != nil && st.mine != "" &&
 		st.sessID != 0 && st.mineSt.EphemeralOwner == st.sessID &&
 		st.usable() && st.phase == phaseCampaigning
 }
@@ -363,8 +367,8 @@ func (c *Candidate) promotable() bool {
 func (c *Candidate) promote() {
 	st := &c.st
 	c.sess.conn.Unroute(st.pred, c.sink)
-	st.pred, st.predFirst, st.step = "", false, stepNone
-	st.watchedFirst = true // first, watched, and no event since: onLeaseBack may lead on it
+	st.pred, st.step = "", stepNone
+	st.proof = proofFirst // first, watched, and no event since: onLeaseBack may lead on it
 	c.becomeLeader(st.mineSt)
 }
 

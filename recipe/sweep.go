@@ -24,7 +24,7 @@ import (
 // needsSweep reports whether the exiting candidate may have left a znode
 // behind.
 func (st *loopState) needsSweep() bool {
-	return st.session != sessClosed && (st.creating || st.uncertain || st.dupRisk || st.mine != "" || len(st.cleanup) > 0)
+	return st.session != sessClosed && (st.creating || st.outcome.dupRisk() || st.mine != "" || len(st.cleanup) > 0)
 }
 
 // sweepAfterExit starts the sweeper (see the file comment).
