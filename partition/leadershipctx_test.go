@@ -18,7 +18,7 @@ import (
 
 // TestCallbackWritesThroughZooKeeperGuard: an OnStartedLeading callback
 // reaches its leadership's znode and version with recipe.LeadershipFrom
-// and writes through zxidfence's ZooKeeper guard, the README's example;
+// and writes through zxidfence's ZooKeeper guard, partition/README.md's example;
 // Manager.Leadership returns the same leadership.
 func TestCallbackWritesThroughZooKeeperGuard(t *testing.T) {
 	root, shards := newRoot(t), partition.Range(0, 4)

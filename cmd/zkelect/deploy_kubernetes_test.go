@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// What the StatefulSet's memory request is checked against: the README's
+// What the StatefulSet's memory request is checked against: bench/README.md's
 // Measured section (7.4 KB of heap per shard, on every member, led or
 // standby), twice that for GC headroom (GOGC=100), above the daemon's own
 // heap with no shards.
