@@ -14,8 +14,9 @@ import (
 
 // One election reads in five files, in this order: candidate.go (the API,
 // the session's events entering the loop, the requests as the loop
-// answers them), loop.go (the event loop and its state), steps.go (the
-// recipe's steps: create, list, watch, lead), ops.go (the ZooKeeper calls
+// answers them), loop.go (the event loop and its state, whose phases and
+// knowledge phase.go and proof.go name), steps.go (the recipe's steps:
+// create, list, watch, lead), ops.go (the ZooKeeper calls
 // the steps make) and leadership.go (Leadership, its token and context,
 // and Run calling the user's function). Side concerns have files of their
 // own: naming.go, lease.go, sweep.go, metrics.go, errors.go, options.go.
