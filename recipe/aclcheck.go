@@ -93,7 +93,9 @@ func CheckACL(ctx context.Context, sess *Session, p string, acl []zk.ACL) error 
 }
 
 // checkZnodeACL checks one znode's ACL against own for the permissions in
-// mask.
+// mask. A znode (not a parent) whose ACL grants the session none of the
+// permissions in mask belongs to someone else: that is ErrACLDenied (the
+// member lacks the group's credentials), not an open znode.
 func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, mask int32) error {
 	got, _, err := sess.GetACL(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -101,6 +103,10 @@ func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, m
 	}
 	if err != nil {
 		return fmt.Errorf("read the ACL of %s: %w", p, denied(err))
+	}
+	if mask == unsafeOnZnode && sess.grantedToSession(got)&mask == 0 {
+		return fmt.Errorf("%s has ACL %s, which grants this session's identities (%s) no change: %w: %w",
+			p, FormatACL(got), FormatACL(sess.identities()), ErrACLDenied, zk.ErrNoAuth)
 	}
 	var grants []zk.ACL
 	for _, e := range got {
@@ -126,6 +132,16 @@ func granted(acl []zk.ACL, scheme, id string) int32 {
 		if a.Scheme == scheme && a.ID == id {
 			p |= a.Perms
 		}
+	}
+	return p
+}
+
+// grantedToSession returns the permissions acl grants this session: its
+// own identities and world:anyone.
+func (s *Session) grantedToSession(acl []zk.ACL) int32 {
+	p := granted(acl, "world", "anyone")
+	for _, id := range s.identities() {
+		p |= granted(acl, id.Scheme, id.ID)
 	}
 	return p
 }

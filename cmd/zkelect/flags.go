@@ -82,6 +82,15 @@ func (f *commonFlags) znodeACL() ([]zk.ACL, error) {
 	return f.acl.acl(f.auth.scheme != "")
 }
 
+// aclCheck returns what --accept-open-acl asks (recipe.ACLCheckRefuse for
+// a command without --acl).
+func (f *commonFlags) aclCheck() recipe.ACLCheck {
+	if f.acl == nil {
+		return recipe.ACLCheckRefuse
+	}
+	return f.acl.check()
+}
+
 // validate checks every shared flag, returning a one-line error that names
 // the fix.
 func (f *commonFlags) validate() error {

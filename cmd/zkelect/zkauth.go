@@ -104,8 +104,12 @@ func (a *authFlags) credentials() (user, password string, err error) {
 	return user, password, nil
 }
 
-// aclFlag is --acl: the ACL of the znodes a command creates.
-type aclFlag struct{ value string }
+// aclFlag is --acl: the ACL of the znodes a command creates, and
+// --accept-open-acl.
+type aclFlag struct {
+	value      string
+	acceptOpen bool
+}
 
 func (f *aclFlag) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.value, "acl", os.Getenv(envACL),
@@ -113,6 +117,18 @@ func (f *aclFlag) register(fs *pflag.FlagSet) {
 			aclOpen+" (anyone may do anything; the default without), or scheme:id:perms entries, comma-separated, "+
 			"e.g. digest:app:HASH=:cdrwa,world:anyone:r (default $"+envACL+")")
 	hideDefault(fs, "acl")
+	fs.BoolVar(&f.acceptOpen, "accept-open-acl", false,
+		"with a secured --acl, run even when the election path or root, or its parent, already exists with an ACL "+
+			"that lets others delete or change it (logged as a warning); without it such a path is refused")
+}
+
+// check returns what a secured command does with an existing path others
+// may change (recipe.CheckACL).
+func (f *aclFlag) check() recipe.ACLCheck {
+	if f.acceptOpen {
+		return recipe.ACLCheckWarn
+	}
+	return recipe.ACLCheckRefuse
 }
 
 // acl returns the ACL the flag names; authenticated says whether --zk-auth
