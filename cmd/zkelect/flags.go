@@ -79,7 +79,7 @@ func (f *commonFlags) znodeACL() ([]zk.ACL, error) {
 	if f.acl == nil {
 		return zk.WorldACL(zk.PermAll), nil
 	}
-	return f.acl.acl(f.auth.scheme != "")
+	return f.acl.acl(&f.auth, f.tls.cert != "")
 }
 
 // aclCheck returns what --accept-open-acl asks (recipe.ACLCheckRefuse for

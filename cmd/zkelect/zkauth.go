@@ -29,6 +29,8 @@ const (
 	authSASL   = "sasl"
 	aclOpen    = "open"
 	aclGroup   = "group"
+	// aclGroupX509 adds the client certificate's x509 identity to group's.
+	aclGroupX509 = "group+x509"
 )
 
 // authFlags are how a command authenticates to ZooKeeper.
@@ -113,7 +115,8 @@ type aclFlag struct {
 
 func (f *aclFlag) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.value, "acl", os.Getenv(envACL),
-		"ACL of created znodes: "+aclGroup+" (only this identity may change or delete them, anyone may read; the default with --zk-auth), "+
+		"ACL of created znodes: "+aclGroup+" (only the --zk-auth identity may change or delete them, anyone may read; the default with --zk-auth), "+
+			aclGroupX509+" (the --zk-auth identity and the --zk-tls-cert's x509 subject: anyone holding that certificate too), "+
 			aclOpen+" (anyone may do anything; the default without), or scheme:id:perms entries, comma-separated, "+
 			"e.g. digest:app:HASH=:cdrwa,world:anyone:r (default $"+envACL+")")
 	hideDefault(fs, "acl")
@@ -131,9 +134,14 @@ func (f *aclFlag) check() recipe.ACLCheck {
 	return recipe.ACLCheckRefuse
 }
 
-// acl returns the ACL the flag names; authenticated says whether --zk-auth
-// is given, which makes "group" the default.
-func (f *aclFlag) acl(authenticated bool) ([]zk.ACL, error) {
+// acl returns the ACL the flag names; auth is --zk-auth, which makes
+// "group" the default, and cert says whether a client certificate is
+// given (--zk-tls-cert). "group" names the --zk-auth identity alone
+// (digest:user:hash, or sasl:user), never ZooKeeper's "auth" scheme: that
+// one also grants the x509 identity of the client certificate, which
+// everyone holding a shared keystore has. "group+x509" grants both.
+func (f *aclFlag) acl(auth *authFlags, cert bool) ([]zk.ACL, error) {
+	authenticated := auth.scheme != ""
 	v := f.value
 	if v == "" {
 		v = aclOpen
@@ -148,9 +156,27 @@ func (f *aclFlag) acl(authenticated bool) ([]zk.ACL, error) {
 		if !authenticated {
 			return nil, errors.New("--acl group grants the session's own identity, but no --zk-auth is given")
 		}
-		return recipe.GroupACL(), nil
+		return groupACL(auth)
+	case aclGroupX509:
+		if !authenticated || !cert {
+			return nil, errors.New("--acl group+x509 grants the --zk-auth identity and the client certificate's: give --zk-auth and --zk-tls-cert")
+		}
+		return recipe.GroupACL(), nil // "auth": every identity of the session
 	}
 	return parseACL(v)
+}
+
+// groupACL is all permissions for the --zk-auth identity, read for anyone.
+func groupACL(auth *authFlags) ([]zk.ACL, error) {
+	user, password, err := auth.credentials()
+	if err != nil {
+		return nil, err
+	}
+	own := zk.DigestACL(zk.PermAll, user, password)
+	if auth.scheme == authSASL {
+		own = []zk.ACL{{Perms: zk.PermAll, Scheme: "sasl", ID: user}}
+	}
+	return append(own, zk.WorldACL(zk.PermRead)...), nil
 }
 
 // parseACL parses comma-separated scheme:id:perms entries; id may itself
