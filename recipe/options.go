@@ -41,6 +41,7 @@ type sessionConfig struct {
 	log            zerolog.Logger
 	reg            prometheus.Registerer
 	dialer         zk.Dialer
+	customDialer   bool // WithDialer: the watchdog does not take the session
 	auth           []authCred
 	tls            *tls.Config            // nil: plain TCP
 	sasl           *zkconn.SASLCredential // nil: no SASL exchange
@@ -112,7 +113,7 @@ func WithDialer(d zk.Dialer) SessionOption {
 		if d == nil {
 			return &OptionError{Option: "WithDialer", Reason: "nil dialer"}
 		}
-		c.dialer = d
+		c.dialer, c.customDialer = d, true
 		return nil
 	}
 }

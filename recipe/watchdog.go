@@ -28,6 +28,13 @@ const watchdogExitWait = 5 * time.Second
 // cannot prove a process dead (outside Linux, or before Linux 5.3).
 var ErrWatchdogUnsupported = watchdog.ErrUnsupported
 
+// ErrWatchdogTransport is returned by Watch for a session over TLS
+// (WithTLS) or a custom dialer (WithDialer): the watchdog closes sessions
+// with a plain TCP connect request carrying the session's id and
+// password, which must not go in clear where the session itself does not.
+// Such a session is left to its timeout after a crash.
+var ErrWatchdogTransport = errors.New("recipe: the watchdog closes sessions over plain TCP only, not this session's TLS or dialer")
+
 // Watchdog is a process that outlives this one and, once the kernel proves
 // this process dead (SIGKILL, a panic, an OOM kill: its pidfd reports the
 // exit), ends the ZooKeeper sessions it was handed (Watch) on its behalf,
@@ -39,9 +46,12 @@ var ErrWatchdogUnsupported = watchdog.ErrUnsupported
 // the session timeout. Safety: the process is dead, so no belief of it
 // survives, and what acted for it in guarded groups is dead too; a leader
 // paused rather than dead is fenced by its token as before. Opt-in: start
-// one per process with StartWatchdog. Linux 5.3+ only. Sessions reached
-// through a custom dialer (WithDialer: TLS, a proxy) are closed over plain
-// TCP to the same addresses.
+// one per process with StartWatchdog. Linux 5.3+ only. It closes sessions
+// over plain TCP only, so it takes no session over TLS or a custom dialer
+// (Watch returns ErrWatchdogTransport): their id and password would go in
+// clear, and after a crash such sessions wait out their timeout. What it
+// is handed (ids, passwords, servers) reaches it over a pipe (its stdin),
+// never its argv or environment.
 type Watchdog struct {
 	cmd     *exec.Cmd
 	pipe    io.WriteCloser
@@ -129,9 +139,13 @@ func (w *Watchdog) Unguard(pgid int) error {
 }
 
 // Watch hands over s's session, now and after every re-establishment
-// (a new session after an expiry), until s is closed. It returns an error
-// if the watchdog is gone or closed.
+// (a new session after an expiry), until s is closed. It returns
+// ErrWatchdogTransport for a session over TLS or a custom dialer (nothing
+// is handed over), ErrClosed if the watchdog is closed.
 func (w *Watchdog) Watch(s *Session) error {
+	if s.cfg.tls != nil || s.cfg.customDialer {
+		return ErrWatchdogTransport
+	}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()

@@ -18,8 +18,9 @@ const watchdogUsage = "on Linux, a watchdog process kills this process's childre
 func registerWatchdog(fs *pflag.FlagSet, on *bool) { fs.BoolVar(on, "watchdog", true, watchdogUsage) }
 
 // startWatchdog starts this process's watchdog and hands it sess when on
-// is set; it returns nil (logged) when off, unsupported or failing: the
-// session then waits out its timeout after a crash, as without it.
+// is set; it returns nil (logged) when off, unsupported, over TLS (the
+// watchdog closes sessions over plain TCP only) or failing: the session
+// then waits out its timeout after a crash, as without it.
 func startWatchdog(on bool, log zerolog.Logger, sess *recipe.Session) *recipe.Watchdog {
 	if !on {
 		return nil
@@ -30,7 +31,13 @@ func startWatchdog(on bool, log zerolog.Logger, sess *recipe.Session) *recipe.Wa
 		return nil
 	}
 	if err == nil {
-		err = wd.Watch(sess)
+		if err = wd.Watch(sess); err != nil {
+			_ = wd.Close()
+		}
+	}
+	if errors.Is(err, recipe.ErrWatchdogTransport) {
+		log.Info().Msg("no watchdog for a session over TLS (it would close it in clear): after a crash, successors wait out the session timeout")
+		return nil
 	}
 	if err != nil {
 		log.Warn().Err(err).Msg("watchdog not started: after a crash, successors wait out the session timeout")
