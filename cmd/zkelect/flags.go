@@ -193,6 +193,7 @@ func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prome
 	if tlsCfg != nil {
 		opts = append(opts, recipe.WithTLS(tlsCfg))
 	}
+	f.auth.warnInClear(log, tlsCfg != nil)
 	sess, err := recipe.Connect(ctx, servers, opts...)
 	switch {
 	case err == nil:

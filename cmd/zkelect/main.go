@@ -28,7 +28,7 @@ func main() {
 	// Log timestamps to the millisecond; failovers take a few seconds.
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "zkelect:", oneLine(err.Error()))
+		fmt.Fprintln(os.Stderr, "zkelect:", oneLine(withAuthHint(err).Error()))
 		os.Exit(exitCode(err))
 	}
 }

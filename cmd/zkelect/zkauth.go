@@ -10,6 +10,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/zkelect/zkelect/internal/jute"
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -37,6 +39,11 @@ const (
 type authFlags struct {
 	scheme string // "" (none), authDigest or authSASL
 	file   string // holds user:password
+
+	// read caches the credentials once read (credentials): the variable
+	// they may come from is gone from the environment by then.
+	read           bool
+	user, password string
 }
 
 func (a *authFlags) register(fs *pflag.FlagSet) {
@@ -85,9 +92,18 @@ func (a *authFlags) warnLoosePermissions(log zerolog.Logger) {
 }
 
 // credentials reads user:password from --zk-auth-file, else from
-// $ZKELECT_ZK_CREDENTIALS.
+// $ZKELECT_ZK_CREDENTIALS, once: the first call removes the variable from
+// this process's environment, so that no child (the watchdog, run's and
+// --exec's children, the reaper) inherits it. A process of the same user
+// can still read it in /proc/<pid>/environ (the environment the process
+// was started with, which unsetenv does not change) or this process's
+// memory, and the file --zk-auth-file names.
 func (a *authFlags) credentials() (user, password string, err error) {
+	if a.read {
+		return a.user, a.password, nil
+	}
 	raw, from := os.Getenv(envZKCredentials), "$"+envZKCredentials
+	_ = os.Unsetenv(envZKCredentials)
 	if a.file != "" {
 		b, err := os.ReadFile(a.file)
 		if err != nil {
@@ -103,7 +119,34 @@ func (a *authFlags) credentials() (user, password string, err error) {
 	if !ok || user == "" || password == "" || strings.ContainsAny(raw, "\n") {
 		return "", "", fmt.Errorf("credentials in %s: want one line user:password", from)
 	}
+	a.read, a.user, a.password = true, user, password
 	return user, password, nil
+}
+
+// warnInClear logs, once at connect, that digest credentials go to
+// ZooKeeper in clear: its addauth request carries user:password as it is,
+// and without TLS anyone on the path reads it (SASL DIGEST-MD5 sends a
+// challenge response instead).
+func (a *authFlags) warnInClear(log zerolog.Logger, tls bool) {
+	if a.scheme == authDigest && !tls {
+		log.Warn().Msg("--zk-auth digest over plain TCP: ZooKeeper's digest scheme sends user:password in clear; " +
+			"use TLS (--zk-tls-ca) or --zk-auth sasl")
+	}
+}
+
+// withAuthHint adds the fix to err when the ensemble ended the session for
+// want of a SASL login (ZooKeeper's SESSIONCLOSEDREQUIRESASLAUTH, -124,
+// with sessionRequireClientSASLAuth or enforce.auth.enabled): read alone,
+// the code does not say that --zk-auth is what is missing. Other errors
+// are returned as they are.
+func withAuthHint(err error) error {
+	var ce *zkconn.CodeError
+	required := errors.As(err, &ce) && ce.Code == jute.CodeSessionClosedRequireSASL
+	if !required && (err == nil || !strings.Contains(err.Error(), jute.CodeSessionClosedRequireSASL.String())) {
+		return err
+	}
+	return fmt.Errorf("%w (the ensemble requires a SASL login: pass --zk-auth sasl, with user:password in --zk-auth-file or $%s)",
+		err, envZKCredentials)
 }
 
 // aclFlag is --acl: the ACL of the znodes a command creates, and
