@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/recipe/watchdog"
 )
 
 // Environment variables handed to a child started by run (and by shards).
@@ -182,7 +183,7 @@ type runner struct {
 	log   zerolog.Logger
 	cmd   *cobra.Command
 	// watchdog guards the child's process group (nil: none).
-	watchdog *recipe.Watchdog
+	watchdog *watchdog.Process
 }
 
 // loop campaigns, leads and campaigns again until it is told to exit.

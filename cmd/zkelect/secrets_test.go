@@ -58,7 +58,7 @@ func TestDigestCredentialsStayOutOfChildren(t *testing.T) {
 }
 
 // watchdogOf returns the pid of the watchdog process of parent, found by
-// its command line (recipe.WatchdogArg and the parent's pid).
+// its command line (watchdog.Arg and the parent's pid).
 func watchdogOf(t *testing.T, parent int) int {
 	t.Helper()
 	want := []byte("__zkelect-watchdog\x00" + strconv.Itoa(parent) + "\x00")

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/recipe/watchdog"
 )
 
 // watchdogUsage is the --watchdog flag's help.
@@ -21,12 +22,12 @@ func registerWatchdog(fs *pflag.FlagSet, on *bool) { fs.BoolVar(on, "watchdog", 
 // is set; it returns nil (logged) when off, unsupported, over TLS (the
 // watchdog closes sessions over plain TCP only) or failing: the session
 // then waits out its timeout after a crash, as without it.
-func startWatchdog(on bool, log zerolog.Logger, sess *recipe.Session) *recipe.Watchdog {
+func startWatchdog(on bool, log zerolog.Logger, sess *recipe.Session) *watchdog.Process {
 	if !on {
 		return nil
 	}
-	wd, err := recipe.StartWatchdog()
-	if errors.Is(err, recipe.ErrWatchdogUnsupported) {
+	wd, err := watchdog.Start()
+	if errors.Is(err, watchdog.ErrUnsupported) {
 		log.Info().Msg("no watchdog on this system: after a crash, successors wait out the session timeout")
 		return nil
 	}
@@ -35,7 +36,7 @@ func startWatchdog(on bool, log zerolog.Logger, sess *recipe.Session) *recipe.Wa
 			_ = wd.Close()
 		}
 	}
-	if errors.Is(err, recipe.ErrWatchdogTransport) {
+	if errors.Is(err, watchdog.ErrTransport) {
 		log.Info().Msg("no watchdog for a session over TLS (it would close it in clear): after a crash, successors wait out the session timeout")
 		return nil
 	}
@@ -47,7 +48,7 @@ func startWatchdog(on bool, log zerolog.Logger, sess *recipe.Session) *recipe.Wa
 }
 
 // stopWatchdog tells wd (nil: none) that this process leaves on purpose.
-func stopWatchdog(log zerolog.Logger, wd *recipe.Watchdog) {
+func stopWatchdog(log zerolog.Logger, wd *watchdog.Process) {
 	if wd == nil {
 		return
 	}
