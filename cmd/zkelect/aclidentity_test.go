@@ -77,4 +77,21 @@ func TestGroupACLIgnoresASharedClientCertificate(t *testing.T) {
 	if ps := participants(t, other, election); len(ps) != 1 || !strings.HasPrefix(ps[0].ID, "tls-1") {
 		t.Errorf("participants after the refused writes %v; want tls-1 alone", ps)
 	}
+
+	// Asked for, the certificate's identity is granted too, and the check
+	// of the election path (read back after creating it) knows it as ours.
+	x509Election, x509Events := testPath(t)+"/run", filepath.Join(dir, "x509-events")
+	startProc(t, "run with group+x509", runArgs(t, zks.SecureAddrs()[0], x509Election, "tls-2", "--zk-tls-ca", files.CAFile,
+		"--zk-tls-cert", files.CertFile, "--zk-tls-key", files.KeyFile, "--zk-auth", "sasl", "--zk-auth-file", cred,
+		"--acl", "group+x509", "--connect-timeout", "60s"), envTestChild+"="+x509Events)
+	eventually(t, 90*time.Second, "the child of run --acl group+x509 to start", func() bool {
+		return countKind(readEvents(t, x509Events), "start") == 1
+	})
+	acl, _, err = other.GetACL(ctx, x509Election)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recipe.FormatACL(acl); !strings.Contains(got, "x509:CN=") {
+		t.Errorf("ACL of the group+x509 election = %s; want an x509 entry", got)
+	}
 }
