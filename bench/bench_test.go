@@ -12,14 +12,14 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/recipe/watchdog"
 )
 
 func TestMain(m *testing.M) {
 	if code, ok := RunChild(os.Args); ok { // the peers scenario's zkelect candidates
 		os.Exit(code)
 	}
-	if code, ok := recipe.ServeWatchdog(os.Args); ok { // their watchdogs
+	if code, ok := watchdog.Serve(os.Args); ok { // their watchdogs
 		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/recipe/watchdog"
 )
 
 // ChildArg, as the first argument, makes a program that calls RunChild a
@@ -37,8 +38,8 @@ func RunChild(args []string) (int, bool) {
 
 // runCandidate is the zkelect candidate of the side-by-side scenario, on the
 // protocol every peer speaks (see bench/peers/LatchCandidate.java), with a
-// recipe.Watchdog (this executable again, so it must call
-// recipe.ServeWatchdog first in main) where the system has one: args are
+// watchdog.Process (this executable again, so it must call
+// watchdog.Serve first in main) where the system has one: args are
 // [servers, election path, id, session timeout ms]; it prints READY once its
 // candidate exists and "LEADER <microseconds since the Unix epoch>" each
 // time Campaign returns a leadership (stamped then, see peerProc.await), and
@@ -59,7 +60,7 @@ func runCandidate(args []string, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if wd, err := recipe.StartWatchdog(); err == nil { // without one (not Linux), a kill waits out the session
+	if wd, err := watchdog.Start(); err == nil { // without one (not Linux), a kill waits out the session
 		defer wd.Close() // after the session's Close: a kill in between still ends the session
 		if err := wd.Watch(sess); err != nil {
 			return err

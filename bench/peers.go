@@ -60,7 +60,7 @@ func peers(ctx context.Context, dir string, self []string) []peer {
 func zkelectPeer(self []string) peer {
 	p := peer{name: PeerZkelect, version: "(devel)"}
 	if watchdog.Supported() {
-		p.note = "each candidate runs a recipe.Watchdog: after a SIGKILL it closes the dead process's session"
+		p.note = "each candidate runs a watchdog.Process: after a SIGKILL it closes the dead process's session"
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		p.version = bi.Main.Version

@@ -106,7 +106,7 @@ func TestGroupACLStopsOtherClients(t *testing.T) {
 // checkGroupACLStopsOthers runs two members on sessions from group and
 // checks that the session other cannot change their znodes.
 func checkGroupACLStopsOthers(t *testing.T, group func() *recipe.Session, otherSess *recipe.Session) {
-	root, shards, tr := newRoot(t), partition.Range(0, 4), newTracker()
+	root, shards, tr := securedRoot(t), partition.Range(0, 4), newTracker()
 	var ms []*member
 	for _, id := range []string{"a", "b"} {
 		ms = append(ms, startMemberOn(t, group(), root, id, shards, tr, withGroupACL))
@@ -148,7 +148,7 @@ func checkGroupACLStopsOthers(t *testing.T, group func() *recipe.Session, otherS
 // credentials (none, or another digest identity) fails at Run, at once,
 // with recipe.ErrACLDenied, and does not lead.
 func TestMemberWithoutGroupCredentialsIsRefused(t *testing.T) {
-	root, shards, tr := newRoot(t), partition.Range(0, 2), newTracker()
+	root, shards, tr := securedRoot(t), partition.Range(0, 2), newTracker()
 	group := startMemberOn(t, connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1])), root, "a", shards, tr, withGroupACL)
 	waitBalanced(t, shards, []*member{group}, 20*time.Second)
 	for name, opts := range map[string][]recipe.SessionOption{

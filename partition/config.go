@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -161,17 +162,29 @@ type Config struct {
 	// refused with a *ConfigError.
 	ExpectedMembers int
 
-	// ACL is the ACL of every znode the manager creates: the root (its
-	// missing ancestors are created open), members/, owners/, shards/, each shard's election
-	// znode, the member's registration and record, and its candidates'
-	// znodes. Nil selects zk.WorldACL(zk.PermAll) (anyone may change
-	// anything); recipe.GroupACL() lets only the group's identity change or
-	// delete them while anyone may read, on a session with credentials
-	// (recipe.WithDigestAuth, recipe.WithSASL) that every member shares.
-	// A member without them is then refused at Run with
-	// recipe.ErrACLDenied. znodes that exist already keep their ACL.
-	// A non-nil empty ACL is invalid.
+	// ACL is the ACL of every znode the manager creates: the root and its
+	// parent (missing ancestors above it are created open, see
+	// ensurePaths), members/, owners/, shards/, each shard's election
+	// znode, the operator znode, the member's registration and record, and
+	// its candidates' znodes. Nil selects zk.WorldACL(zk.PermAll) (anyone
+	// may change anything); recipe.GroupACL() lets only the group's
+	// identity change or delete them while anyone may read, on a session
+	// with credentials (recipe.WithDigestAuth, recipe.WithSASL) that every
+	// member shares. A member without them is then refused at Run with
+	// recipe.ErrACLDenied. znodes that exist already keep their ACL; with
+	// a secured ACL, Run first reads the ACL of the root, its parent, its
+	// three children and the operator znode, and refuses one that others
+	// may delete or change (see ACLCheck). A non-nil empty ACL is invalid.
 	ACL []zk.ACL
+
+	// ACLCheck says what Run does when, with a secured ACL, the root, its
+	// parent, members/, owners/, shards/ or the operator znode lets
+	// identities outside ACL delete or change it (recipe.CheckACL: a root
+	// squatted open before the first start): recipe.ACLCheckRefuse (the
+	// zero value) fails Run with an error wrapping a
+	// *recipe.UnsafeACLError; recipe.ACLCheckWarn logs it and runs;
+	// recipe.ACLCheckOff does not read the ACLs.
+	ACLCheck recipe.ACLCheck
 
 	// MaxShardsPerSession bounds the shard elections (leading or standing
 	// by) one ZooKeeper session carries. A member with more spreads them
@@ -264,6 +277,9 @@ func (c Config) validate(root string, sessionTimeout time.Duration) (settings, e
 	}
 	if c.ACL != nil && len(c.ACL) == 0 {
 		return settings{}, &ConfigError{Field: "ACL", Reason: "is empty (nil selects the open default)"}
+	}
+	if c.ACLCheck < recipe.ACLCheckRefuse || c.ACLCheck > recipe.ACLCheckOff {
+		return settings{}, &ConfigError{Field: "ACLCheck", Reason: fmt.Sprintf("is %d, not a recipe.ACLCheck", c.ACLCheck)}
 	}
 	if c.MaxShardsPerSession < 0 {
 		return settings{}, &ConfigError{Field: "MaxShardsPerSession", Reason: fmt.Sprintf("is negative (%d)", c.MaxShardsPerSession)}

@@ -344,6 +344,9 @@ func (m *Manager) prepareOnce(ctx context.Context) error {
 	if err := ensurePaths(ctx, m.sess, m.root, m.cfg.ACL); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, aclDenied(err))
 	}
+	if err := m.checkRootACL(ctx); err != nil {
+		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
+	}
 	return aclDenied(register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
 }
 

@@ -39,13 +39,16 @@ func (p *publisher) gap() time.Duration {
 	return min(max(publishInterval, publishCostFactor*p.slowWrite()), maxPublishGap)
 }
 
-// ensurePaths creates root and its three children, with acl, if missing;
-// missing ancestors above root are created open (zk.WorldACL(zk.PermAll)),
-// so that one group's ACL does not lock others out of a shared parent such
-// as /apps. A create refused by an ACL is no failure when the znode exists: ZooKeeper
-// checks the parent's ACL (and an "auth" ACL's credentials) before it
-// looks for the znode, so a reader without the group's rights gets
-// ErrNoAuth or ErrInvalidACL rather than ErrNodeExists.
+// ensurePaths creates root and its three children, with acl, if missing.
+// Root's parent gets acl too: ZooKeeper checks a delete against the
+// parent's ACL, so an open parent would let anyone delete an empty root
+// and create it again open. Missing ancestors above the parent are created
+// open (zk.WorldACL(zk.PermAll)), so that one group's ACL does not lock
+// others out of a shared prefix such as /apps; they cannot be deleted
+// while they have children. A create refused by an ACL is no failure when
+// the znode exists: ZooKeeper checks the parent's ACL (and an "auth" ACL's
+// credentials) before it looks for the znode, so a reader without the
+// group's rights gets ErrNoAuth or ErrInvalidACL rather than ErrNodeExists.
 func ensurePaths(ctx context.Context, sess *recipe.Session, root string, acl []zk.ACL) error {
 	var paths []string
 	for p := root; p != "/"; p = path.Dir(p) {
@@ -54,11 +57,11 @@ func ensurePaths(ctx context.Context, sess *recipe.Session, root string, acl []z
 	for _, child := range []string{membersDir, ownersDir, shardsDir} {
 		paths = append(paths, path.Join(root, child))
 	}
-	open := zk.WorldACL(zk.PermAll)
+	open, parent := zk.WorldACL(zk.PermAll), path.Dir(root)
 	for _, p := range paths {
 		a := acl
-		if len(p) < len(root) {
-			a = open // an ancestor of root
+		if len(p) < len(parent) {
+			a = open // an ancestor of root's parent
 		}
 		_, err := sess.Create(ctx, p, nil, 0, a)
 		if err == nil || errors.Is(err, zk.ErrNodeExists) {

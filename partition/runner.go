@@ -183,7 +183,8 @@ func (r *runner) start() {
 	}
 	opts := []recipe.CandidateOption{recipe.WithParticipantID(r.m.cfg.MemberID),
 		recipe.WithCloseTimeout(closeTimeout(r.seat.sess.Timeout())), recipe.WithMetricsLabel(r.m.shardsLabel()),
-		recipe.WithACL(r.m.cfg.ACL), recipe.WithNaming(r.m.naming), recipe.WithBatchedCreates()}
+		recipe.WithACL(r.m.cfg.ACL), recipe.WithACLCheck(recipe.ACLCheckOff), // checked at start (checkRootACL)
+		recipe.WithNaming(r.m.naming), recipe.WithBatchedCreates()}
 	if r.newElection {
 		opts = append(opts, recipe.WithNewElection())
 	}

@@ -12,12 +12,16 @@ import "github.com/go-zookeeper/zk"
 // Give it to WithACL (and partition.Config.ACL) on a session authenticated
 // with WithDigestAuth or WithSASL, with the same credentials in every
 // member of the group. ZooKeeper checks a delete against the parent's ACL,
-// so the election znode (the candidates' parent) must carry it too: a
-// candidate creates a missing election znode with its ACL (and missing
-// ancestors above it open), but one made earlier with an open ACL keeps it
-// (set it with zkCli's setAcl). On a session without credentials
-// ZooKeeper refuses a create with this ACL (zk.ErrInvalidACL, wrapped in
-// ErrACLDenied).
+// so a candidate creates a missing election znode and its parent with it
+// (ancestors above stay open, see WithACL), and before each campaign it
+// refuses an election znode or parent that others may delete or change
+// (CheckACL, WithACLCheck). "auth" grants every identity of the session,
+// the x509 subject of a TLS client certificate included: where one client
+// keystore is shared (common with ssl.clientAuth=need), anyone holding it
+// gets all permissions. Name the identity instead where that matters:
+// zk.DigestACL(zk.PermAll, user, password) or {Scheme: "sasl", ID: user},
+// with world:anyone:r. On a session without credentials ZooKeeper refuses
+// a create with this ACL (zk.ErrInvalidACL, wrapped in ErrACLDenied).
 func GroupACL() []zk.ACL {
 	return []zk.ACL{
 		{Perms: zk.PermAll, Scheme: "auth", ID: ""},

@@ -68,6 +68,9 @@ var (
 	// ErrACLDenied: ZooKeeper refused an operation for lack of permission
 	// (NOAUTH) or rejected the ACL given (INVALIDACL).
 	ErrACLDenied = errors.New("recipe: denied by ZooKeeper ACL")
+	// ErrUnsafeACL: an existing znode a secured member relies on lets
+	// others delete or change it (see UnsafeACLError, CheckACL).
+	ErrUnsafeACL = errors.New("recipe: znode open to others")
 	// ErrSessionClosed: the Session was closed.
 	ErrSessionClosed = errors.New("recipe: session closed")
 	// ErrCleanupIncomplete: Close or Resign could not confirm the deletion

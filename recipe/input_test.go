@@ -123,7 +123,7 @@ func TestACLDeniedIsATypedError(t *testing.T) {
 }
 
 func TestDigestACLProtectsCandidateZnodes(t *testing.T) {
-	path := electionPath(t)
+	path := securedElection(t)
 	acl := append(zk.DigestACL(zk.PermAll, "alice", "secret"), zk.WorldACL(zk.PermRead)...)
 	s := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
 	c := candidate(t, s, path, recipe.WithACL(acl))
@@ -144,7 +144,7 @@ func TestWaitingBehindAReadProtectedLeaderAcrossReconnects(t *testing.T) {
 	// Only alice may read the znodes: after each reconnect the waiting
 	// candidate's watch must be set once the session's credentials are
 	// replayed, or it would never see the leader leave.
-	path := electionPath(t)
+	path := securedElection(t)
 	acl := zk.DigestACL(zk.PermAll, "alice", "secret")
 	ls := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
 	p := zkc.NewProxyT(t)

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/recipe/watchdog"
 	"github.com/zkelect/zkelect/testenv"
 )
 
@@ -13,7 +13,7 @@ import (
 var zkc *testenv.Cluster
 
 func TestMain(m *testing.M) {
-	if code, ok := recipe.ServeWatchdog(os.Args); ok { // the watchdog of watchedLeader
+	if code, ok := watchdog.Serve(os.Args); ok { // the watchdog of watchedLeader
 		os.Exit(code)
 	}
 	if spec := os.Getenv(envWatchedLeader); spec != "" {

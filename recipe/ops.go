@@ -3,6 +3,7 @@ package recipe
 import (
 	"context"
 	"errors"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -93,12 +94,19 @@ func (c *Candidate) createOp(gen uint64, election bool) func(context.Context) an
 		parent = &zkconn.Create2Request{Path: c.path, Acl: acl}
 	}
 	return func(ctx context.Context) any {
+		if err := c.checkACL(ctx); err != nil {
+			return createReply{gen: gen, err: err}
+		}
 		r, alone := c.batchedCreate(ctx, prefix, data, acl, parent)
 		if alone {
 			r = c.createAndList(ctx, prefix, data, acl)
 		}
 		if errors.Is(r.err, zk.ErrNoNode) {
-			if err := c.ensureParents(ctx); err != nil {
+			err := c.ensureParents(ctx)
+			if err == nil {
+				err = c.checkACL(ctx) // a parent made by someone else meanwhile
+			}
+			if err != nil {
 				r = createReply{err: err}
 			} else {
 				r = c.createAndList(ctx, prefix, data, acl)
@@ -200,17 +208,23 @@ func (c *Candidate) awaitBatch(ctx context.Context, j *createJob, r *createReply
 	}
 }
 
-// ensureParents creates the election path (with the candidate's ACL: a
-// delete of a candidate's znode is checked against it) and its ancestors
-// (open, so that one group's ACL does not lock others out of a shared
-// parent), persistent. A create refused by an ACL is no failure when the
-// znode exists: ZooKeeper checks the parent's ACL before it looks.
+// ensureParents creates the election path and its missing ancestors,
+// persistent. The election path and its parent get the candidate's ACL:
+// ZooKeeper checks a delete against the parent's ACL, so an open parent
+// would let anyone delete the idle election path and create it again
+// open. Ancestors above the parent are created open, so that one group's
+// ACL does not lock others out of a shared prefix such as /apps; they
+// cannot be deleted while they have children, and whoever made one can
+// only delete it empty. Ancestors that exist keep their ACL. A create
+// refused by an ACL is no failure when the znode exists: ZooKeeper checks
+// the parent's ACL before it looks.
 func (c *Candidate) ensureParents(ctx context.Context) error {
 	parts := strings.Split(c.path[1:], "/")
+	parent := path.Dir(c.path)
 	for i := range parts {
 		p := "/" + strings.Join(parts[:i+1], "/")
 		acl := c.cfg.acl
-		if p != c.path {
+		if p != c.path && p != parent {
 			acl = zk.WorldACL(zk.PermAll)
 		}
 		err := c.timed("create", func() error {
@@ -227,6 +241,22 @@ func (c *Candidate) ensureParents(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// checkACL runs CheckACL on the election path before a create, as
+// WithACLCheck says; a refusal is an *UnsafeACLError, a transient read
+// error is returned as it is (the create is retried).
+func (c *Candidate) checkACL(ctx context.Context) error {
+	if c.cfg.aclCheck == ACLCheckOff {
+		return nil
+	}
+	err := CheckACL(ctx, c.sess, c.path, c.cfg.acl)
+	var unsafe *UnsafeACLError
+	if c.cfg.aclCheck == ACLCheckWarn && errors.As(err, &unsafe) {
+		c.log.Warn().Err(err).Msg("election znode open to others, accepted (WithACLCheck(ACLCheckWarn))")
+		return nil
+	}
+	return err
 }
 
 // listOp reads the children.

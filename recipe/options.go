@@ -41,6 +41,7 @@ type sessionConfig struct {
 	log            zerolog.Logger
 	reg            prometheus.Registerer
 	dialer         zk.Dialer
+	customDialer   bool // WithDialer: the watchdog does not take the session
 	auth           []authCred
 	tls            *tls.Config            // nil: plain TCP
 	sasl           *zkconn.SASLCredential // nil: no SASL exchange
@@ -112,7 +113,7 @@ func WithDialer(d zk.Dialer) SessionOption {
 		if d == nil {
 			return &OptionError{Option: "WithDialer", Reason: "nil dialer"}
 		}
-		c.dialer = d
+		c.dialer, c.customDialer = d, true
 		return nil
 	}
 }
@@ -190,6 +191,7 @@ type candidateConfig struct {
 	naming       Naming
 	batched      bool // creates ride in the session's batched multis
 	newElection  bool // the first create makes the election's znode too
+	aclCheck     ACLCheck
 }
 
 func defaultCandidateConfig() candidateConfig {
@@ -287,16 +289,36 @@ func WithNaming(n Naming) CandidateOption {
 	return func(c *candidateConfig) error { c.naming = n; return nil }
 }
 
-// WithACL sets the ACL of the candidate's znode and of the election znode
-// (its parent, against whose ACL ZooKeeper checks a delete) when the
-// candidate creates it (default zk.WorldACL(zk.PermAll)); missing
-// ancestors above the election znode are created open.
+// WithACL sets the ACL of the candidate's znode, of the election znode
+// (its parent, against whose ACL ZooKeeper checks a delete) and of each
+// missing ancestor when the candidate creates them (default
+// zk.WorldACL(zk.PermAll)). Ancestors that exist keep their ACL: "/" is
+// open in a fresh ensemble (world:anyone:cdrwa). With an ACL that keeps
+// anyone from changing things, each campaign first checks the election
+// znode and its parent (CheckACL; see WithACLCheck).
 func WithACL(acl []zk.ACL) CandidateOption {
 	return func(c *candidateConfig) error {
 		if len(acl) == 0 {
 			return &OptionError{Option: "WithACL", Reason: "empty ACL"}
 		}
 		c.acl = acl
+		return nil
+	}
+}
+
+// WithACLCheck sets what a candidate with a secured ACL (WithACL) does
+// when, before a campaign's create, the election znode or its parent lets
+// identities outside that ACL delete or change it (CheckACL): refuse
+// (ACLCheckRefuse, the default: Campaign fails with an error wrapping an
+// *UnsafeACLError and ErrUnsafeACL), warn (ACLCheckWarn: logged, the
+// campaign goes on) or not check (ACLCheckOff). A value out of range is
+// refused with a *OptionError.
+func WithACLCheck(check ACLCheck) CandidateOption {
+	return func(c *candidateConfig) error {
+		if check < ACLCheckRefuse || check > ACLCheckOff {
+			return &OptionError{Option: "WithACLCheck", Reason: fmt.Sprintf("unknown check %d", check)}
+		}
+		c.aclCheck = check
 		return nil
 	}
 }

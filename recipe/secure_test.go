@@ -151,7 +151,7 @@ func TestTLSAndSASL(t *testing.T) {
 	})
 
 	t.Run("SASLIdentityOwnsItsZnodes", func(t *testing.T) {
-		path := electionPath(t)
+		path := securedElection(t)
 		s := tlsSession(t, strings.Join(tlsAddrs, ","), recipe.WithTLS(clientTLS(t, files, false)), groupSASL)
 		l := lead(t, candidate(t, s, path, recipe.WithACL(recipe.GroupACL())))
 		acl, _, err := s.Conn().GetACL(l.Znode())
@@ -210,7 +210,7 @@ func TestTLSAndSASL(t *testing.T) {
 
 	t.Run("SASLRunsAgainAfterReconnect", func(t *testing.T) {
 		proxy := zks.NewProxyT(t)
-		path := electionPath(t)
+		path := securedElection(t)
 		s := session(t, proxy.ConnectString(), recipe.WithDialer(proxy.Dialer()), groupSASL,
 			recipe.WithSessionTimeout(4*time.Second))
 		l := lead(t, candidate(t, s, path, recipe.WithACL(recipe.GroupACL())))
@@ -237,7 +237,7 @@ func TestTLSAndSASL(t *testing.T) {
 // rights, and its candidate leads again with the same token.
 func TestTLSEnsembleSessionMovesWithItsLogin(t *testing.T) {
 	zks, files := secureCluster(t, 3)
-	path := electionPath(t)
+	path := securedElection(t)
 	s := tlsSession(t, strings.Join(zks.SecureAddrs(), ","), recipe.WithTLS(clientTLS(t, files, true)),
 		recipe.WithSASL("group", saslUsers["group"]), recipe.WithSessionTimeout(10*time.Second), recipe.WithExactSessionTimeout())
 	c := candidate(t, s, path, recipe.WithACL(recipe.GroupACL()))
@@ -303,7 +303,7 @@ func TestSASLRefusedAfterConnectEndsSession(t *testing.T) {
 // identity cannot overwrite the target.
 func checkGuardOverTLSWithSASL(t *testing.T, zks *testenv.Cluster, files testenv.TLSFiles) {
 	ctx := t.Context()
-	path := electionPath(t)
+	path := securedElection(t)
 	var cands []*recipe.Candidate
 	var guards []*zxidfence.ZooKeeper
 	for range 2 {

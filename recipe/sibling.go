@@ -21,7 +21,7 @@ var errNoDialArgs = errors.New("recipe: session has no servers to open a sibling
 // timeout) and returns Connect's errors. The caller must Close it; closing
 // s does not close it. A partition member uses siblings to bound the
 // ephemeral znodes one session owns. A sibling of a session handed to a
-// Watchdog is handed to it too.
+// watchdog (HandOver) is handed to it too.
 func (s *Session) Sibling(ctx context.Context) (*Session, error) {
 	if len(s.dial.servers) == 0 {
 		return nil, errNoDialArgs
@@ -30,8 +30,8 @@ func (s *Session) Sibling(ctx context.Context) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w := s.watchdogOf(); w != nil {
-		_ = w.Watch(sib) // a watchdog closed since leaves the sibling to its timeout
+	if t := s.takerOf(); t != nil && sib.HandOver(t) == nil {
+		t.Adopt(func() { _ = sib.HandOver(nil) }) // a watchdog closed since releases it at once
 	}
 	return sib, nil
 }

@@ -2,7 +2,9 @@ package recipe_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"syscall"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/recipe/watchdog"
 	"github.com/zkelect/zkelect/testenv"
 )
 
@@ -33,7 +36,7 @@ func watchedLeader(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	wd, err := recipe.StartWatchdog()
+	wd, err := watchdog.Start()
 	if err == nil {
 		err = wd.Watch(sess)
 	}
@@ -82,5 +85,26 @@ func TestWatchdogEndsKilledLeadersSession(t *testing.T) {
 	case <-limit.C:
 		t.Fatalf("standby not leading %s after the leader's kill: its watchdog did not end its session (it expires after %s)",
 			watchedSessionTimeout/2, watchedSessionTimeout)
+	}
+}
+
+// TestWatchdogRefusesASessionItWouldCloseInClear: a session through a
+// custom dialer (as one over TLS) is not handed over: the watchdog would
+// close it over plain TCP, its password in clear.
+func TestWatchdogRefusesASessionItWouldCloseInClear(t *testing.T) {
+	wd, err := watchdog.Start()
+	if errors.Is(err, watchdog.ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wd.Close()
+	s := session(t, zkc.ConnectString(), recipe.WithDialer(net.DialTimeout))
+	if err := wd.Watch(s); !errors.Is(err, watchdog.ErrTransport) {
+		t.Fatalf("Watch of a session through a custom dialer = %v; want watchdog.ErrTransport", err)
+	}
+	if err := wd.Watch(session(t, zkc.ConnectString())); err != nil {
+		t.Fatalf("Watch of a plain TCP session = %v", err)
 	}
 }

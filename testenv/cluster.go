@@ -80,6 +80,13 @@ type Options struct {
 	// A logged-in client's ACL id is sasl:<user>.
 	SASLUsers map[string]string
 
+	// SASLRequired makes the servers refuse every request of a session
+	// that has not logged in with SASL (ZooKeeper's
+	// sessionRequireClientSASLAuth: the answer is
+	// SESSIONCLOSEDREQUIRESASLAUTH, -124, and the connection is closed).
+	// It needs SASLUsers.
+	SASLRequired bool
+
 	// SyncLimit is ZooKeeper's syncLimit, in ticks: how long a follower
 	// waits for its quorum leader (and the leader for a follower) before
 	// it gives up the link. Default 10; at most 1000.
@@ -176,6 +183,9 @@ func (o *Options) checkSecurity() error {
 			return &OptionsError{Field: "TLS.ClientAuth", Value: t.ClientAuth, Reason: "want want, need or none"}
 		}
 		o.TLS = &t
+	}
+	if o.SASLRequired && len(o.SASLUsers) == 0 {
+		return &OptionsError{Field: "SASLRequired", Value: "true", Reason: "needs SASLUsers"}
 	}
 	return checkSASLUsers(o.SASLUsers)
 }
@@ -328,7 +338,7 @@ func (c *Cluster) security(ctx context.Context) (serverSecurity, error) {
 		if err != nil {
 			return sec, err
 		}
-		sec.jaas = path
+		sec.jaas, sec.saslRequired = path, c.opts.SASLRequired
 	}
 	return sec, nil
 }

@@ -96,6 +96,8 @@ type serverSecurity struct {
 	tls        *tlsMaterial
 	clientAuth string // ssl.clientAuth
 	jaas       string // the JAAS configuration's path, "" without SASL
+	// saslRequired: sessionRequireClientSASLAuth (Options.SASLRequired).
+	saslRequired bool
 }
 
 // writeConfig adds the secure client port and its Netty connection factory
@@ -131,6 +133,9 @@ func (sec serverSecurity) sysProps() []string {
 			"-Djava.security.auth.login.config="+sec.jaas,
 			"-Dzookeeper.authProvider.sasl="+saslProvider,
 		)
+		if sec.saslRequired {
+			p = append(p, "-Dzookeeper.sessionRequireClientSASLAuth=true")
+		}
 	}
 	return p
 }

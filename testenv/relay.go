@@ -27,21 +27,24 @@ type relay struct {
 	l      net.Listener
 	target string
 	gate   *gate
-	done   chan struct{}
-	wg     sync.WaitGroup
+	// admit, when set, sees each accepted connection first and returns
+	// the one to forward, or false to close it unforwarded (TLSRelay).
+	admit func(net.Conn) (net.Conn, bool)
+	done  chan struct{}
+	wg    sync.WaitGroup
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	closed bool
 }
 
-// newRelay listens on a free loopback port for target.
-func newRelay(target string, g *gate) (*relay, error) {
+// newRelay listens on a free loopback port for target; admit may be nil.
+func newRelay(target string, g *gate, admit func(net.Conn) (net.Conn, bool)) (*relay, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("relay listen: %w", err)
 	}
-	r := &relay{l: l, target: target, gate: g, done: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	r := &relay{l: l, target: target, gate: g, admit: admit, done: make(chan struct{}), conns: map[net.Conn]struct{}{}}
 	r.wg.Go(r.accept)
 	return r, nil
 }
@@ -66,6 +69,12 @@ func (r *relay) serve(c net.Conn) {
 		return
 	}
 	defer r.untrack(c)
+	if r.admit != nil {
+		var ok bool
+		if c, ok = r.admit(c); !ok {
+			return
+		}
+	}
 	if !r.gate.wait(r.done) {
 		return
 	}
@@ -166,7 +175,7 @@ func newQuorumRelays(servers []*server) (*quorumRelays, error) {
 			if i == j {
 				continue
 			}
-			r, err := newRelay(fmt.Sprintf("127.0.0.1:%d", to.quorumPort), q.gates[i])
+			r, err := newRelay(fmt.Sprintf("127.0.0.1:%d", to.quorumPort), q.gates[i], nil)
 			if err != nil {
 				_ = q.close()
 				return nil, err

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/recipe/watchdog"
 )
 
 // childSpec describes a command to supervise.
@@ -25,7 +25,7 @@ type childSpec struct {
 	// Watchdog, if set, is handed the child's process group while it
 	// runs: it kills the group before it closes the session of a killed
 	// supervisor.
-	Watchdog *recipe.Watchdog
+	Watchdog *watchdog.Process
 }
 
 // child is one supervised process. It runs in its own process group, so a

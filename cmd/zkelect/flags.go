@@ -79,7 +79,16 @@ func (f *commonFlags) znodeACL() ([]zk.ACL, error) {
 	if f.acl == nil {
 		return zk.WorldACL(zk.PermAll), nil
 	}
-	return f.acl.acl(f.auth.scheme != "")
+	return f.acl.acl(&f.auth, f.tls.cert != "")
+}
+
+// aclCheck returns what --accept-open-acl asks (recipe.ACLCheckRefuse for
+// a command without --acl).
+func (f *commonFlags) aclCheck() recipe.ACLCheck {
+	if f.acl == nil {
+		return recipe.ACLCheckRefuse
+	}
+	return f.acl.check()
 }
 
 // validate checks every shared flag, returning a one-line error that names
@@ -184,6 +193,7 @@ func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prome
 	if tlsCfg != nil {
 		opts = append(opts, recipe.WithTLS(tlsCfg))
 	}
+	f.auth.warnInClear(log, tlsCfg != nil)
 	sess, err := recipe.Connect(ctx, servers, opts...)
 	switch {
 	case err == nil:

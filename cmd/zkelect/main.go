@@ -12,14 +12,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/zkelect/zkelect/bench"
-	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/recipe/watchdog"
 )
 
 func main() {
 	if code, ok := runReaper(os.Args); ok {
 		os.Exit(code)
 	}
-	if code, ok := recipe.ServeWatchdog(os.Args); ok { // the watchdog of a run or shards process
+	if code, ok := watchdog.Serve(os.Args); ok { // the watchdog of a run or shards process
 		os.Exit(code)
 	}
 	if code, ok := bench.RunChild(os.Args); ok { // a zkelect candidate of bench's peers scenario
@@ -28,7 +28,7 @@ func main() {
 	// Log timestamps to the millisecond; failovers take a few seconds.
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "zkelect:", oneLine(err.Error()))
+		fmt.Fprintln(os.Stderr, "zkelect:", oneLine(withAuthHint(err).Error()))
 		os.Exit(exitCode(err))
 	}
 }

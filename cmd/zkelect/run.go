@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/recipe/watchdog"
 )
 
 // Environment variables handed to a child started by run (and by shards).
@@ -165,7 +166,7 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 	// must not keep run alive for the library's default of 2 x 10s.
 	acl, _ := f.common.znodeACL() // checked by validate
 	cand, err := recipe.NewCandidate(sess, f.election, recipe.WithParticipantID(f.id),
-		recipe.WithCloseTimeout(sess.Timeout()/2), recipe.WithACL(acl))
+		recipe.WithCloseTimeout(sess.Timeout()/2), recipe.WithACL(acl), recipe.WithACLCheck(f.common.aclCheck()))
 	if err != nil {
 		return fmt.Errorf("election %s: %w", f.election, err)
 	}
@@ -182,7 +183,7 @@ type runner struct {
 	log   zerolog.Logger
 	cmd   *cobra.Command
 	// watchdog guards the child's process group (nil: none).
-	watchdog *recipe.Watchdog
+	watchdog *watchdog.Process
 }
 
 // loop campaigns, leads and campaigns again until it is told to exit.
@@ -194,6 +195,9 @@ func (r *runner) loop(ctx context.Context, cand *recipe.Candidate) error {
 			if ctx.Err() != nil {
 				r.log.Info().Msg("interrupted before leading; exiting")
 				return interrupted(ctx, "campaign in "+r.flags.election)
+			}
+			if errors.Is(err, recipe.ErrUnsafeACL) {
+				return fmt.Errorf("campaign in %s: %w (fix its ACL, or pass --accept-open-acl to run anyway)", r.flags.election, err)
 			}
 			return fmt.Errorf("campaign in %s: %w", r.flags.election, err)
 		}

@@ -356,7 +356,7 @@ func sittingLeader(t *testing.T) (*recipe.Session, string) {
 // delete the leader's znode; the child does not see the credentials.
 func TestRunWithDigestAuthProtectsItsElection(t *testing.T) {
 	s := testSession(t)
-	election, events := testPath(t), filepath.Join(t.TempDir(), "events")
+	election, events := testPath(t)+"/run", filepath.Join(t.TempDir(), "events") // its parent the test's own
 	startProc(t, "p1", runArgs(t, zkc.ConnectString(), election, "p1", "--zk-auth", "digest"),
 		envTestChild+"="+events, envZKCredentials+"=cmdgroup:cmdsecret")
 	eventually(t, 20*time.Second, "p1's child to start", func() bool { return countKind(readEvents(t, events), "start") == 1 })

@@ -26,7 +26,7 @@ func TestCommandsOverTLSWithSASL(t *testing.T) {
 	// A minute to connect: a loaded machine's server is slow at its first
 	// TLS handshakes.
 	secure := []string{"--zk", zks.SecureAddrs()[0], "--zk-tls-ca", files.CAFile, "--zk-auth", "sasl", "--connect-timeout", "60s"}
-	election, events := testPath(t), filepath.Join(dir, "events")
+	election, events := testPath(t)+"/run", filepath.Join(dir, "events") // its parent the test's own
 	args := runArgs(t, zks.SecureAddrs()[0], election, "tls-1", "--zk-tls-ca", files.CAFile,
 		"--zk-tls-cert", files.CertFile, "--zk-tls-key", files.KeyFile, "--zk-auth", "sasl", "--zk-auth-file", cred,
 		"--connect-timeout", "60s")

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -245,6 +246,7 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	mgr, err := partition.NewManager(sess, f.root, partition.Config{
 		MemberID: f.member,
 		ACL:      acl,
+		ACLCheck: f.common.aclCheck(),
 		Shards:   shards,
 		OnStartedLeading: func(ctx context.Context, shard string, token zxidfence.Token) {
 			work.lead(ctx, shard, token)
@@ -297,6 +299,9 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	httpErr := waitHTTP()
 	if errors.Is(runErr, partition.ErrDuplicateMember) {
 		return fmt.Errorf("%w (another live process runs --member %s: pick another id)", runErr, f.member)
+	}
+	if errors.Is(runErr, recipe.ErrUnsafeACL) {
+		return fmt.Errorf("partition manager: %w (fix its ACL, or pass --accept-open-acl to run anyway)", runErr)
 	}
 	if runErr != nil && ctx.Err() == nil {
 		return fmt.Errorf("partition manager: %w", runErr)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/recipe/watchdog"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -42,7 +43,7 @@ type shardWork struct {
 	metrics *daemonMetrics
 	// watchdog guards each child's process group (nil: none); set before
 	// the first leadership.
-	watchdog *recipe.Watchdog
+	watchdog *watchdog.Process
 
 	mu       sync.Mutex
 	held     map[string]leadershipView

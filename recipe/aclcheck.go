@@ -1,0 +1,208 @@
+package recipe
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// This file checks, before a secured member trusts an existing znode, that
+// nobody outside its ACL can delete or change it. ZooKeeper checks a
+// delete against the parent's ACL and a create of a child against the
+// znode's own, so an election path (or a partition root) made by someone
+// else, open, lets that someone delete the leader's znode or plant a
+// candidate that never leaves, whatever ACL the members give their own
+// znodes.
+
+// ACLCheck says what a candidate (WithACLCheck) or a partition member
+// (partition.Config.ACLCheck) does when an existing znode it relies on
+// lets identities outside its ACL delete or change it (see CheckACL).
+type ACLCheck int
+
+const (
+	// ACLCheckRefuse (the default) fails the campaign or the start with an
+	// *UnsafeACLError.
+	ACLCheckRefuse ACLCheck = iota
+	// ACLCheckWarn accepts the znode, logging the *UnsafeACLError as a
+	// warning each time it is found.
+	ACLCheckWarn
+	// ACLCheckOff skips the check: for callers that check the path
+	// themselves (a partition member checks its root once at start).
+	ACLCheckOff
+)
+
+// UnsafeACLError reports a znode a secured member relies on whose ACL
+// lets others delete or change it: Path, its ACL as read, and Grants, the
+// entries of it that grant identities outside the member's ACL the
+// permissions that matter there (on the znode: create, delete, write,
+// admin; on its parent: delete, admin). It matches ErrUnsafeACL.
+type UnsafeACLError struct {
+	Path   string
+	ACL    []zk.ACL
+	Grants []zk.ACL
+}
+
+func (e *UnsafeACLError) Error() string {
+	return fmt.Sprintf("recipe: %s has ACL %s: %s may delete or change it, not only this member's ACL; "+
+		"give it the group's ACL (zkCli setAcl) or delete it while no member runs, or accept it explicitly",
+		e.Path, FormatACL(e.ACL), FormatACL(e.Grants))
+}
+
+// Unwrap makes errors.Is(err, ErrUnsafeACL) true.
+func (e *UnsafeACLError) Unwrap() error { return ErrUnsafeACL }
+
+// Permissions that let another identity take an election from its
+// members: on the znode itself (plant or delete children, change its data
+// or ACL), and on its parent (delete it while empty, or give itself that
+// right).
+const (
+	unsafeOnZnode  = zk.PermCreate | zk.PermDelete | zk.PermWrite | zk.PermAdmin
+	unsafeOnParent = zk.PermDelete | zk.PermAdmin
+)
+
+// CheckACL reads the ACL of path and of its parent (getACL; not of "/"'s
+// parent) and returns an *UnsafeACLError for the first that grants an
+// identity what acl does not (see UnsafeACLError for the permissions that
+// count). acl is the ACL the caller gives its znodes: entries of scheme
+// "auth" (GroupACL) stand for sess's own identities (WithDigestAuth's
+// digest, WithSASL's user, the x509 subject of WithTLS's first client
+// certificate). An acl that lets anyone change things (world:anyone with
+// any permission beyond read) is not secured: nothing is checked. A
+// missing znode is no failure (the caller creates it with acl). Other
+// errors are the session's (Session.Get's), wrapped with the path.
+// ZooKeeper's own root "/" is open by default (world:anyone:cdrwa), so a
+// secured election directly under it is refused until the operator
+// narrows "/"'s ACL or the caller accepts it.
+func CheckACL(ctx context.Context, sess *Session, p string, acl []zk.ACL) error {
+	if sess == nil {
+		return ErrNilSession
+	}
+	if !secured(acl) {
+		return nil
+	}
+	own := sess.expandACL(acl)
+	if err := checkZnodeACL(ctx, sess, p, own, unsafeOnZnode); err != nil || p == "/" {
+		return err
+	}
+	return checkZnodeACL(ctx, sess, path.Dir(p), own, unsafeOnParent)
+}
+
+// checkZnodeACL checks one znode's ACL against own for the permissions in
+// mask. A znode (not a parent) whose ACL grants the session none of the
+// permissions in mask belongs to someone else: that is ErrACLDenied (the
+// member lacks the group's credentials), not an open znode.
+func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, mask int32) error {
+	got, _, err := sess.GetACL(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the ACL of %s: %w", p, denied(err))
+	}
+	if mask == unsafeOnZnode && sess.grantedToSession(got)&mask == 0 {
+		return fmt.Errorf("%s has ACL %s, which grants this session's identities (%s) no change: %w: %w",
+			p, FormatACL(got), FormatACL(sess.identities()), ErrACLDenied, zk.ErrNoAuth)
+	}
+	var grants []zk.ACL
+	for _, e := range got {
+		if extra := e.Perms & mask &^ granted(own, e.Scheme, e.ID); extra != 0 {
+			grants = append(grants, zk.ACL{Scheme: e.Scheme, ID: e.ID, Perms: extra})
+		}
+	}
+	if grants != nil {
+		return &UnsafeACLError{Path: p, ACL: got, Grants: grants}
+	}
+	return nil
+}
+
+// secured reports whether acl keeps anyone from changing things.
+func secured(acl []zk.ACL) bool {
+	return granted(acl, "world", "anyone")&unsafeOnZnode == 0
+}
+
+// granted returns the permissions acl grants scheme:id.
+func granted(acl []zk.ACL, scheme, id string) int32 {
+	var p int32
+	for _, a := range acl {
+		if a.Scheme == scheme && a.ID == id {
+			p |= a.Perms
+		}
+	}
+	return p
+}
+
+// grantedToSession returns the permissions acl grants this session: its
+// own identities and world:anyone.
+func (s *Session) grantedToSession(acl []zk.ACL) int32 {
+	p := granted(acl, "world", "anyone")
+	for _, id := range s.identities() {
+		p |= granted(acl, id.Scheme, id.ID)
+	}
+	return p
+}
+
+// expandACL returns acl with each "auth" entry replaced by the session's
+// identities, as ZooKeeper stores it (fixupACL): digest, sasl and x509.
+func (s *Session) expandACL(acl []zk.ACL) []zk.ACL {
+	var out []zk.ACL
+	for _, a := range acl {
+		if a.Scheme != "auth" {
+			out = append(out, a)
+			continue
+		}
+		for _, id := range s.identities() {
+			out = append(out, zk.ACL{Scheme: id.Scheme, ID: id.ID, Perms: a.Perms})
+		}
+	}
+	return out
+}
+
+// identities returns the session's authenticated identities (perms unset).
+func (s *Session) identities() []zk.ACL {
+	var ids []zk.ACL
+	for _, a := range s.cfg.auth {
+		if user, password, ok := strings.Cut(a.auth, ":"); ok && a.scheme == "digest" {
+			ids = append(ids, zk.DigestACL(0, user, password)...)
+		}
+	}
+	if s.cfg.sasl != nil {
+		ids = append(ids, zk.ACL{Scheme: "sasl", ID: s.cfg.sasl.User})
+	}
+	if t := s.cfg.tls; t != nil && len(t.Certificates) > 0 && len(t.Certificates[0].Certificate) > 0 {
+		if cert, err := x509.ParseCertificate(t.Certificates[0].Certificate[0]); err == nil {
+			// ZooKeeper's X509AuthenticationProvider names the client by
+			// its subject in RFC 2253 form, as pkix.Name.String does.
+			ids = append(ids, zk.ACL{Scheme: "x509", ID: cert.Subject.String()})
+		}
+	}
+	return ids
+}
+
+// FormatACL formats acl in zkCli's notation: scheme:id:perms entries
+// (perms as letters of cdrwa), comma-separated.
+func FormatACL(acl []zk.ACL) string {
+	parts := make([]string, len(acl))
+	for i, a := range acl {
+		parts[i] = a.Scheme + ":" + a.ID + ":" + permLetters(a.Perms)
+	}
+	return strings.Join(parts, ",")
+}
+
+// permLetters returns perms as zkCli writes them.
+func permLetters(perms int32) string {
+	var b strings.Builder
+	for _, p := range []struct {
+		bit    int32
+		letter byte
+	}{{zk.PermCreate, 'c'}, {zk.PermDelete, 'd'}, {zk.PermRead, 'r'}, {zk.PermWrite, 'w'}, {zk.PermAdmin, 'a'}} {
+		if perms&p.bit != 0 {
+			b.WriteByte(p.letter)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,99 @@
+package recipe_test
+
+import (
+	"context"
+	"errors"
+	"path"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// securedElection returns an election path one level below the tests'
+// shared open prefix, so that its parent is the test's own.
+func securedElection(t testing.TB) string { return electionPath(t) + "/run" }
+
+func TestIdleElectionPathCannotBeDeletedByOthers(t *testing.T) {
+	p := securedElection(t)
+	s := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	c := candidate(t, s, p, recipe.WithACL(recipe.GroupACL()))
+	if err := lead(t, c).Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawConn(t, zkc.ConnectString())
+	if kids := children(t, raw, p); len(kids) != 0 {
+		t.Fatalf("children of the idle election %v", kids)
+	}
+	if err := raw.Delete(p, -1); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("an anonymous client deleting the idle election path %s: %v; want zk.ErrNoAuth (its parent carries the group's ACL)", p, err)
+	}
+	acl, _, err := raw.GetACL(path.Dir(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without admin permission ZooKeeper shows a digest as user:x.
+	if got := recipe.FormatACL(acl); got != "digest:alice:x:cdrwa,world:anyone:r" {
+		t.Fatalf("ACL of the election's parent %s = %s; want digest:alice:x:cdrwa,world:anyone:r", path.Dir(p), got)
+	}
+}
+
+func TestCampaignRefusesAnElectionPathRecreatedOpen(t *testing.T) {
+	// The layout zkelect made before its parents got the group's ACL: the
+	// parent open, the election path the group's. Between two runs an
+	// anonymous client deletes the idle path and creates it again open.
+	p := securedElection(t)
+	raw := rawConn(t, zkc.ConnectString())
+	ensurePath(t, raw, path.Dir(p))
+	owner := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	if _, err := owner.Create(context.Background(), p, nil, 0, recipe.GroupACL()); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Delete(p, -1); err != nil {
+		t.Fatalf("the anonymous delete the old layout allowed: %v", err)
+	}
+	if _, err := raw.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+
+	c := candidate(t, owner, p, recipe.WithACL(recipe.GroupACL()))
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_, err := c.Campaign(ctx)
+	var unsafe *recipe.UnsafeACLError
+	if !errors.As(err, &unsafe) || !errors.Is(err, recipe.ErrUnsafeACL) {
+		t.Fatalf("campaign on an election path re-created open: %v; want an *UnsafeACLError", err)
+	}
+	if unsafe.Path != p || recipe.FormatACL(unsafe.ACL) != "world:anyone:cdrwa" || recipe.FormatACL(unsafe.Grants) != "world:anyone:cdwa" {
+		t.Fatalf("UnsafeACLError names %s with ACL %s (grants %s); want %s, world:anyone:cdrwa, world:anyone:cdwa",
+			unsafe.Path, recipe.FormatACL(unsafe.ACL), recipe.FormatACL(unsafe.Grants), p)
+	}
+	if kids := children(t, raw, p); len(kids) != 0 {
+		t.Fatalf("the refused campaign created %v", kids)
+	}
+
+	// Accepted explicitly, it campaigns.
+	lead(t, candidate(t, owner, p, recipe.WithACL(recipe.GroupACL()), recipe.WithACLCheck(recipe.ACLCheckWarn)))
+}
+
+func TestCampaignRefusesAnOpenParent(t *testing.T) {
+	p := securedElection(t)
+	raw := rawConn(t, zkc.ConnectString())
+	ensurePath(t, raw, path.Dir(p)) // squatted before the first start
+	s := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_, err := candidate(t, s, p, recipe.WithACL(recipe.GroupACL())).Campaign(ctx)
+	var unsafe *recipe.UnsafeACLError
+	if !errors.As(err, &unsafe) || unsafe.Path != path.Dir(p) || recipe.FormatACL(unsafe.Grants) != "world:anyone:da" {
+		t.Fatalf("campaign under a parent anyone may delete from: %v; want an *UnsafeACLError naming %s, world:anyone:da", err, path.Dir(p))
+	}
+}
+
+func TestOpenCandidateChecksNothing(t *testing.T) {
+	p := securedElection(t)
+	raw := rawConn(t, zkc.ConnectString())
+	ensurePath(t, raw, p)
+	lead(t, candidate(t, session(t, zkc.ConnectString()), p))
+}
