@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -425,7 +425,7 @@ func (l *loop) unregister() {
 	ctx, cancel := context.WithTimeout(l.base, l.m.cfg.HandoffTimeout)
 	defer cancel()
 	p := l.m.memberPath()
-	err := zkconn.Retry(ctx, func() (bool, error) {
+	err := retry.Do(ctx, func() (bool, error) {
 		ok, st, err := l.m.sess.Exists(ctx, p)
 		if err == nil && ok && st.EphemeralOwner == l.m.sess.ID() {
 			err = l.m.sess.Delete(ctx, p, st.Version)

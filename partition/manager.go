@@ -14,7 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -277,7 +277,7 @@ func (m *Manager) shardsLabel() string { return m.label }
 // returned if it outlives the wait; any other error (an ACL refusal) is
 // returned at once.
 func (m *Manager) prepare(ctx context.Context) error {
-	backoff := zkconn.Backoff{Min: 50 * time.Millisecond, Max: time.Second}
+	backoff := retry.Backoff{Min: 50 * time.Millisecond, Max: time.Second}
 	waited := false
 	for {
 		err := m.prepareOnce(ctx)

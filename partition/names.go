@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // MaxIDLength is the longest shard or member id accepted, in bytes. Ids are
@@ -48,7 +48,7 @@ func ValidateID(id string) error {
 		return &ShardIDError{ID: id, Reason: "contains '/'"}
 	}
 	for _, r := range id {
-		if zkconn.RefusedRune(r) {
+		if znode.RefusedRune(r) {
 			return &ShardIDError{ID: id, Reason: fmt.Sprintf("contains the forbidden character %U", r)}
 		}
 	}

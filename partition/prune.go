@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -45,7 +45,7 @@ func Prune(ctx context.Context, sess *recipe.Session, root string, shards []stri
 	case validateShards(shards) != nil:
 		return nil, nil, validateShards(shards)
 	}
-	err = zkconn.Retry(ctx, func() (bool, error) {
+	err = retry.Do(ctx, func() (bool, error) {
 		d, k, err := pruneOnce(ctx, sess, root, shards, dryRun)
 		deleted, kept = append(deleted, d...), k
 		return !recipe.Retryable(err), err

@@ -11,7 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -241,14 +241,14 @@ func (w *watcher) send(ctx context.Context, u update) bool {
 }
 
 // backoff spaces out retries after ZooKeeper errors: 50ms doubling to 2s,
-// on the connection layer's one retry schedule.
-type backoff struct{ b zkconn.Backoff }
+// on the module's one retry schedule (retry.Backoff).
+type backoff struct{ b retry.Backoff }
 
 func newBackoff() *backoff {
-	return &backoff{zkconn.Backoff{Min: 50 * time.Millisecond, Max: 2 * time.Second}}
+	return &backoff{retry.Backoff{Min: 50 * time.Millisecond, Max: 2 * time.Second}}
 }
 
 func (b *backoff) reset() { b.b.Reset() }
 
 // wait blocks for the next delay or until ctx is done.
-func (b *backoff) wait(ctx context.Context) { zkconn.Sleep(ctx, b.b.Next()) }
+func (b *backoff) wait(ctx context.Context) { b.b.Wait(ctx) }

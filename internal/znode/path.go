@@ -1,6 +1,31 @@
-package zkconn
+package znode
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrInvalidPath: a path ZooKeeper would refuse (see CheckPath).
+var ErrInvalidPath = errors.New("invalid ZooKeeper path")
+
+// PathError is a path ZooKeeper would refuse, and why.
+type PathError struct {
+	Path   string
+	Reason string
+}
+
+// Error names the path, cut to its first 64 bytes when longer.
+func (e *PathError) Error() string {
+	p := e.Path
+	if len(p) > 64 {
+		p = p[:64] + "..."
+	}
+	return fmt.Sprintf("invalid ZooKeeper path %q: %s", p, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidPath) true.
+func (e *PathError) Unwrap() error { return ErrInvalidPath }
 
 // CheckPath checks a znode path as ZooKeeper's PathUtils does: absolute,
 // no trailing slash (but "/"), no empty, "." or ".." segment, and no
