@@ -42,8 +42,9 @@
 // ceil(S·wᵢ/Σw) of S shards, wᵢ its weight (Config.Weight, 1 by default:
 // ceil(shards / live members)). A member joining takes about its share and
 // nobody else moves; a member leaving moves only its own shards; a weight
-// change moves only what the new shares need. See Assign for the rule; its
-// golden vectors (AssignmentFormat) keep it the same across releases.
+// change moves only what the new shares need. See package partition/assign
+// for the rule (assign.Assign); its golden vectors (assign.Format) keep it
+// the same across releases.
 //
 // Operator state: Operator (and `zkelect shards drain|freeze|move|pin|weight`)
 // writes <root>/operator, which every member follows and feeds into its

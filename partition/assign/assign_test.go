@@ -1,13 +1,14 @@
-package partition_test
+package assign_test
 
 import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
-	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/partition/assign"
 )
 
 // members returns the ids m0 … m(n-1).
@@ -41,7 +42,7 @@ func moves(before, after map[string]string) int {
 
 // checkBalanced fails unless every shard has a live target and loads are
 // within floor/ceil of shards per member.
-func checkBalanced(t *testing.T, in partition.Input, target map[string]string) {
+func checkBalanced(t *testing.T, in assign.Input, target map[string]string) {
 	t.Helper()
 	if len(target) != len(in.Shards) {
 		t.Fatalf("targets for %d shards, want %d", len(target), len(in.Shards))
@@ -68,37 +69,37 @@ func checkBalanced(t *testing.T, in partition.Input, target map[string]string) {
 func TestAssignTable(t *testing.T) {
 	tests := []struct {
 		name    string
-		in      partition.Input
+		in      assign.Input
 		want    map[string]int // loads
 		maxMove int
 	}{
-		{"no members", partition.Input{Shards: partition.Range(0, 4)}, map[string]int{}, 0},
-		{"no shards", partition.Input{Members: members(3)}, map[string]int{}, 0},
-		{"one member takes all", partition.Input{Shards: partition.Range(0, 5), Members: members(1)}, map[string]int{"m0": 5}, 5},
-		{"first member up keeps only its share", partition.Input{
-			Shards: partition.Range(0, 6), Members: members(3),
+		{"no members", assign.Input{Shards: shardRange(0, 4)}, map[string]int{}, 0},
+		{"no shards", assign.Input{Members: members(3)}, map[string]int{}, 0},
+		{"one member takes all", assign.Input{Shards: shardRange(0, 5), Members: members(1)}, map[string]int{"m0": 5}, 5},
+		{"first member up keeps only its share", assign.Input{
+			Shards: shardRange(0, 6), Members: members(3),
 			Current: map[string]string{"0": "m0", "1": "m0", "2": "m0", "3": "m0", "4": "m0", "5": "m0"},
 		}, map[string]int{"m0": 2, "m1": 2, "m2": 2}, 4},
-		{"extra place goes to the member holding most", partition.Input{
-			Shards: partition.Range(0, 7), Members: members(3),
+		{"extra place goes to the member holding most", assign.Input{
+			Shards: shardRange(0, 7), Members: members(3),
 			Current: map[string]string{"0": "m2", "1": "m2", "2": "m2", "3": "m1", "4": "m1"},
 		}, map[string]int{"m0": 2, "m1": 2, "m2": 3}, 2},
-		{"dead holder's shards are dealt within everybody's quota", partition.Input{
-			Shards: partition.Range(0, 6), Members: members(2),
+		{"dead holder's shards are dealt within everybody's quota", assign.Input{
+			Shards: shardRange(0, 6), Members: members(2),
 			Current: map[string]string{"0": "m0", "1": "m0", "2": "m1", "3": "m1", "4": "gone", "5": "gone"},
 		}, map[string]int{"m0": 3, "m1": 3}, 2},
-		{"over its quota a member gives up the shards it got last", partition.Input{
-			Shards: partition.Range(0, 4), Members: members(2),
+		{"over its quota a member gives up the shards it got last", assign.Input{
+			Shards: shardRange(0, 4), Members: members(2),
 			Current: map[string]string{"0": "m0", "1": "m0", "2": "m0", "3": "m0"},
 			Tokens:  map[string]uint64{"0": 40, "1": 10, "2": 30, "3": 20},
 		}, map[string]int{"m0": 2, "m1": 2}, 2},
-		{"duplicates and empty ids ignored", partition.Input{
+		{"duplicates and empty ids ignored", assign.Input{
 			Shards: []string{"a", "a", "b"}, Members: []string{"x", "x", ""},
 		}, map[string]int{"x": 2}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := partition.Assign(tt.in)
+			got := assign.Assign(tt.in)
 			if tt.want != nil && !maps.Equal(loads(got), tt.want) {
 				t.Fatalf("loads %v, want %v (targets %v)", loads(got), tt.want, got)
 			}
@@ -115,20 +116,20 @@ func TestAssignTable(t *testing.T) {
 func TestAssignDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	in := randomInput(rng, 500, 7)
-	want := partition.Assign(in)
+	want := assign.Assign(in)
 	for range 20 {
-		shuffled := partition.Input{Shards: slices.Clone(in.Shards), Members: slices.Clone(in.Members), Current: maps.Clone(in.Current)}
+		shuffled := assign.Input{Shards: slices.Clone(in.Shards), Members: slices.Clone(in.Members), Current: maps.Clone(in.Current)}
 		rng.Shuffle(len(shuffled.Shards), func(i, j int) { shuffled.Shards[i], shuffled.Shards[j] = shuffled.Shards[j], shuffled.Shards[i] })
 		rng.Shuffle(len(shuffled.Members), func(i, j int) { shuffled.Members[i], shuffled.Members[j] = shuffled.Members[j], shuffled.Members[i] })
-		if got := partition.Assign(shuffled); !maps.Equal(got, want) {
+		if got := assign.Assign(shuffled); !maps.Equal(got, want) {
 			t.Fatal("same state in another order gave another assignment")
 		}
 	}
 }
 
 // randomInput holds shards by random live members, non-members and nobody.
-func randomInput(rng *rand.Rand, shards, nMembers int) partition.Input {
-	in := partition.Input{Shards: partition.Range(0, shards), Members: members(nMembers), Current: map[string]string{}}
+func randomInput(rng *rand.Rand, shards, nMembers int) assign.Input {
+	in := assign.Input{Shards: shardRange(0, shards), Members: members(nMembers), Current: map[string]string{}}
 	holders := append(members(nMembers+3), "")
 	skew := rng.IntN(len(holders)) // one holder gets far more, like the first member up
 	for _, s := range in.Shards {
@@ -151,7 +152,7 @@ func TestAssignProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 300 {
 		in := randomInput(rng, 1+rng.IntN(400), 1+rng.IntN(9))
-		got := partition.Assign(in)
+		got := assign.Assign(in)
 		checkBalanced(t, in, got)
 		live := map[string]bool{}
 		for _, m := range in.Members {
@@ -178,19 +179,19 @@ func TestAssignProperties(t *testing.T) {
 // converge returns the assignment reached from cur when every member takes
 // its targets, which is what the manager converges to.
 func converge(shards, live []string, cur map[string]string) map[string]string {
-	return partition.Assign(partition.Input{Shards: shards, Members: live, Current: cur})
+	return assign.Assign(assign.Input{Shards: shards, Members: live, Current: cur})
 }
 
 // TestAssignMovesOnJoinAndLeave grows a group member by member and shrinks
 // it again, checking and printing the moves at each step.
 func TestAssignMovesOnJoinAndLeave(t *testing.T) {
 	for _, n := range []int{1000, 10000} {
-		shards := partition.Range(0, n)
+		shards := shardRange(0, n)
 		all := members(10)
 		cur := converge(shards, all[:1], nil)
 		for m := 2; m <= len(all); m++ {
 			next := converge(shards, all[:m], cur)
-			checkBalanced(t, partition.Input{Shards: shards, Members: all[:m]}, next)
+			checkBalanced(t, assign.Input{Shards: shards, Members: all[:m]}, next)
 			got, ideal := moves(cur, next), float64(n)/float64(m)
 			t.Logf("S=%d join  M=%d->%d: %d moves (S/(M+1)=%.0f, %.2fx)", n, m-1, m, got, ideal, float64(got)/ideal)
 			if float64(got) > ideal*1.05 {
@@ -226,7 +227,7 @@ func TestAssignMovesOnJoinAndLeave(t *testing.T) {
 // shards reserved; when it returns it gets exactly them back and nobody else
 // moves.
 func TestAssignReservedShardsComeBack(t *testing.T) {
-	shards, all := partition.Range(0, 1000), members(4)
+	shards, all := shardRange(0, 1000), members(4)
 	cur := map[string]string{}
 	for _, m := range []int{1, 2, 3, 4} {
 		cur = converge(shards, all[:m], cur)
@@ -250,12 +251,12 @@ func BenchmarkAssign(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		for _, m := range []int{3, 10} {
 			b.Run(fmt.Sprintf("S=%d/M=%d", n, m), func(b *testing.B) {
-				shards, all := partition.Range(0, n), members(m)
+				shards, all := shardRange(0, n), members(m)
 				cur := converge(shards, all[:m-1], nil) // a join: the worst case
-				in := partition.Input{Shards: shards, Members: all, Current: cur}
+				in := assign.Input{Shards: shards, Members: all, Current: cur}
 				b.ReportAllocs()
 				for b.Loop() {
-					partition.Assign(in)
+					assign.Assign(in)
 				}
 			})
 		}
@@ -292,15 +293,15 @@ func TestAssignGracefulLeaveMovesEachShardOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 200 {
 		nMembers := 2 + rng.IntN(9)
-		shards, all := partition.Range(0, 1+rng.IntN(2000)), members(nMembers)
+		shards, all := shardRange(0, 1+rng.IntN(2000)), members(nMembers)
 		before, tokens := steadyState(shards, all)
-		checkBalanced(t, partition.Input{Shards: shards, Members: all}, before)
+		checkBalanced(t, assign.Input{Shards: shards, Members: all}, before)
 		leaver := all[rng.IntN(nMembers)]
 		rest := slices.DeleteFunc(slices.Clone(all), func(m string) bool { return m == leaver })
 
 		// The grace runs: the leaver's shards are reserved for it.
-		during := partition.Assign(partition.Input{Shards: shards, Members: rest, Current: before, Tokens: tokens})
-		checkBalanced(t, partition.Input{Shards: shards, Members: rest}, during)
+		during := assign.Assign(assign.Input{Shards: shards, Members: rest, Current: before, Tokens: tokens})
+		checkBalanced(t, assign.Input{Shards: shards, Members: rest}, during)
 		n, m := len(shards), nMembers
 		roomForAll := (n+m-1)/m <= n/(m-1) // no quota shrinks below a member's old share
 		for s, h := range before {
@@ -316,15 +317,25 @@ func TestAssignGracefulLeaveMovesEachShardOnce(t *testing.T) {
 				lapsed[s] = tokens[s] + uint64(len(shards)) // led later than every other
 			}
 		}
-		after := partition.Assign(partition.Input{Shards: shards, Members: rest, Current: during, Tokens: lapsed})
+		after := assign.Assign(assign.Input{Shards: shards, Members: rest, Current: during, Tokens: lapsed})
 		if got := moves(during, after); got != 0 {
 			t.Fatalf("trial %d (S=%d M=%d): %d shards moved again when the grace lapsed", trial, n, m, got)
 		}
 
 		// Or it returns within the grace: its reservation names it again.
-		back := partition.Assign(partition.Input{Shards: shards, Members: all, Current: before, Tokens: tokens})
+		back := assign.Assign(assign.Input{Shards: shards, Members: all, Current: before, Tokens: tokens})
 		if !maps.Equal(back, before) {
 			t.Fatalf("trial %d (S=%d M=%d): returning %s: %d shards differ from before it left", trial, n, m, leaver, moves(before, back))
 		}
 	}
+}
+
+// shardRange returns the shard ids "lo" … "hi-1" in decimal, as
+// partition.Range names them.
+func shardRange(lo, hi int) []string {
+	ids := make([]string, 0, max(hi-lo, 0))
+	for i := lo; i < hi; i++ {
+		ids = append(ids, strconv.Itoa(i))
+	}
+	return ids
 }

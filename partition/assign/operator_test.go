@@ -1,25 +1,25 @@
-package partition_test
+package assign_test
 
 import (
 	"maps"
 	"testing"
 
-	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/partition/assign"
 )
 
 // TestAssignWeightsGiveProportionalShares: weights 1:2:3 over 600 shards
 // give 100/200/300, from a cold start and from an equal-weight steady
 // state; changing a weight then moves only the shards it must.
 func TestAssignWeightsGiveProportionalShares(t *testing.T) {
-	shards, ms := partition.Range(0, 600), members(3)
+	shards, ms := shardRange(0, 600), members(3)
 	weights := map[string]int{"m0": 1, "m1": 2, "m2": 3}
 	want := map[string]int{"m0": 100, "m1": 200, "m2": 300}
-	cold := partition.Assign(partition.Input{Shards: shards, Members: ms, Weights: weights})
+	cold := assign.Assign(assign.Input{Shards: shards, Members: ms, Weights: weights})
 	if got := loads(cold); !maps.Equal(got, want) {
 		t.Fatalf("cold start with weights 1:2:3: loads %v, want %v", got, want)
 	}
 	cur, tok := steadyState(shards, ms)
-	warm := partition.Assign(partition.Input{Shards: shards, Members: ms, Current: cur, Tokens: tok, Weights: weights})
+	warm := assign.Assign(assign.Input{Shards: shards, Members: ms, Current: cur, Tokens: tok, Weights: weights})
 	if got := loads(warm); !maps.Equal(got, want) {
 		t.Fatalf("weights 1:2:3 over an equal steady state: loads %v, want %v", got, want)
 	}
@@ -27,7 +27,7 @@ func TestAssignWeightsGiveProportionalShares(t *testing.T) {
 		t.Fatalf("weights 1:1:1 to 1:2:3 moved %d shards, want 100", n)
 	}
 	weights["m0"] = 2 // 2:2:3 over 600: 172/171/257 or so; moves only m2's excess
-	next := partition.Assign(partition.Input{Shards: shards, Members: ms, Current: warm, Weights: weights})
+	next := assign.Assign(assign.Input{Shards: shards, Members: ms, Current: warm, Weights: weights})
 	l := loads(next)
 	need := 0
 	for m, n := range l {
@@ -48,9 +48,9 @@ func TestAssignWeightsGiveProportionalShares(t *testing.T) {
 // share back taking only from the others' excess; draining every member
 // drains none.
 func TestAssignDrainMovesOnlyTheDrainedMembersShards(t *testing.T) {
-	shards, ms := partition.Range(0, 1000), members(3)
+	shards, ms := shardRange(0, 1000), members(3)
 	cur, tok := steadyState(shards, ms)
-	drained := partition.Assign(partition.Input{Shards: shards, Members: ms, Current: cur, Tokens: tok, Drained: []string{"m1"}})
+	drained := assign.Assign(assign.Input{Shards: shards, Members: ms, Current: cur, Tokens: tok, Drained: []string{"m1"}})
 	led := loads(cur)["m1"]
 	if got := loads(drained)["m1"]; got != 0 {
 		t.Fatalf("drained m1 still targeted %d shards", got)
@@ -58,15 +58,15 @@ func TestAssignDrainMovesOnlyTheDrainedMembersShards(t *testing.T) {
 	if n := moves(cur, drained); n != led {
 		t.Fatalf("drain moved %d shards, want exactly m1's %d", n, led)
 	}
-	back := partition.Assign(partition.Input{Shards: shards, Members: ms, Current: drained})
+	back := assign.Assign(assign.Input{Shards: shards, Members: ms, Current: drained})
 	if got := loads(back)["m1"]; got != 333 && got != 334 {
 		t.Fatalf("undrained m1 targeted %d shards, want its share 333..334", got)
 	}
 	if n := moves(drained, back); n != loads(back)["m1"] {
 		t.Fatalf("undrain moved %d shards, want only the %d m1 takes", n, loads(back)["m1"])
 	}
-	all := partition.Assign(partition.Input{Shards: shards, Members: ms, Current: cur, Tokens: tok, Drained: ms})
-	if !maps.Equal(all, partition.Assign(partition.Input{Shards: shards, Members: ms, Current: cur, Tokens: tok})) {
+	all := assign.Assign(assign.Input{Shards: shards, Members: ms, Current: cur, Tokens: tok, Drained: ms})
+	if !maps.Equal(all, assign.Assign(assign.Input{Shards: shards, Members: ms, Current: cur, Tokens: tok})) {
 		t.Fatal("draining every member changed the assignment: the drains should be ignored")
 	}
 }
@@ -75,13 +75,13 @@ func TestAssignDrainMovesOnlyTheDrainedMembersShards(t *testing.T) {
 // member takes nothing from the others, yet the shards of a member that
 // left are dealt at once.
 func TestAssignFrozenKeepsHoldersAndDealsOrphans(t *testing.T) {
-	shards := partition.Range(0, 300)
+	shards := shardRange(0, 300)
 	cur, tok := steadyState(shards, members(3))
-	joined := partition.Assign(partition.Input{Shards: shards, Members: members(4), Current: cur, Tokens: tok, Frozen: true})
+	joined := assign.Assign(assign.Input{Shards: shards, Members: members(4), Current: cur, Tokens: tok, Frozen: true})
 	if n := moves(cur, joined); n != 0 {
 		t.Fatalf("frozen: a join moved %d shards, want 0", n)
 	}
-	left := partition.Assign(partition.Input{Shards: shards, Members: []string{"m0", "m2", "m3"}, Current: cur, Tokens: tok, Frozen: true})
+	left := assign.Assign(assign.Input{Shards: shards, Members: []string{"m0", "m2", "m3"}, Current: cur, Tokens: tok, Frozen: true})
 	for s, m := range cur {
 		if m == "m1" && left[s] == "" {
 			t.Fatalf("frozen: shard %s of the departed m1 has no target", s)
@@ -99,7 +99,7 @@ func TestAssignFrozenKeepsHoldersAndDealsOrphans(t *testing.T) {
 // and counts in its share; a pin to a member that is drained or not live
 // is ignored.
 func TestAssignPinsHoldWhileTheMemberTakes(t *testing.T) {
-	shards, ms := partition.Range(0, 90), members(3)
+	shards, ms := shardRange(0, 90), members(3)
 	cur, tok := steadyState(shards, ms)
 	var s7 string
 	for s, m := range cur {
@@ -109,7 +109,7 @@ func TestAssignPinsHoldWhileTheMemberTakes(t *testing.T) {
 		}
 	}
 	pins := map[string]string{s7: "m2"}
-	got := partition.Assign(partition.Input{Shards: shards, Members: ms, Current: cur, Tokens: tok, Pins: pins})
+	got := assign.Assign(assign.Input{Shards: shards, Members: ms, Current: cur, Tokens: tok, Pins: pins})
 	if got[s7] != "m2" {
 		t.Fatalf("pinned shard %s targeted to %s, want m2", s7, got[s7])
 	}
@@ -119,11 +119,11 @@ func TestAssignPinsHoldWhileTheMemberTakes(t *testing.T) {
 	if n := moves(cur, got); n != 2 { // the pinned shard in, one of m2's out
 		t.Fatalf("a pin moved %d shards, want 2 (a swap)", n)
 	}
-	for _, in := range []partition.Input{
+	for _, in := range []assign.Input{
 		{Shards: shards, Members: ms, Current: cur, Tokens: tok, Pins: pins, Drained: []string{"m2"}},
 		{Shards: shards, Members: []string{"m0", "m1"}, Current: cur, Tokens: tok, Pins: pins},
 	} {
-		if got := partition.Assign(in); got[s7] == "m2" {
+		if got := assign.Assign(in); got[s7] == "m2" {
 			t.Fatalf("pin to m2 held while m2 is drained or gone (members %v, drained %v)", in.Members, in.Drained)
 		}
 	}

@@ -1,12 +1,20 @@
-package partition
+// Package assign computes which live member of a partition group should
+// lead each shard: the sticky assignment, with its quotas and rendezvous
+// hash. It is pure (standard library only, no I/O, no clock, no
+// randomness), so every member computes the same answer from the same
+// observed state and no coordinator is needed; golden vectors
+// (testdata/assignment-v<Format>.json) pin it across releases. The
+// partition package feeds it what the members publish in ZooKeeper.
+package assign
 
 import "slices"
 
 // This file computes the sticky assignment: which live member should lead
 // each shard. It is a pure function of the observed state, so every member
 // computes the same answer from the same state and no coordinator is needed
-// (see doc.go for why). The operator's state (drained members, a freeze,
-// pins, weights: see operator.go) is part of that input.
+// (see partition's doc.go for why). The operator's state (drained
+// members, a freeze, pins, weights: see package partition/operator) is
+// part of that input.
 //
 // The rule:
 //
@@ -40,14 +48,14 @@ import "slices"
 // nobody else moves. A drained member leaves like a member that left
 // without a grace; undrained, it joins again.
 
-// AssignmentFormat is the version of the assignment rule. Every release
+// Format is the version of the assignment rule. Every release
 // computes, for the same Input, byte-for-byte the assignment the previous
 // release computed (golden vectors in testdata/assignment-v<N>.json pin
 // it), so a rolling upgrade reshuffles no shard. A change of the rule
 // comes with a new format number, named in the release notes. Inputs
 // without weights, pins, drains or a freeze give the same assignment as
 // releases before those existed.
-const AssignmentFormat = 1
+const Format = 1
 
 // Input is the state an assignment is computed from. Inputs equal as sets
 // give equal assignments, whatever the order of their slices.

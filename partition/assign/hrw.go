@@ -1,4 +1,9 @@
-package partition
+package assign
+
+import (
+	"fmt"
+	"slices"
+)
 
 // This file holds the rendezvous (highest random weight) hash that orders
 // members for a shard. It must give the same numbers in every process, on
@@ -36,4 +41,18 @@ func mix64(x uint64) uint64 {
 // precomputed hashes. Higher weights are preferred.
 func weight(shardHash, memberHash uint64) uint64 {
 	return mix64(shardHash ^ memberHash)
+}
+
+// ListDigest names a shard list independently of its order and duplicates:
+// "<count>-<hash>", the hash combining each id's FNV-1a hash (mixed), so
+// that every member computes the same digest on every platform and in
+// every release. Members publish it in their record and deal shards only
+// among the members that run the same list.
+func ListDigest(ids []string) string {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	var h uint64
+	for _, id := range ids {
+		h = mix64(h ^ hashString(id))
+	}
+	return fmt.Sprintf("%d-%016x", len(ids), h)
 }
