@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -56,7 +57,7 @@ type MemberInfo struct {
 
 // cluster returns the view's picture.
 func (v *view) cluster() Cluster {
-	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.operator.OperatorState.clone()}
+	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.operator.OperatorState.Clone()}
 	for id, sess := range v.members {
 		mi := MemberInfo{Weight: v.weight(id), Drained: v.operator.IsDrained(id)}
 		if r, ok := v.records[id]; ok && r.Session == sess {
@@ -81,7 +82,7 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 	if sess == nil {
 		return Cluster{}, ErrNilSession
 	}
-	if err := validateRoot(root); err != nil {
+	if err := rootdata.ValidateRoot(root); err != nil {
 		return Cluster{}, err
 	}
 	op := &Operator{sess: sess, root: root, path: path.Join(root, operatorNode)}
@@ -162,14 +163,14 @@ func (c Cluster) equal(d Cluster) bool {
 			return false
 		}
 	}
-	a, _ := c.Operator.encode()
-	b, _ := d.Operator.encode()
+	a, _ := c.Operator.Encode()
+	b, _ := d.Operator.Encode()
 	return slices.Equal(a, b)
 }
 
 // clone returns a copy fn may keep.
 func (c Cluster) clone() Cluster {
-	out := Cluster{Leaders: maps.Clone(c.Leaders), Members: make(map[string]MemberInfo, len(c.Members)), Operator: c.Operator.clone()}
+	out := Cluster{Leaders: maps.Clone(c.Leaders), Members: make(map[string]MemberInfo, len(c.Members)), Operator: c.Operator.Clone()}
 	for id, m := range c.Members {
 		m.Labels = maps.Clone(m.Labels)
 		out.Members[id] = m

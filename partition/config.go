@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -250,7 +251,7 @@ func (c Config) validate(root string, sessionTimeout time.Duration) (settings, e
 	if err := ValidateID(c.MemberID); err != nil {
 		return settings{}, &ConfigError{Field: "MemberID", Reason: "is not a valid znode name", Err: err}
 	}
-	if err := validateShards(c.Shards); err != nil {
+	if err := rootdata.ValidateShards(c.Shards); err != nil {
 		return settings{}, &ConfigError{Field: "Shards", Reason: "has an invalid id", Err: err}
 	}
 	if c.HandoffTimeout < 0 {
@@ -290,12 +291,12 @@ func (c Config) validate(root string, sessionTimeout time.Duration) (settings, e
 	if s.JuteMaxBuffer == 0 {
 		s.JuteMaxBuffer = DefaultJuteMaxBuffer
 	}
-	perSession, err := sessionCap(root, c.MemberID, s.shards, c.MaxShardsPerSession, s.JuteMaxBuffer)
+	perSession, err := rootdata.SessionCap(root, c.MemberID, s.shards, c.MaxShardsPerSession, s.JuteMaxBuffer)
 	if err != nil {
 		return settings{}, &ConfigError{Field: "MaxShardsPerSession", Reason: "is over ZooKeeper's limit", Err: err}
 	}
 	s.MaxShardsPerSession = perSession
-	if err := checkListing(s.shards, s.JuteMaxBuffer); err != nil {
+	if err := rootdata.CheckListing(s.shards, s.JuteMaxBuffer); err != nil {
 		return settings{}, &ConfigError{Field: "Shards", Reason: "is over ZooKeeper's limit", Err: err}
 	}
 	if s.HandoffTimeout == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -19,7 +20,7 @@ func checkWatch(sess *recipe.Session, root string, fnIsNil bool) error {
 	if fnIsNil {
 		return ErrNilCallback
 	}
-	return validateRoot(root)
+	return rootdata.ValidateRoot(root)
 }
 
 // followView applies the root's changes to a view and calls step after

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -26,7 +27,7 @@ func LiveMembers(ctx context.Context, sess *recipe.Session, root string) (map[st
 	if sess == nil {
 		return nil, ErrNilSession
 	}
-	if err := validateRoot(root); err != nil {
+	if err := rootdata.ValidateRoot(root); err != nil {
 		return nil, err
 	}
 	dir := path.Join(root, membersDir)

@@ -28,8 +28,8 @@ func (l *loop) input(now time.Time) Input {
 		Members: members,
 		Current: cur,
 		Tokens:  tokens,
-		Drained: op.drainedList(),
-		Pins:    op.pins(),
+		Drained: op.DrainedList(),
+		Pins:    op.AssignPins(),
 		Frozen:  op.Frozen(now),
 	}
 	for _, id := range members {

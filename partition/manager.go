@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/zkelect/zkelect/internal/retry"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -63,7 +64,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	if sess == nil {
 		return nil, ErrNilSession
 	}
-	if err := validateRoot(root); err != nil {
+	if err := rootdata.ValidateRoot(root); err != nil {
 		return nil, err
 	}
 	s, err := cfg.validate(root, sess.Timeout())
@@ -163,13 +164,13 @@ func (m *Manager) Leadership(shard string) (*recipe.Leadership, bool) {
 // for an invalid or duplicate id and then changes nothing. It does not
 // block on ZooKeeper.
 func (m *Manager) SetShards(ids []string) error {
-	if err := validateShards(ids); err != nil {
+	if err := rootdata.ValidateShards(ids); err != nil {
 		return &ConfigError{Field: "Shards", Reason: "has an invalid id", Err: err}
 	}
-	if _, err := sessionCap(m.root, m.cfg.MemberID, ids, m.cfg.MaxShardsPerSession, m.cfg.JuteMaxBuffer); err != nil {
+	if _, err := rootdata.SessionCap(m.root, m.cfg.MemberID, ids, m.cfg.MaxShardsPerSession, m.cfg.JuteMaxBuffer); err != nil {
 		return &ConfigError{Field: "Shards", Reason: "has ids too long for MaxShardsPerSession", Err: err}
 	}
-	if err := checkListing(ids, m.cfg.JuteMaxBuffer); err != nil {
+	if err := rootdata.CheckListing(ids, m.cfg.JuteMaxBuffer); err != nil {
 		return &ConfigError{Field: "Shards", Reason: "is over ZooKeeper's limit", Err: err}
 	}
 	set := shardSetDigest(ids)
@@ -190,7 +191,7 @@ func (m *Manager) SetShards(ids []string) error {
 // opened. Siblings stay open (possibly with no elections) until Run
 // returns.
 func (m *Manager) Sessions() []SessionLoad {
-	return m.pool.loads(electionPathBytes(m.root, m.currentShards()))
+	return m.pool.loads(rootdata.ElectionPathBytes(m.root, m.currentShards()))
 }
 
 // currentShardSet returns the digest of the shard ids to run.

@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -74,11 +75,11 @@ func ensurePaths(ctx context.Context, sess *recipe.Session, root string, acl []z
 	return nil
 }
 
-// Names of root's children.
+// Names of root's children (root's layout).
 const (
-	membersDir = "members"
-	ownersDir  = "owners"
-	shardsDir  = "shards"
+	membersDir = rootdata.MembersDir
+	ownersDir  = rootdata.OwnersDir
+	shardsDir  = rootdata.ShardsDir
 )
 
 // register creates the member's ephemeral znode with instance (the
@@ -290,7 +291,7 @@ func (p *publisher) flush(ctx context.Context) {
 			}
 			return
 		}
-		if errors.Is(err, errRecordTooLarge) {
+		if errors.Is(err, rootdata.ErrRecordTooLarge) {
 			p.log.Error().Err(err).Msg("member record not published")
 			return
 		}
@@ -309,7 +310,7 @@ func (p *publisher) flush(ctx context.Context) {
 // overwritten only while this Manager holds the member id; otherwise
 // write returns an error wrapping errNotRegistered.
 func (p *publisher) write(ctx context.Context, r record) error {
-	data, err := r.encode()
+	data, err := r.Encode()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -48,7 +49,7 @@ func NewOperator(sess *recipe.Session, root string, acl []zk.ACL) (*Operator, er
 	if sess == nil {
 		return nil, ErrNilSession
 	}
-	if err := validateRoot(root); err != nil {
+	if err := rootdata.ValidateRoot(root); err != nil {
 		return nil, err
 	}
 	if acl == nil {
@@ -80,7 +81,7 @@ func (o *Operator) read(ctx context.Context) (OperatorState, int32, error) {
 	if err != nil {
 		return OperatorState{}, 0, fmt.Errorf("partition: read %s: %w", o.path, aclDenied(err))
 	}
-	s, err := decodeOperatorState(data)
+	s, err := rootdata.DecodeOperatorState(data)
 	if err != nil {
 		return OperatorState{}, 0, fmt.Errorf("partition: %s: %w", o.path, err)
 	}
@@ -126,12 +127,12 @@ func (o *Operator) updateOnce(ctx context.Context, change func(*OperatorState) (
 		if err != nil {
 			return false, err
 		}
-		next := cur.clone()
+		next := cur.Clone()
 		changed, err := change(&next)
 		if err != nil || !changed {
 			return false, err
 		}
-		data, err := next.encode()
+		data, err := next.Encode()
 		if err != nil {
 			return false, err
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/go-zookeeper/zk"
+
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
 // This file watches the operator state's znode (<root>/operator) and sends
@@ -48,7 +50,7 @@ func (w *watcher) operatorOnce(ctx context.Context) error {
 	} else if err != nil {
 		return err
 	}
-	state, err := decodeOperatorState(data)
+	state, err := rootdata.DecodeOperatorState(data)
 	if err != nil {
 		w.log.Warn().Err(err).Str("znode", w.operator).Msg("ignoring unreadable operator state")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/retry"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -40,10 +41,10 @@ func Prune(ctx context.Context, sess *recipe.Session, root string, shards []stri
 	switch {
 	case sess == nil:
 		return nil, nil, ErrNilSession
-	case validateRoot(root) != nil:
-		return nil, nil, validateRoot(root)
-	case validateShards(shards) != nil:
-		return nil, nil, validateShards(shards)
+	case rootdata.ValidateRoot(root) != nil:
+		return nil, nil, rootdata.ValidateRoot(root)
+	case rootdata.ValidateShards(shards) != nil:
+		return nil, nil, rootdata.ValidateShards(shards)
 	}
 	err = retry.Do(ctx, func() (bool, error) {
 		d, k, err := pruneOnce(ctx, sess, root, shards, dryRun)

@@ -1,4 +1,4 @@
-package partition
+package root
 
 import (
 	"encoding/json"
@@ -14,8 +14,8 @@ import (
 // Drained, Frozen, Pins and Weights). It is one znode, so that a change is
 // one version-checked write and every member sees the whole state at once.
 
-// operatorNode is the name of the operator state's znode under the root.
-const operatorNode = "operator"
+// OperatorNode is the name of the operator state's znode under the root.
+const OperatorNode = "operator"
 
 // OperatorState is what operators decided for a root. The zero value (no
 // znode yet) decides nothing. Its JSON is the znode's data; fields are
@@ -69,8 +69,8 @@ func (s OperatorState) IsDrained(member string) bool {
 	return ok
 }
 
-// clone returns a deep copy of s, for a read-modify-write.
-func (s OperatorState) clone() OperatorState {
+// Clone returns a deep copy of s, for a read-modify-write.
+func (s OperatorState) Clone() OperatorState {
 	c := OperatorState{
 		Drained: maps.Clone(s.Drained), Pins: maps.Clone(s.Pins),
 		Moves: maps.Clone(s.Moves), Weights: maps.Clone(s.Weights),
@@ -82,14 +82,14 @@ func (s OperatorState) clone() OperatorState {
 	return c
 }
 
-// drainedList returns the drained member ids, sorted.
-func (s OperatorState) drainedList() []string {
+// DrainedList returns the drained member ids, sorted.
+func (s OperatorState) DrainedList() []string {
 	return slices.Sorted(maps.Keys(s.Drained))
 }
 
-// pins returns the pins and the moves in progress, as Input's Pins: a
+// AssignPins returns the pins and the moves in progress, as Input's Pins: a
 // move wins over a pin of the same shard.
-func (s OperatorState) pins() map[string]string {
+func (s OperatorState) AssignPins() map[string]string {
 	if len(s.Moves) == 0 {
 		return s.Pins
 	}
@@ -101,9 +101,9 @@ func (s OperatorState) pins() map[string]string {
 	return out
 }
 
-// decodeOperatorState parses the operator znode's data; empty data is the
+// DecodeOperatorState parses the operator znode's data; empty data is the
 // zero state.
-func decodeOperatorState(data []byte) (OperatorState, error) {
+func DecodeOperatorState(data []byte) (OperatorState, error) {
 	var s OperatorState
 	if len(data) == 0 {
 		return s, nil
@@ -114,14 +114,14 @@ func decodeOperatorState(data []byte) (OperatorState, error) {
 	return s, nil
 }
 
-// encode returns the znode's data.
-func (s OperatorState) encode() ([]byte, error) {
+// Encode returns the znode's data.
+func (s OperatorState) Encode() ([]byte, error) {
 	data, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("encode operator state: %w", err)
 	}
 	if len(data) > maxRecordBytes {
-		return nil, fmt.Errorf("%w: operator state of %d bytes", errRecordTooLarge, len(data))
+		return nil, fmt.Errorf("%w: operator state of %d bytes", ErrRecordTooLarge, len(data))
 	}
 	return data, nil
 }

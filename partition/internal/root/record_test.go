@@ -1,4 +1,4 @@
-package partition
+package root
 
 import (
 	"errors"
@@ -11,15 +11,15 @@ import (
 
 func TestRecordRoundTrip(t *testing.T) {
 	for _, n := range []int{0, 10, 20000} {
-		r := record{Session: 0x1000000abc, Leading: map[string]uint64{}, Reserved: []string{"r1", "r2"}}
+		r := Record{Session: 0x1000000abc, Leading: map[string]uint64{}, Reserved: []string{"r1", "r2"}}
 		for i := range n {
 			r.Leading[fmt.Sprintf("orders-%06d", i)] = uint64(1)<<32 | uint64(i)
 		}
-		data, err := r.encode()
+		data, err := r.Encode()
 		if err != nil {
 			t.Fatalf("encode %d shards: %v", n, err)
 		}
-		got, err := decodeRecord(data)
+		got, err := DecodeRecord(data)
 		if err != nil {
 			t.Fatalf("decode %d shards: %v", n, err)
 		}
@@ -32,7 +32,7 @@ func TestRecordRoundTrip(t *testing.T) {
 
 func TestRecordTooLargeIsRefused(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	r := record{Leading: map[string]uint64{}}
+	r := Record{Leading: map[string]uint64{}}
 	for i := range 20000 {
 		var id strings.Builder
 		for range 25 {
@@ -40,7 +40,7 @@ func TestRecordTooLargeIsRefused(t *testing.T) {
 		}
 		r.Leading[id.String()] = uint64(i)
 	}
-	if _, err := r.encode(); !errors.Is(err, errRecordTooLarge) {
-		t.Fatalf("encode of a huge record: %v, want errRecordTooLarge", err)
+	if _, err := r.Encode(); !errors.Is(err, ErrRecordTooLarge) {
+		t.Fatalf("encode of a huge record: %v, want ErrRecordTooLarge", err)
 	}
 }

@@ -1,4 +1,4 @@
-package partition
+package root
 
 import (
 	"fmt"
@@ -55,8 +55,8 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// validateShards checks every id and that none repeats.
-func validateShards(ids []string) error {
+// ValidateShards checks every id and that none repeats.
+func ValidateShards(ids []string) error {
 	seen := make(map[string]struct{}, len(ids))
 	for _, id := range ids {
 		if err := ValidateID(id); err != nil {
@@ -70,9 +70,9 @@ func validateShards(ids []string) error {
 	return nil
 }
 
-// validateRoot checks that root is an absolute, clean znode path other than
+// ValidateRoot checks that root is an absolute, clean znode path other than
 // "/" and outside /zookeeper, with valid elements.
-func validateRoot(root string) error {
+func ValidateRoot(root string) error {
 	if root == "" || root[0] != '/' || root == "/" || path.Clean(root) != root {
 		return fmt.Errorf("%w: %q must be an absolute clean path other than \"/\"", ErrInvalidRoot, root)
 	}

@@ -1,4 +1,4 @@
-package partition
+package root
 
 import (
 	"bytes"
@@ -25,13 +25,13 @@ const (
 // gzipMagic starts every gzip stream; JSON never starts with it.
 var gzipMagic = []byte{0x1f, 0x8b}
 
-// errRecordTooLarge reports a record that cannot be written: the member
+// ErrRecordTooLarge reports a record that cannot be written: the member
 // leads too many shards with too long ids. Other members then see an older
 // record; balance suffers, safety does not.
-var errRecordTooLarge = errors.New("partition: member record over ZooKeeper's request limit")
+var ErrRecordTooLarge = errors.New("partition: member record over ZooKeeper's request limit")
 
-// record is the data of <root>/owners/<member>.
-type record struct {
+// Record is the data of <root>/owners/<member>.
+type Record struct {
 	// Session is the id of the session that wrote the record.
 	Session int64 `json:"session"`
 	// Leading maps the shards the member led when it wrote the record to
@@ -41,7 +41,7 @@ type record struct {
 	// Reserved lists the shards an earlier session of the member led that
 	// this session has not led yet.
 	Reserved []string `json:"reserved,omitempty"`
-	// ShardSet is the digest of the member's shard list (shardSetDigest):
+	// ShardSet is the digest of the member's shard list (assign.ListDigest):
 	// shards are dealt only among members that run the same list.
 	// Empty in records of earlier releases: taken as the same list.
 	ShardSet string `json:"shard_set,omitempty"`
@@ -55,32 +55,32 @@ type record struct {
 	Weight int `json:"weight,omitempty"`
 }
 
-// decodeRecord parses a record, gzipped or not; an empty znode is an
+// DecodeRecord parses a record, gzipped or not; an empty znode is an
 // empty record.
-func decodeRecord(data []byte) (record, error) {
-	var r record
+func DecodeRecord(data []byte) (Record, error) {
+	var r Record
 	if len(data) == 0 {
 		return r, nil
 	}
 	if bytes.HasPrefix(data, gzipMagic) {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return record{}, fmt.Errorf("decode member record: %w", err)
+			return Record{}, fmt.Errorf("decode member record: %w", err)
 		}
 		if data, err = io.ReadAll(io.LimitReader(zr, maxRecordPlain)); err != nil {
-			return record{}, fmt.Errorf("decode member record: %w", err)
+			return Record{}, fmt.Errorf("decode member record: %w", err)
 		}
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
-		return record{}, fmt.Errorf("decode member record: %w", err)
+		return Record{}, fmt.Errorf("decode member record: %w", err)
 	}
 	return r, nil
 }
 
-// encode returns the record's znode data: JSON, gzipped when larger than
-// compressAbove. It fails with errRecordTooLarge beyond maxRecordBytes
+// Encode returns the record's znode data: JSON, gzipped when larger than
+// compressAbove. It fails with ErrRecordTooLarge beyond maxRecordBytes
 // (ZooKeeper drops the connection of a client sending a larger request).
-func (r record) encode() ([]byte, error) {
+func (r Record) Encode() ([]byte, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("encode member record: %w", err)
@@ -95,7 +95,7 @@ func (r record) encode() ([]byte, error) {
 		data = buf.Bytes()
 	}
 	if len(data) > maxRecordBytes {
-		return nil, fmt.Errorf("%w: %d bytes for %d shards", errRecordTooLarge, len(data), len(r.Leading)+len(r.Reserved))
+		return nil, fmt.Errorf("%w: %d bytes for %d shards", ErrRecordTooLarge, len(data), len(r.Leading)+len(r.Reserved))
 	}
 	return data, nil
 }

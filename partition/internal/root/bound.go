@@ -1,4 +1,4 @@
-package partition
+package root
 
 import (
 	"fmt"
@@ -68,14 +68,14 @@ const (
 	listingOverhead = 128
 )
 
-// electionPathBytes returns the length of the longest candidate znode path
+// ElectionPathBytes returns the length of the longest candidate znode path
 // of a shard among ids under root.
-func electionPathBytes(root string, ids []string) int {
+func ElectionPathBytes(root string, ids []string) int {
 	longest := 0
 	for _, id := range ids {
 		longest = max(longest, len(id))
 	}
-	return len(path.Join(root, shardsDir)) + 1 + longest + 1 + candidateNameBytes
+	return len(path.Join(root, ShardsDir)) + 1 + longest + 1 + candidateNameBytes
 }
 
 // CloseSessionBytes returns the size, in bytes, of the closeSession
@@ -97,14 +97,14 @@ func ListingBytes(ids []string) int {
 	return n
 }
 
-// sessionCap returns how many shard elections one session may carry for
+// SessionCap returns how many shard elections one session may carry for
 // ids under root: perSession, or when it is zero the default (5,000, less
 // with paths too long for that). It fails with a *LimitError when
 // perSession ephemerals (elections, or the member's znode and one fewer
 // election on the primary session) would write a closeSession transaction
 // over juteMax bytes.
-func sessionCap(root, member string, ids []string, perSession, juteMax int) (int, error) {
-	p := max(electionPathBytes(root, ids), len(path.Join(root, membersDir, member)))
+func SessionCap(root, member string, ids []string, perSession, juteMax int) (int, error) {
+	p := max(ElectionPathBytes(root, ids), len(path.Join(root, MembersDir, member)))
 	fit := (juteMax - closeSessionOverhead) / (4 + p) // ephemerals, the member znode one of them
 	if perSession == 0 {
 		perSession = min(DefaultMaxShardsPerSession, fit)
@@ -118,9 +118,9 @@ func sessionCap(root, member string, ids []string, perSession, juteMax int) (int
 	return perSession, nil
 }
 
-// checkListing fails with a *LimitError when the listing of ids would be
+// CheckListing fails with a *LimitError when the listing of ids would be
 // larger than juteMax bytes.
-func checkListing(ids []string, juteMax int) error {
+func CheckListing(ids []string, juteMax int) error {
 	if n := ListingBytes(ids); n > juteMax {
 		return &LimitError{
 			Limit: "getChildren", Bytes: n, Max: juteMax,
