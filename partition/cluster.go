@@ -55,21 +55,21 @@ type MemberInfo struct {
 	Leads int
 }
 
-// cluster returns the view's picture.
-func (v *view) cluster() Cluster {
-	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.operator.OperatorState.Clone()}
-	for id, sess := range v.members {
-		mi := MemberInfo{Weight: v.weight(id), Drained: v.operator.IsDrained(id)}
-		if r, ok := v.records[id]; ok && r.Session == sess {
+// clusterOf returns the view's picture.
+func clusterOf(v *view) Cluster {
+	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.Operator.OperatorState.Clone()}
+	for id, sess := range v.Members {
+		mi := MemberInfo{Weight: v.Weight(id), Drained: v.Operator.IsDrained(id)}
+		if r, ok := v.Records[id]; ok && r.Session == sess {
 			mi.Address, mi.Labels = r.Address, maps.Clone(r.Labels)
 		}
 		c.Members[id] = mi
 	}
-	for s, p := range v.leaders() {
-		mi := c.Members[p.member]
+	for s, p := range v.Leaders() {
+		mi := c.Members[p.Member]
 		mi.Leads++
-		c.Members[p.member] = mi
-		c.Leaders[s] = ShardLeader{Member: p.member, Address: mi.Address, Token: p.token}
+		c.Members[p.Member] = mi
+		c.Leaders[s] = ShardLeader{Member: p.Member, Address: mi.Address, Token: p.Token}
 	}
 	return c
 }
@@ -94,19 +94,19 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 	if err != nil {
 		return Cluster{}, err
 	}
-	v := newView(false)
-	v.apply(update{members: live})
-	v.apply(update{operator: &storedOperator{OperatorState: st, version: version}})
+	v := rootdata.NewView(false)
+	v.Apply(update{Members: live})
+	v.Apply(update{Operator: &rootdata.StoredOperator{OperatorState: st, Version: version}})
 	for id := range live {
 		rec, err := readRecord(ctx, sess, path.Join(root, ownersDir, id))
 		if err != nil {
 			return Cluster{}, err
 		}
 		if rec != nil {
-			v.apply(update{member: id, rec: rec})
+			v.Apply(update{Member: id, Rec: rec})
 		}
 	}
-	return v.cluster(), nil
+	return clusterOf(v), nil
 }
 
 // readRecord reads one member's record; nil when there is none.
@@ -125,7 +125,7 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRec
 	if err != nil {
 		return nil, nil // unreadable: as the watcher, ignore it
 	}
-	return &storedRecord{record: r, version: st.Version}, nil
+	return &storedRecord{Record: r, Version: st.Version}, nil
 }
 
 // WatchCluster calls fn with root's picture (see Cluster) each time it
@@ -143,8 +143,8 @@ func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn fun
 		return err
 	}
 	var last *Cluster
-	return followView(ctx, sess, root, "watch cluster", func(v *view) (bool, error) {
-		if c := v.cluster(); last == nil || !c.equal(*last) {
+	return rootdata.Follow(ctx, sess, root, "watch cluster", func(v *view) (bool, error) {
+		if c := clusterOf(v); last == nil || !c.equal(*last) {
 			last = &c
 			fn(c.clone())
 		}

@@ -32,7 +32,7 @@ var (
 	// JuteMaxBuffer); the error is a *LimitError inside a *ConfigError.
 	ErrOverLimit = rootdata.ErrOverLimit
 	// ErrNilSession reports a nil *recipe.Session.
-	ErrNilSession = errors.New("partition: nil session")
+	ErrNilSession = rootdata.ErrNilSession
 	// ErrPruneRefused reports that Prune found a live member that may run
 	// the shards it was asked to remove (see Prune); the error names it.
 	ErrPruneRefused = errors.New("partition: prune refused")

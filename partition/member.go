@@ -158,7 +158,7 @@ func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instanc
 		}
 		log.Info().Int64("session_id", id).Msg("member registered again")
 	}
-	waitWatch(ctx, ch)
+	rootdata.WaitWatch(ctx, ch)
 	return nil
 }
 

@@ -2,6 +2,8 @@ package partition
 
 import (
 	"context"
+
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
 // This file waits for the effect of an operator's change, following the
@@ -14,14 +16,14 @@ import (
 // meanwhile.
 func (o *Operator) WaitDrained(ctx context.Context, member string) error {
 	return o.await(ctx, func(v *view) (bool, error) {
-		sess, live := v.members[member]
+		sess, live := v.Members[member]
 		if !live {
 			return true, nil
 		}
-		if !v.operator.IsDrained(member) {
+		if !v.Operator.IsDrained(member) {
 			return false, refused("member %q is not drained", member)
 		}
-		r, ok := v.records[member]
+		r, ok := v.Records[member]
 		return ok && r.Session == sess && len(r.Leading) == 0, nil
 	})
 }
@@ -30,15 +32,15 @@ func (o *Operator) WaitDrained(ctx context.Context, member string) error {
 // and the move is cleared, or ctx ends (ctx's error).
 func (o *Operator) WaitMoved(ctx context.Context, shard, member string) error {
 	return o.await(ctx, func(v *view) (bool, error) {
-		_, moving := v.operator.Moves[shard]
-		return !moving && v.leaders()[shard].member == member, nil
+		_, moving := v.Operator.Moves[shard]
+		return !moving && v.Leaders()[shard].Member == member, nil
 	})
 }
 
 // await follows the root's znodes until done reports true or an error,
 // after each burst of changes, or ctx ends (ctx's error).
 func (o *Operator) await(ctx context.Context, done func(*view) (bool, error)) error {
-	err := followView(ctx, o.sess, o.root, "wait on", func(v *view) (bool, error) {
+	err := rootdata.Follow(ctx, o.sess, o.root, "wait on", func(v *view) (bool, error) {
 		ok, err := done(v)
 		return !ok, err
 	})

@@ -1,6 +1,11 @@
 package partition
 
-import rootdata "github.com/zkelect/zkelect/partition/internal/root"
+import (
+	"context"
+
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/recipe"
+)
 
 // The root's data (its layout, codecs, ids and bounds) lives in package
 // partition/internal/root. The names below are partition's API for it,
@@ -61,3 +66,23 @@ const operatorNode = rootdata.OperatorNode
 
 // decodeRecord parses a record (rootdata.DecodeRecord).
 func decodeRecord(data []byte) (record, error) { return rootdata.DecodeRecord(data) }
+
+// LiveMembers returns the members registered under root now, each with the
+// id of the session that registered it: the ephemeral children of
+// <root>/members (a persistent child belongs to no session and is not a
+// member). ctx is checked between reads. A root without members gives an
+// empty map. Errors: ErrNilSession, an error wrapping ErrInvalidRoot,
+// ctx's error, or ZooKeeper's wrapped with the path.
+func LiveMembers(ctx context.Context, sess *recipe.Session, root string) (map[string]int64, error) {
+	return rootdata.LiveMembers(ctx, sess, root)
+}
+
+// The root's observed state and its watchers, as the loop spells them.
+type (
+	view         = rootdata.View
+	update       = rootdata.Update
+	storedRecord = rootdata.StoredRecord
+	memberRecord = rootdata.MemberRecord
+	published    = rootdata.Published
+	watcher      = rootdata.Watcher
+)

@@ -8,6 +8,8 @@ import (
 // Sentinel errors about the root's data, exported by package partition
 // under the same names (their text keeps its "partition:" prefix).
 var (
+	// ErrNilSession reports a nil *recipe.Session.
+	ErrNilSession = errors.New("partition: nil session")
 	// ErrInvalidShardID reports a shard id that cannot be a znode name; the
 	// error is a *ShardIDError.
 	ErrInvalidShardID = errors.New("partition: invalid shard id")

@@ -1,9 +1,11 @@
 // Package root is the data a partition group keeps under its root znode:
 // the layout of the znodes (layout.go), the codecs of a member's record and
-// of the operator state, shard and member ids, and the bounds that keep
-// every request and listing within ZooKeeper's jute.maxbuffer. It speaks
-// no ZooKeeper itself and knows nothing of the member's loop; packages
-// partition and partition/operator read and write the root through it.
+// of the operator state, shard and member ids, the bounds that keep every
+// request and listing within ZooKeeper's jute.maxbuffer, and the observed
+// state of a root (View) with the watchers that feed it (Watcher, Follow),
+// which read ZooKeeper through a recipe.Session. It knows nothing of the
+// member's loop or the Manager; packages partition and partition/operator
+// read and write the root through it.
 package root
 
 // The root's children:

@@ -1,4 +1,4 @@
-package partition
+package root
 
 import (
 	"context"
@@ -23,64 +23,65 @@ import (
 // fire (the loop stopped, a read failed) is removed at once; one lost with
 // the connection fires, and the loop reads again.
 
-// update is one change of the observed state.
-type update struct {
-	members  map[string]int64 // non-nil: the live members and their sessions
-	operator *storedOperator  // non-nil: the operator state
-	member   string           // otherwise: the member whose record changed
-	rec      *storedRecord    // its record; nil when deleted
+// Update is one change of the observed state.
+type Update struct {
+	Members  map[string]int64 // non-nil: the live members and their sessions
+	Operator *StoredOperator  // non-nil: the operator state
+	Member   string           // otherwise: the member whose record changed
+	Rec      *StoredRecord    // its record; nil when deleted
 }
 
-// watcher owns the watch goroutines of one Run.
-type watcher struct {
+// Watcher owns the watch goroutines of one Run.
+type Watcher struct {
 	sess     *recipe.Session
 	members  string // <root>/members
 	owners   string // <root>/owners
 	operator string // <root>/operator
-	out      chan<- update
+	out      chan<- Update
 	log      zerolog.Logger
 	wg       sync.WaitGroup
 
 	persistent map[string]bool // persistent children of members warned about; watchMembers' own
 }
 
-// newWatcher returns the watcher of root's members, records and operator
+// NewWatcher returns the watcher of root's members, records and operator
 // state, sending to out.
-func newWatcher(sess *recipe.Session, root string, out chan<- update, log zerolog.Logger) *watcher {
-	return &watcher{
-		sess: sess, members: path.Join(root, membersDir), owners: path.Join(root, ownersDir),
-		operator: path.Join(root, operatorNode), out: out, log: log,
+func NewWatcher(sess *recipe.Session, root string, out chan<- Update, log zerolog.Logger) *Watcher {
+	return &Watcher{
+		sess: sess, members: path.Join(root, MembersDir), owners: path.Join(root, OwnersDir),
+		operator: path.Join(root, OperatorNode), out: out, log: log,
 	}
 }
 
-// start launches the watch goroutines; they stop when ctx is done and wait
+// Start launches the watch goroutines; they stop when ctx is done and Wait
 // returns after they have.
-func (w *watcher) start(ctx context.Context) {
+func (w *Watcher) Start(ctx context.Context) {
 	w.wg.Add(3)
 	go func() { defer w.wg.Done(); w.watchMembers(ctx) }()
 	go func() { defer w.wg.Done(); w.watchOwners(ctx) }()
 	go func() { defer w.wg.Done(); w.watchOperator(ctx) }()
 }
 
-func (w *watcher) wait() { w.wg.Wait() }
+// Wait returns once the watch goroutines Start launched have stopped.
+func (w *Watcher) Wait() { w.wg.Wait() }
 
 // watchMembers reports the live members each time the children of
 // <root>/members change.
-func (w *watcher) watchMembers(ctx context.Context) {
-	retry := newBackoff()
+func (w *Watcher) watchMembers(ctx context.Context) {
+	retry := NewBackoff()
 	for ctx.Err() == nil {
 		if err := w.membersOnce(ctx); err != nil {
 			w.log.Warn().Err(err).Msg("watch members")
-			retry.wait(ctx)
+			retry.Wait(ctx)
 			continue
 		}
-		retry.reset()
+		retry.Reset()
 	}
 }
 
 // membersOnce reports the live members and waits until they may have
 // changed or ctx ends.
-func (w *watcher) membersOnce(ctx context.Context) error {
+func (w *Watcher) membersOnce(ctx context.Context) error {
 	ctx, forget := context.WithCancel(ctx)
 	defer forget() // the watch, if it has not fired
 	ids, _, ch, err := w.sess.ChildrenW(ctx, w.members)
@@ -92,8 +93,8 @@ func (w *watcher) membersOnce(ctx context.Context) error {
 		return fmt.Errorf("read members: %w", err)
 	}
 	w.warnPersistent(persistent)
-	if w.send(ctx, update{members: live}) {
-		waitWatch(ctx, ch)
+	if w.send(ctx, Update{Members: live}) {
+		WaitWatch(ctx, ch)
 	}
 	return nil
 }
@@ -101,7 +102,7 @@ func (w *watcher) membersOnce(ctx context.Context) error {
 // warnPersistent logs, once per znode while it stays, each persistent
 // child of <root>/members: it is not a member (no session holds it), and
 // a member id it takes cannot be registered.
-func (w *watcher) warnPersistent(ids []string) {
+func (w *Watcher) warnPersistent(ids []string) {
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		seen[id] = true
@@ -116,7 +117,7 @@ func (w *watcher) warnPersistent(ids []string) {
 // watchOwners runs one record watcher per child of <root>/owners. A record
 // watcher ends when its record is deleted; the children are then listed
 // again, so a record created anew gets a new watcher.
-func (w *watcher) watchOwners(ctx context.Context) {
+func (w *Watcher) watchOwners(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	running := map[string]bool{}
@@ -138,17 +139,17 @@ func (w *watcher) watchOwners(ctx context.Context) {
 			}()
 		}
 	}
-	retry := newBackoff()
+	retry := NewBackoff()
 	for ctx.Err() == nil {
 		ownersCtx, forget := context.WithCancel(ctx)
 		ids, _, ch, err := w.sess.ChildrenW(ownersCtx, w.owners)
 		if err != nil {
 			forget()
 			w.log.Warn().Err(err).Msg("watch member records")
-			retry.wait(ctx)
+			retry.Wait(ctx)
 			continue
 		}
-		retry.reset()
+		retry.Reset()
 		watchNew(ids)
 		w.awaitOwners(ctx, ch, gone, func(id string) { delete(running, id) }, watchNew)
 		forget() // the watch, if it has not fired
@@ -161,7 +162,7 @@ func (w *watcher) watchOwners(ctx context.Context) {
 // every later change), so that a record deleted and created anew while its
 // old watcher ran gets a watcher; if that listing fails, awaitOwners
 // returns for its caller to list with a new watch.
-func (w *watcher) awaitOwners(ctx context.Context, ch <-chan zk.Event, gone <-chan string, ended func(string), watchNew func([]string)) {
+func (w *Watcher) awaitOwners(ctx context.Context, ch <-chan zk.Event, gone <-chan string, ended func(string), watchNew func([]string)) {
 	for {
 		select {
 		case <-ch:
@@ -181,8 +182,8 @@ func (w *watcher) awaitOwners(ctx context.Context, ch <-chan zk.Event, gone <-ch
 
 // watchRecord reports a member's record each time it changes, and its
 // deletion.
-func (w *watcher) watchRecord(ctx context.Context, id string) {
-	retry := newBackoff()
+func (w *Watcher) watchRecord(ctx context.Context, id string) {
+	retry := NewBackoff()
 	for ctx.Err() == nil {
 		deleted, err := w.recordOnce(ctx, id)
 		if deleted {
@@ -192,38 +193,38 @@ func (w *watcher) watchRecord(ctx context.Context, id string) {
 			if ctx.Err() == nil { // not our own leaving
 				w.log.Warn().Err(err).Str("record_member", id).Msg("watch member record")
 			}
-			retry.wait(ctx)
+			retry.Wait(ctx)
 			continue
 		}
-		retry.reset()
+		retry.Reset()
 	}
 }
 
 // recordOnce reports member id's record, or its deletion (deleted), and
 // waits until the record may have changed or ctx ends.
-func (w *watcher) recordOnce(ctx context.Context, id string) (deleted bool, err error) {
+func (w *Watcher) recordOnce(ctx context.Context, id string) (deleted bool, err error) {
 	ctx, forget := context.WithCancel(ctx)
 	defer forget() // the watch, if it has not fired
 	data, st, ch, err := w.sess.GetW(ctx, path.Join(w.owners, id))
 	if errors.Is(err, zk.ErrNoNode) {
-		w.send(ctx, update{member: id})
+		w.send(ctx, Update{Member: id})
 		return true, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	rec, err := decodeRecord(data)
+	rec, err := DecodeRecord(data)
 	if err != nil {
 		w.log.Warn().Err(err).Str("record_member", id).Msg("ignoring unreadable member record")
 	}
-	if w.send(ctx, update{member: id, rec: &storedRecord{record: rec, version: st.Version}}) {
-		waitWatch(ctx, ch)
+	if w.send(ctx, Update{Member: id, Rec: &StoredRecord{Record: rec, Version: st.Version}}) {
+		WaitWatch(ctx, ch)
 	}
 	return false, nil
 }
 
-// waitWatch waits for the watch's event or ctx.
-func waitWatch(ctx context.Context, ch <-chan zk.Event) {
+// WaitWatch waits for the watch's event or ctx.
+func WaitWatch(ctx context.Context, ch <-chan zk.Event) {
 	select {
 	case <-ch:
 	case <-ctx.Done():
@@ -231,7 +232,7 @@ func waitWatch(ctx context.Context, ch <-chan zk.Event) {
 }
 
 // send delivers u unless ctx ends first.
-func (w *watcher) send(ctx context.Context, u update) bool {
+func (w *Watcher) send(ctx context.Context, u Update) bool {
 	select {
 	case w.out <- u:
 		return true
@@ -240,15 +241,8 @@ func (w *watcher) send(ctx context.Context, u update) bool {
 	}
 }
 
-// backoff spaces out retries after ZooKeeper errors: 50ms doubling to 2s,
-// on the module's one retry schedule (retry.Backoff).
-type backoff struct{ b retry.Backoff }
-
-func newBackoff() *backoff {
-	return &backoff{retry.Backoff{Min: 50 * time.Millisecond, Max: 2 * time.Second}}
+// NewBackoff returns the schedule of retries after ZooKeeper errors on
+// the root's data: 50 ms doubling to 2 s (retry.Backoff).
+func NewBackoff() *retry.Backoff {
+	return &retry.Backoff{Min: 50 * time.Millisecond, Max: 2 * time.Second}
 }
-
-func (b *backoff) reset() { b.b.Reset() }
-
-// wait blocks for the next delay or until ctx is done.
-func (b *backoff) wait(ctx context.Context) { b.b.Wait(ctx) }

@@ -1,4 +1,4 @@
-package partition
+package root
 
 import (
 	"context"
@@ -8,13 +8,12 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file reads who is registered under <root>/members: the watcher's
-// view of the live members and LiveMembers (for readiness checks and
-// tools) count them the same way.
+// view of the live members and LiveMembers (partition.LiveMembers, for
+// readiness checks and tools) count them the same way.
 
 // LiveMembers returns the members registered under root now, each with the
 // id of the session that registered it. A member is an ephemeral child of
@@ -27,10 +26,10 @@ func LiveMembers(ctx context.Context, sess *recipe.Session, root string) (map[st
 	if sess == nil {
 		return nil, ErrNilSession
 	}
-	if err := rootdata.ValidateRoot(root); err != nil {
+	if err := ValidateRoot(root); err != nil {
 		return nil, err
 	}
-	dir := path.Join(root, membersDir)
+	dir := path.Join(root, MembersDir)
 	ids, _, err := sess.Children(ctx, dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return map[string]int64{}, nil

@@ -1,4 +1,4 @@
-package partition
+package root
 
 import (
 	"maps"
@@ -26,59 +26,63 @@ import (
 // reads the same znodes, so once they stop changing every member computes
 // the same holders and the same assignment.
 
-// storedRecord is a record with the version of the znode it was read from.
-type storedRecord struct {
-	record
-	version int32
+// StoredRecord is a record with the version of the znode it was read from.
+type StoredRecord struct {
+	Record
+	Version int32
 }
 
-// view is the observed state.
-type view struct {
-	members  map[string]int64        // live member id to its session id
-	records  map[string]storedRecord // member id to its record
-	operator storedOperator          // the operator state
-	opRead   bool                    // the operator state has been read once
-	grace    bool                    // records of absent members reserve their shards
+// View is the observed state of a root: its live members, their records
+// and the operator state, as watchers report them (Apply). One goroutine
+// owns a View.
+type View struct {
+	Members  map[string]int64        // live member id to its session id
+	Records  map[string]StoredRecord // member id to its record
+	Operator StoredOperator          // the operator state
+	OpRead   bool                    // the operator state has been read once
+	Grace    bool                    // records of absent members reserve their shards
 }
 
-func newView(grace bool) *view {
-	return &view{
-		members: map[string]int64{}, records: map[string]storedRecord{},
-		operator: storedOperator{version: -1}, grace: grace,
+// NewView returns an empty view; with grace, the records of absent
+// members reserve their shards (Current).
+func NewView(grace bool) *View {
+	return &View{
+		Members: map[string]int64{}, Records: map[string]StoredRecord{},
+		Operator: StoredOperator{Version: -1}, Grace: grace,
 	}
 }
 
-// apply merges a watcher's update.
-func (v *view) apply(u update) {
+// Apply merges a watcher's update.
+func (v *View) Apply(u Update) {
 	switch {
-	case u.members != nil:
-		v.members = u.members
-	case u.operator != nil:
-		v.operator, v.opRead = *u.operator, true
-	case u.rec == nil:
-		delete(v.records, u.member)
+	case u.Members != nil:
+		v.Members = u.Members
+	case u.Operator != nil:
+		v.Operator, v.OpRead = *u.Operator, true
+	case u.Rec == nil:
+		delete(v.Records, u.Member)
 	default:
-		v.records[u.member] = *u.rec
+		v.Records[u.Member] = *u.Rec
 	}
 }
 
-// leaders returns the leader of every shard as the records publish it: the
+// Leaders returns the leader of every shard as the records publish it: the
 // claim with the largest token (the later leader, when a record lags a
 // handoff) among the records that live members wrote in their current
 // session. Claims with token 0 (a final record's reservations) are not
 // leaderships.
-func (v *view) leaders() map[string]published {
+func (v *View) Leaders() map[string]Published {
 	claims := 0
-	for _, r := range v.records {
+	for _, r := range v.Records {
 		claims += len(r.Leading)
 	}
-	out := make(map[string]published, claims) // sized once: growing it cost 3/4 of the time at 10,000 shards
-	for id, r := range v.records {
-		if sess, live := v.members[id]; !live || sess != r.Session {
+	out := make(map[string]Published, claims) // sized once: growing it cost 3/4 of the time at 10,000 shards
+	for id, r := range v.Records {
+		if sess, live := v.Members[id]; !live || sess != r.Session {
 			continue
 		}
 		for s, tok := range r.Leading {
-			if p := (published{id, zxidfence.Token(tok)}); tok != 0 && p.supersedes(out[s]) {
+			if p := (Published{id, zxidfence.Token(tok)}); tok != 0 && p.Supersedes(out[s]) {
 				out[s] = p
 			}
 		}
@@ -86,16 +90,16 @@ func (v *view) leaders() map[string]published {
 	return out
 }
 
-// liveMembers returns the live member ids.
-func (v *view) liveMembers() []string {
-	ids := make([]string, 0, len(v.members))
-	for id := range v.members {
+// LiveMembers returns the live member ids.
+func (v *View) LiveMembers() []string {
+	ids := make([]string, 0, len(v.Members))
+	for id := range v.Members {
 		ids = append(ids, id)
 	}
 	return ids
 }
 
-// current returns the holder of every held shard (see the file comment),
+// Current returns the holder of every held shard (see the file comment),
 // and the holders' tokens. Without a restart grace, the records of absent
 // members are ignored. The reservations (few, but they take precedence)
 // are collected first; the leaders' claims (most of the shards) then go
@@ -103,18 +107,18 @@ func (v *view) liveMembers() []string {
 // record in place of the one read: a member knows its own claims before
 // its record's write is read back, or while its record is missing (the
 // others deleted it when its session expired late in its grace).
-func (v *view) current(own *memberRecord) (map[string]string, map[string]uint64) {
-	records := v.records
+func (v *View) Current(own *MemberRecord) (map[string]string, map[string]uint64) {
+	records := v.Records
 	if own != nil {
-		records = maps.Clone(v.records) // a few entries, one per member
-		records[own.id] = storedRecord{record: own.record}
+		records = maps.Clone(v.Records) // a few entries, one per member
+		records[own.ID] = StoredRecord{Record: own.Record}
 	}
 	ids := slices.Sorted(maps.Keys(records))
 	reserved, n := claims{}, 0
 	for _, id := range ids {
 		r := records[id]
-		sess, live := v.members[id]
-		if !live && !v.grace {
+		sess, live := v.Members[id]
+		if !live && !v.Grace {
 			continue
 		}
 		n += len(r.Leading) + len(r.Reserved)
@@ -130,7 +134,7 @@ func (v *view) current(own *memberRecord) (map[string]string, map[string]uint64)
 	cur, tokens := make(map[string]string, n), make(map[string]uint64, n)
 	for _, id := range ids {
 		r := records[id]
-		if sess, live := v.members[id]; !live || sess != r.Session {
+		if sess, live := v.Members[id]; !live || sess != r.Session {
 			continue
 		}
 		for s, tok := range r.Leading {
@@ -148,10 +152,10 @@ func (v *view) current(own *memberRecord) (map[string]string, map[string]uint64)
 	return cur, tokens
 }
 
-// memberRecord is one member's record, with its id.
-type memberRecord struct {
-	id string
-	record
+// MemberRecord is one member's record, with its id.
+type MemberRecord struct {
+	ID string
+	Record
 }
 
 // claims keeps, per shard, the claim with the largest token; members are
@@ -167,4 +171,30 @@ func (c claims) add(shard, member string, token uint64) {
 	if old, ok := c[shard]; !ok || token > old.token {
 		c[shard] = claim{member, token}
 	}
+}
+
+// Weight returns member id's effective weight: the operator's, else the
+// one its current record publishes, else 1.
+func (v *View) Weight(id string) int {
+	if w := v.Operator.Weights[id]; w > 0 {
+		return w
+	}
+	if r, ok := v.Records[id]; ok && r.Session == v.Members[id] && r.Weight > 0 {
+		return r.Weight
+	}
+	return 1
+}
+
+// Published is a shard's leader as the records publish it; the zero value
+// is no leader.
+type Published struct {
+	Member string
+	Token  zxidfence.Token
+}
+
+// Supersedes reports whether claim p wins over q: q is no leader, or p has
+// the larger token (the later leader), or the same token and the smaller
+// member id.
+func (p Published) Supersedes(q Published) bool {
+	return q.Member == "" || p.Token > q.Token || (p.Token == q.Token && p.Member < q.Member)
 }

@@ -1,40 +1,38 @@
-package partition
+package root
 
 import (
 	"context"
 	"errors"
 
 	"github.com/go-zookeeper/zk"
-
-	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
 // This file watches the operator state's znode (<root>/operator) and sends
 // every version of it to the loop; a missing znode is the zero state.
 
-// storedOperator is the operator state with the version of the znode it
+// StoredOperator is the operator state with the version of the znode it
 // was read from (-1: no znode).
-type storedOperator struct {
+type StoredOperator struct {
 	OperatorState
-	version int32
+	Version int32
 }
 
 // watchOperator reports the operator state each time it changes.
-func (w *watcher) watchOperator(ctx context.Context) {
-	retry := newBackoff()
+func (w *Watcher) watchOperator(ctx context.Context) {
+	retry := NewBackoff()
 	for ctx.Err() == nil {
 		if err := w.operatorOnce(ctx); err != nil {
 			w.log.Warn().Err(err).Msg("watch operator state")
-			retry.wait(ctx)
+			retry.Wait(ctx)
 			continue
 		}
-		retry.reset()
+		retry.Reset()
 	}
 }
 
 // operatorOnce reports the operator state and waits until it may have
 // changed or ctx ends. A missing znode is watched for its creation.
-func (w *watcher) operatorOnce(ctx context.Context) error {
+func (w *Watcher) operatorOnce(ctx context.Context) error {
 	ctx, forget := context.WithCancel(ctx)
 	defer forget() // the watch, if it has not fired
 	data, st, ch, err := w.sess.GetW(ctx, w.operator)
@@ -50,12 +48,12 @@ func (w *watcher) operatorOnce(ctx context.Context) error {
 	} else if err != nil {
 		return err
 	}
-	state, err := rootdata.DecodeOperatorState(data)
+	state, err := DecodeOperatorState(data)
 	if err != nil {
 		w.log.Warn().Err(err).Str("znode", w.operator).Msg("ignoring unreadable operator state")
 	}
-	if w.send(ctx, update{operator: &storedOperator{OperatorState: state, version: st.Version}}) {
-		waitWatch(ctx, ch)
+	if w.send(ctx, Update{Operator: &StoredOperator{OperatorState: state, Version: st.Version}}) {
+		WaitWatch(ctx, ch)
 	}
 	return nil
 }

@@ -1,47 +1,35 @@
-package partition
+package root
 
 import (
 	"context"
 	"fmt"
 
-	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file follows a root from outside the members: one watcher of its
-// members, records and operator state feeding a view, for WatchLeaders,
-// WatchCluster and Operator's waits.
+// members, records and operator state feeding a view, for partition's WatchLeaders
+// and WatchCluster and the operator's waits.
 
-// checkWatch validates the arguments every follower takes.
-func checkWatch(sess *recipe.Session, root string, fnIsNil bool) error {
-	if sess == nil {
-		return ErrNilSession
-	}
-	if fnIsNil {
-		return ErrNilCallback
-	}
-	return rootdata.ValidateRoot(root)
-}
-
-// followView applies the root's changes to a view and calls step after
+// Follow applies the root's changes to a view and calls step after
 // each burst of them, once the members and the operator state have been
 // read, until step returns false or an error (returned), ctx is done (nil)
 // or sess is closed (an error wrapping recipe.ErrSessionClosed, naming
 // what). step runs on the calling goroutine; while it runs, updates wait.
-func followView(ctx context.Context, sess *recipe.Session, root, what string, step func(*view) (bool, error)) error {
+func Follow(ctx context.Context, sess *recipe.Session, root, what string, step func(*View) (bool, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	updates := make(chan update, 64)
-	w := newWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Logger())
-	w.start(ctx)
-	defer w.wait()
+	updates := make(chan Update, 64)
+	w := NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Logger())
+	w.Start(ctx)
+	defer w.Wait()
 	defer cancel()
-	v := newView(false)
+	v := NewView(false)
 	var seenMembers, seenOperator bool
-	apply := func(u update) {
-		seenMembers = seenMembers || u.members != nil
-		seenOperator = seenOperator || u.operator != nil
-		v.apply(u)
+	apply := func(u Update) {
+		seenMembers = seenMembers || u.Members != nil
+		seenOperator = seenOperator || u.Operator != nil
+		v.Apply(u)
 	}
 	for {
 		select {
