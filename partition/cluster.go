@@ -85,8 +85,7 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 	if err := rootdata.ValidateRoot(root); err != nil {
 		return Cluster{}, err
 	}
-	op := &Operator{sess: sess, root: root, path: path.Join(root, operatorNode)}
-	st, version, err := op.read(ctx)
+	st, version, err := rootdata.ReadOperatorState(ctx, sess, path.Join(root, operatorNode))
 	if err != nil {
 		return Cluster{}, err
 	}

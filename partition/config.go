@@ -39,7 +39,7 @@ const (
 	// MaxMaxInFlight caps Config.MaxInFlight.
 	MaxMaxInFlight = 4096
 	// MaxWeight caps a member's weight (Config.Weight, Operator.SetWeight).
-	MaxWeight = 10000
+	MaxWeight = rootdata.MaxWeight
 )
 
 // Config configures a Manager. MemberID is required; every other field has

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/partition/operator"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them, so test
@@ -35,7 +36,7 @@ var (
 	ErrNilSession = rootdata.ErrNilSession
 	// ErrPruneRefused reports that Prune found a live member that may run
 	// the shards it was asked to remove (see Prune); the error names it.
-	ErrPruneRefused = errors.New("partition: prune refused")
+	ErrPruneRefused = operator.ErrPruneRefused
 	// ErrAlreadyRunning reports a second call of Run on one Manager.
 	ErrAlreadyRunning = errors.New("partition: manager already running")
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"maps"
 	"time"
+
+	"github.com/zkelect/zkelect/partition/operator"
 )
 
 // This file brings the operator state (operatorstate.go) into the loop:
@@ -141,16 +143,10 @@ func (l *loop) clearMoves(in Input) {
 	l.background(func() {
 		ctx, cancel := context.WithTimeout(l.base, l.m.sess.Timeout())
 		defer cancel()
-		op := &Operator{sess: l.m.sess, root: l.m.root, path: l.m.operatorPath(), acl: l.m.cfg.ACL}
-		_, err := op.update(ctx, func(st *OperatorState) (bool, error) {
-			n := len(st.Moves)
-			for _, s := range done {
-				if st.Moves[s] == me {
-					delete(st.Moves, s)
-				}
-			}
-			return len(st.Moves) != n, nil
-		})
+		op, err := operator.New(l.m.sess, l.m.root, l.m.cfg.ACL)
+		if err == nil {
+			_, err = op.ClearMoves(ctx, done, me)
+		}
 		if err != nil {
 			l.m.log.Warn().Err(err).Strs("shards", done).Msg("clear completed moves")
 			return

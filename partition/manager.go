@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
 	"github.com/zkelect/zkelect/internal/retry"
@@ -125,7 +124,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	l := newLoop(m)
 	// Best effort: without the listing, a shard whose znode is missing gets
 	// it from its candidate, three round trips later.
-	fresh, err := newShards(ctx, m.sess, m.root, m.currentShards())
+	fresh, err := rootdata.NewShards(ctx, m.sess, m.root, m.currentShards())
 	if err != nil {
 		m.log.Warn().Err(err).Msg("list shard znodes")
 	}
@@ -302,7 +301,7 @@ func (m *Manager) prepare(ctx context.Context) error {
 			}
 			continue
 		}
-		if !unreachable(err) {
+		if !rootdata.Unreachable(err) {
 			return err
 		}
 		pause := backoff.Next()
@@ -342,32 +341,8 @@ func (m *Manager) closedWhilePreparing(last error) error {
 
 // prepareOnce is one attempt of prepare.
 func (m *Manager) prepareOnce(ctx context.Context) error {
-	if err := ensurePaths(ctx, m.sess, m.root, m.cfg.ACL); err != nil {
-		return fmt.Errorf("partition: prepare %s: %w", m.root, aclDenied(err))
+	if err := rootdata.EnsurePaths(ctx, m.sess, m.root, m.cfg.ACL); err != nil {
+		return fmt.Errorf("partition: prepare %s: %w", m.root, rootdata.ACLDenied(err))
 	}
-	return aclDenied(register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
-}
-
-// aclDenied marks err with recipe.ErrACLDenied, as recipe marks its own,
-// when ZooKeeper refused the request for lack of permission, naming the
-// likely cause; err stays in the chain.
-func aclDenied(err error) error {
-	switch {
-	case errors.Is(err, zk.ErrNoAuth):
-		return fmt.Errorf("%w (the root's ACL does not grant this session's identity; does the member have the group's credentials?): %w",
-			recipe.ErrACLDenied, err)
-	case errors.Is(err, zk.ErrInvalidACL):
-		return fmt.Errorf("%w (Config.ACL names the creator's identity but this session has no credentials): %w",
-			recipe.ErrACLDenied, err)
-	}
-	return err
-}
-
-// unreachable reports whether err means ZooKeeper could not be asked or
-// asked for a retry (recipe.Retryable: connection loss, throttled, session
-// moved, ...) or the session is being replaced, as opposed to having
-// answered no. zk.ErrConnectionClosed is also what a
-// closed session's requests fail with: prepare checks the session first.
-func unreachable(err error) bool {
-	return recipe.Retryable(err) || errors.Is(err, zk.ErrSessionExpired)
+	return rootdata.ACLDenied(register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
 }

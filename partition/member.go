@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,41 +37,6 @@ const (
 // gap returns how long after a record write the next one may start.
 func (p *publisher) gap() time.Duration {
 	return min(max(publishInterval, publishCostFactor*p.slowWrite()), maxPublishGap)
-}
-
-// ensurePaths creates root and its three children, with acl, if missing;
-// missing ancestors above root are created open (zk.WorldACL(zk.PermAll)),
-// so that one group's ACL does not lock others out of a shared parent such
-// as /apps. A create refused by an ACL is no failure when the znode exists: ZooKeeper
-// checks the parent's ACL (and an "auth" ACL's credentials) before it
-// looks for the znode, so a reader without the group's rights gets
-// ErrNoAuth or ErrInvalidACL rather than ErrNodeExists.
-func ensurePaths(ctx context.Context, sess *recipe.Session, root string, acl []zk.ACL) error {
-	var paths []string
-	for p := root; p != "/"; p = path.Dir(p) {
-		paths = append([]string{p}, paths...)
-	}
-	for _, child := range []string{membersDir, ownersDir, shardsDir} {
-		paths = append(paths, path.Join(root, child))
-	}
-	open := zk.WorldACL(zk.PermAll)
-	for _, p := range paths {
-		a := acl
-		if len(p) < len(root) {
-			a = open // an ancestor of root
-		}
-		_, err := sess.Create(ctx, p, nil, 0, a)
-		if err == nil || errors.Is(err, zk.ErrNodeExists) {
-			continue
-		}
-		if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL) {
-			if ok, _, xerr := sess.Exists(ctx, p); xerr == nil && ok {
-				continue
-			}
-		}
-		return fmt.Errorf("create %s: %w", p, err)
-	}
-	return nil
 }
 
 // Names of root's children (root's layout).

@@ -3,6 +3,10 @@ package root
 import (
 	"errors"
 	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // Sentinel errors about the root's data, exported by package partition
@@ -60,3 +64,27 @@ func (e *LimitError) Error() string {
 
 // Is reports whether target is ErrOverLimit.
 func (e *LimitError) Is(target error) bool { return target == ErrOverLimit }
+
+// ACLDenied marks err with recipe.ErrACLDenied, as recipe marks its own,
+// when ZooKeeper refused the request for lack of permission, naming the
+// likely cause; err stays in the chain.
+func ACLDenied(err error) error {
+	switch {
+	case errors.Is(err, zk.ErrNoAuth):
+		return fmt.Errorf("%w (the root's ACL does not grant this session's identity; does the member have the group's credentials?): %w",
+			recipe.ErrACLDenied, err)
+	case errors.Is(err, zk.ErrInvalidACL):
+		return fmt.Errorf("%w (Config.ACL names the creator's identity but this session has no credentials): %w",
+			recipe.ErrACLDenied, err)
+	}
+	return err
+}
+
+// Unreachable reports whether err means ZooKeeper could not be asked or
+// asked for a retry (recipe.Retryable: connection loss, throttled, session
+// moved, ...) or the session is being replaced, as opposed to having
+// answered no. zk.ErrConnectionClosed is also what a
+// closed session's requests fail with: callers check the session first.
+func Unreachable(err error) bool {
+	return recipe.Retryable(err) || errors.Is(err, zk.ErrSessionExpired)
+}

@@ -14,6 +14,10 @@ import (
 // Drained, Frozen, Pins and Weights). It is one znode, so that a change is
 // one version-checked write and every member sees the whole state at once.
 
+// MaxWeight caps a member's weight (Config.Weight, the operator's
+// SetWeight).
+const MaxWeight = 10000
+
 // OperatorNode is the name of the operator state's znode under the root.
 const OperatorNode = "operator"
 

@@ -3,8 +3,11 @@ package root
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file watches the operator state's znode (<root>/operator) and sends
@@ -56,4 +59,25 @@ func (w *Watcher) operatorOnce(ctx context.Context) error {
 		WaitWatch(ctx, ch)
 	}
 	return nil
+}
+
+// ReadOperatorState returns the operator state stored at p (the root's
+// OperatorNode) and the version of its znode (-1: none, the zero state).
+// Errors: ctx's, or ZooKeeper's wrapped with p (ACLDenied).
+func ReadOperatorState(ctx context.Context, sess *recipe.Session, p string) (OperatorState, int32, error) {
+	if err := ctx.Err(); err != nil {
+		return OperatorState{}, 0, err
+	}
+	data, st, err := sess.Get(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return OperatorState{}, -1, nil
+	}
+	if err != nil {
+		return OperatorState{}, 0, fmt.Errorf("partition: read %s: %w", p, ACLDenied(err))
+	}
+	s, err := DecodeOperatorState(data)
+	if err != nil {
+		return OperatorState{}, 0, fmt.Errorf("partition: %s: %w", p, err)
+	}
+	return s, st.Version, nil
 }

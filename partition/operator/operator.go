@@ -1,4 +1,4 @@
-package partition
+package operator
 
 import (
 	"context"
@@ -12,15 +12,10 @@ import (
 	"github.com/zkelect/zkelect/recipe"
 )
 
-// This file is the Go API that changes a root's operator state
-// (operatorstate.go): every change is a read-modify-write of
+// This file is the Go API that changes a root's operator state (State):
+// every change is a read-modify-write of
 // <root>/operator, conditional on the version read, retried when another
 // operator wrote in between. Members follow the znode and act on it.
-
-// ErrRefused reports an operator change that cannot hold (draining the
-// last live member, pinning to a member that is not live or runs another
-// shard list, a weight out of range). Nothing was written.
-var ErrRefused = errors.New("partition: operator change refused")
 
 // maxOperatorRetries bounds the writes an Operator tries when other
 // writers keep changing the state between its read and its write.
@@ -39,13 +34,13 @@ type Operator struct {
 	acl  []zk.ACL
 }
 
-// NewOperator returns the Operator of root on sess. acl is the ACL of the
+// New returns the Operator of root on sess. acl is the ACL of the
 // znodes it creates (<root>/operator, and the root's own if missing): nil
 // selects zk.WorldACL(zk.PermAll); give the members' Config.ACL (e.g.
 // recipe.GroupACL()) so that only the group may change the operator
 // state. It does no I/O. It returns ErrNilSession or an error wrapping
 // ErrInvalidRoot.
-func NewOperator(sess *recipe.Session, root string, acl []zk.ACL) (*Operator, error) {
+func New(sess *recipe.Session, root string, acl []zk.ACL) (*Operator, error) {
 	if sess == nil {
 		return nil, ErrNilSession
 	}
@@ -55,44 +50,25 @@ func NewOperator(sess *recipe.Session, root string, acl []zk.ACL) (*Operator, er
 	if acl == nil {
 		acl = zk.WorldACL(zk.PermAll)
 	}
-	return &Operator{sess: sess, root: root, path: path.Join(root, operatorNode), acl: acl}, nil
+	return &Operator{sess: sess, root: root, path: path.Join(root, rootdata.OperatorNode), acl: acl}, nil
 }
 
 // State returns the operator state as stored now (the zero state when the
 // znode does not exist).
-func (o *Operator) State(ctx context.Context) (OperatorState, error) {
-	var s OperatorState
+func (o *Operator) State(ctx context.Context) (State, error) {
+	var s State
 	err := o.retry(ctx, func() (err error) {
-		s, _, err = o.read(ctx)
+		s, _, err = rootdata.ReadOperatorState(ctx, o.sess, o.path)
 		return err
 	})
 	return s, err
-}
-
-// read returns the state and the version of its znode (-1: none).
-func (o *Operator) read(ctx context.Context) (OperatorState, int32, error) {
-	if err := ctx.Err(); err != nil {
-		return OperatorState{}, 0, err
-	}
-	data, st, err := o.sess.Get(ctx, o.path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return OperatorState{}, -1, nil
-	}
-	if err != nil {
-		return OperatorState{}, 0, fmt.Errorf("partition: read %s: %w", o.path, aclDenied(err))
-	}
-	s, err := rootdata.DecodeOperatorState(data)
-	if err != nil {
-		return OperatorState{}, 0, fmt.Errorf("partition: %s: %w", o.path, err)
-	}
-	return s, st.Version, nil
 }
 
 // update applies change to the stored state and writes it back if change
 // reports a change, conditional on the version read; when another writer
 // got in between, it reads and applies change again. change may refuse
 // with an error (returned as is, nothing written).
-func (o *Operator) update(ctx context.Context, change func(*OperatorState) (bool, error)) (bool, error) {
+func (o *Operator) update(ctx context.Context, change func(*State) (bool, error)) (bool, error) {
 	var changed bool
 	err := o.retry(ctx, func() (err error) {
 		changed, err = o.updateOnce(ctx, change)
@@ -105,10 +81,10 @@ func (o *Operator) update(ctx context.Context, change func(*OperatorState) (bool
 // being out of reach (connection loss: the request may be tried again),
 // or ctx ends, backing off from 50ms to 2s.
 func (o *Operator) retry(ctx context.Context, f func() error) error {
-	b := newBackoff()
+	b := rootdata.NewBackoff()
 	for {
 		err := f()
-		if err == nil || !unreachable(err) || ctx.Err() != nil {
+		if err == nil || !rootdata.Unreachable(err) || ctx.Err() != nil {
 			return err
 		}
 		select {
@@ -116,14 +92,14 @@ func (o *Operator) retry(ctx context.Context, f func() error) error {
 			return err
 		default:
 		}
-		b.wait(ctx)
+		b.Wait(ctx)
 	}
 }
 
 // updateOnce is one update, retried while others write in between.
-func (o *Operator) updateOnce(ctx context.Context, change func(*OperatorState) (bool, error)) (bool, error) {
+func (o *Operator) updateOnce(ctx context.Context, change func(*State) (bool, error)) (bool, error) {
 	for range maxOperatorRetries {
-		cur, version, err := o.read(ctx)
+		cur, version, err := rootdata.ReadOperatorState(ctx, o.sess, o.path)
 		if err != nil {
 			return false, err
 		}
@@ -141,7 +117,7 @@ func (o *Operator) updateOnce(ctx context.Context, change func(*OperatorState) (
 			continue // another writer got in between
 		}
 		if err != nil {
-			return false, fmt.Errorf("partition: write %s: %w", o.path, aclDenied(err))
+			return false, fmt.Errorf("partition: write %s: %w", o.path, rootdata.ACLDenied(err))
 		}
 		return true, nil
 	}
@@ -155,7 +131,7 @@ func (o *Operator) write(ctx context.Context, data []byte, version int32) error 
 		_, err := o.sess.Set(ctx, o.path, data, version)
 		return err
 	}
-	if err := ensurePaths(ctx, o.sess, o.root, o.acl); err != nil {
+	if err := rootdata.EnsurePaths(ctx, o.sess, o.root, o.acl); err != nil {
 		return err
 	}
 	_, err := o.sess.Create(ctx, o.path, data, 0, o.acl)

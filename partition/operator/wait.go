@@ -1,4 +1,4 @@
-package partition
+package operator
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // error). It returns an error wrapping ErrRefused if member is undrained
 // meanwhile.
 func (o *Operator) WaitDrained(ctx context.Context, member string) error {
-	return o.await(ctx, func(v *view) (bool, error) {
+	return o.await(ctx, func(v *rootdata.View) (bool, error) {
 		sess, live := v.Members[member]
 		if !live {
 			return true, nil
@@ -31,7 +31,7 @@ func (o *Operator) WaitDrained(ctx context.Context, member string) error {
 // WaitMoved blocks until member leads shard, as the records publish it,
 // and the move is cleared, or ctx ends (ctx's error).
 func (o *Operator) WaitMoved(ctx context.Context, shard, member string) error {
-	return o.await(ctx, func(v *view) (bool, error) {
+	return o.await(ctx, func(v *rootdata.View) (bool, error) {
 		_, moving := v.Operator.Moves[shard]
 		return !moving && v.Leaders()[shard].Member == member, nil
 	})
@@ -39,8 +39,8 @@ func (o *Operator) WaitMoved(ctx context.Context, shard, member string) error {
 
 // await follows the root's znodes until done reports true or an error,
 // after each burst of changes, or ctx ends (ctx's error).
-func (o *Operator) await(ctx context.Context, done func(*view) (bool, error)) error {
-	err := rootdata.Follow(ctx, o.sess, o.root, "wait on", func(v *view) (bool, error) {
+func (o *Operator) await(ctx context.Context, done func(*rootdata.View) (bool, error)) error {
+	err := rootdata.Follow(ctx, o.sess, o.root, "wait on", func(v *rootdata.View) (bool, error) {
 		ok, err := done(v)
 		return !ok, err
 	})

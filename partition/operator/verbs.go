@@ -1,4 +1,4 @@
-package partition
+package operator
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
 // This file holds Operator's verbs. Each checks what it needs of the
@@ -28,7 +30,7 @@ func (o *Operator) Drain(ctx context.Context, member, reason string) (bool, erro
 	if _, ok := live[member]; !ok {
 		return false, refused("member %q is not live under %s", member, o.root)
 	}
-	return o.update(ctx, func(s *OperatorState) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
 		if s.IsDrained(member) {
 			return false, nil
 		}
@@ -52,7 +54,7 @@ func (o *Operator) Drain(ctx context.Context, member, reason string) (bool, erro
 // Undrain gives a drained member its share again; the members holding the
 // most give it shards, nobody else moves.
 func (o *Operator) Undrain(ctx context.Context, member string) (bool, error) {
-	return o.update(ctx, func(s *OperatorState) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
 		if !s.IsDrained(member) {
 			return false, nil
 		}
@@ -75,7 +77,7 @@ func (o *Operator) Freeze(ctx context.Context, reason string, d time.Duration) (
 	if d > 0 {
 		f.Until = now.Add(d)
 	}
-	return o.update(ctx, func(s *OperatorState) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
 		active := s.Freeze.Active(now)
 		if active && d == 0 && s.Freeze.Until.IsZero() && s.Freeze.Reason == reason {
 			return false, nil // frozen until unfrozen already, for the same reason
@@ -90,7 +92,7 @@ func (o *Operator) Freeze(ctx context.Context, reason string, d time.Duration) (
 
 // Unfreeze ends the maintenance mode; the balance resumes.
 func (o *Operator) Unfreeze(ctx context.Context) (bool, error) {
-	return o.update(ctx, func(s *OperatorState) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
 		if s.Freeze == nil {
 			return false, nil
 		}
@@ -107,7 +109,7 @@ func (o *Operator) Pin(ctx context.Context, shard, member string) (bool, error) 
 	if err := o.checkTaker(ctx, shard, member); err != nil {
 		return false, err
 	}
-	return o.update(ctx, func(s *OperatorState) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
 		if s.Pins[shard] == member {
 			return false, nil
 		}
@@ -122,7 +124,7 @@ func (o *Operator) Pin(ctx context.Context, shard, member string) (bool, error) 
 // Unpin frees shard to rebalance; its leader keeps it while within its
 // share.
 func (o *Operator) Unpin(ctx context.Context, shard string) (bool, error) {
-	return o.update(ctx, func(s *OperatorState) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
 		if _, ok := s.Pins[shard]; !ok {
 			return false, nil
 		}
@@ -150,7 +152,7 @@ func (o *Operator) Move(ctx context.Context, shard, member string) (bool, error)
 	if _, leads := recs[member].Leading[shard]; leads {
 		return false, nil
 	}
-	return o.update(ctx, func(s *OperatorState) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
 		if p, ok := s.Pins[shard]; ok && p != member {
 			return false, refused("shard %s is pinned to %s: unpin it first", shard, p)
 		}
@@ -165,6 +167,21 @@ func (o *Operator) Move(ctx context.Context, shard, member string) (bool, error)
 	})
 }
 
+// ClearMoves removes the moves of shards that still target member, and
+// keeps a move re-aimed at another member meanwhile: members call it for
+// the moves they completed. It reports whether it removed any.
+func (o *Operator) ClearMoves(ctx context.Context, shards []string, member string) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
+		n := len(s.Moves)
+		for _, sh := range shards {
+			if s.Moves[sh] == member {
+				delete(s.Moves, sh)
+			}
+		}
+		return len(s.Moves) != n, nil
+	})
+}
+
 // SetWeight sets member's weight (1..MaxWeight), overriding the weight it
 // publishes: its share becomes ceil(S·w/Σw) at most, moving only the
 // shards it must. It refuses a weight out of range.
@@ -172,10 +189,10 @@ func (o *Operator) SetWeight(ctx context.Context, member string, w int) (bool, e
 	if w <= 0 || w > MaxWeight {
 		return false, refused("weight %d of %q is out of range 1..%d", w, member, MaxWeight)
 	}
-	if err := ValidateID(member); err != nil {
+	if err := rootdata.ValidateID(member); err != nil {
 		return false, refused("%v", err)
 	}
-	return o.update(ctx, func(s *OperatorState) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
 		if s.Weights[member] == w {
 			return false, nil
 		}
@@ -190,7 +207,7 @@ func (o *Operator) SetWeight(ctx context.Context, member string, w int) (bool, e
 // ResetWeight drops the operator's weight of member: the weight it
 // publishes applies again.
 func (o *Operator) ResetWeight(ctx context.Context, member string) (bool, error) {
-	return o.update(ctx, func(s *OperatorState) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
 		if _, ok := s.Weights[member]; !ok {
 			return false, nil
 		}
@@ -205,7 +222,7 @@ func (o *Operator) ResetWeight(ctx context.Context, member string) (bool, error)
 func (o *Operator) checkTaker(ctx context.Context, shard, member string) error {
 	var ok bool
 	err := o.retry(ctx, func() (err error) {
-		ok, _, err = o.sess.Exists(ctx, path.Join(o.root, shardsDir, shard))
+		ok, _, err = o.sess.Exists(ctx, path.Join(o.root, rootdata.ShardsDir, shard))
 		return err
 	})
 	if err != nil {
@@ -239,7 +256,7 @@ func (o *Operator) checkTaker(ctx context.Context, shard, member string) error {
 
 // members reads the live members and the records they wrote in their
 // current session, trying again while ZooKeeper is out of reach.
-func (o *Operator) members(ctx context.Context) (live map[string]int64, recs map[string]record, err error) {
+func (o *Operator) members(ctx context.Context) (live map[string]int64, recs map[string]rootdata.Record, err error) {
 	err = o.retry(ctx, func() (err error) {
 		live, recs, err = o.membersOnce(ctx)
 		return err
@@ -248,17 +265,17 @@ func (o *Operator) members(ctx context.Context) (live map[string]int64, recs map
 }
 
 // membersOnce is one try of members.
-func (o *Operator) membersOnce(ctx context.Context) (map[string]int64, map[string]record, error) {
-	live, err := LiveMembers(ctx, o.sess, o.root)
+func (o *Operator) membersOnce(ctx context.Context) (map[string]int64, map[string]rootdata.Record, error) {
+	live, err := rootdata.LiveMembers(ctx, o.sess, o.root)
 	if err != nil {
 		return nil, nil, err
 	}
-	recs := make(map[string]record, len(live))
+	recs := make(map[string]rootdata.Record, len(live))
 	for id, sess := range live {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		p := path.Join(o.root, ownersDir, id)
+		p := path.Join(o.root, rootdata.OwnersDir, id)
 		data, _, err := o.sess.Get(ctx, p)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
@@ -266,7 +283,7 @@ func (o *Operator) membersOnce(ctx context.Context) (map[string]int64, map[strin
 		if err != nil {
 			return nil, nil, fmt.Errorf("partition: read %s: %w", p, err)
 		}
-		if r, err := decodeRecord(data); err == nil && r.Session == sess {
+		if r, err := rootdata.DecodeRecord(data); err == nil && r.Session == sess {
 			recs[id] = r
 		}
 	}

@@ -1,4 +1,4 @@
-package partition
+package operator
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/retry"
+	"github.com/zkelect/zkelect/partition/assign"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
@@ -57,10 +58,10 @@ func Prune(ctx context.Context, sess *recipe.Session, root string, shards []stri
 
 // pruneOnce is one attempt of Prune, over validated arguments.
 func pruneOnce(ctx context.Context, sess *recipe.Session, root string, shards []string, dryRun bool) (deleted, kept []string, err error) {
-	if err := checkNoOtherList(ctx, sess, root, shardSetDigest(shards)); err != nil {
+	if err := checkNoOtherList(ctx, sess, root, assign.ListDigest(shards)); err != nil {
 		return nil, nil, err
 	}
-	dir := path.Join(root, shardsDir)
+	dir := path.Join(root, rootdata.ShardsDir)
 	ids, _, err := sess.Children(ctx, dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil, nil
@@ -111,7 +112,7 @@ func pruneOne(ctx context.Context, sess *recipe.Session, p string, dryRun bool) 
 // checkNoOtherList fails with ErrPruneRefused when a live member under
 // root has not published digest as its shard list.
 func checkNoOtherList(ctx context.Context, sess *recipe.Session, root, digest string) error {
-	dir := path.Join(root, membersDir)
+	dir := path.Join(root, rootdata.MembersDir)
 	members, _, err := sess.Children(ctx, dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
@@ -123,11 +124,11 @@ func checkNoOtherList(ctx context.Context, sess *recipe.Session, root, digest st
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		data, _, err := sess.Get(ctx, path.Join(root, ownersDir, m))
+		data, _, err := sess.Get(ctx, path.Join(root, rootdata.OwnersDir, m))
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return fmt.Errorf("partition: read record of member %s: %w", m, err)
 		}
-		r, err := decodeRecord(data)
+		r, err := rootdata.DecodeRecord(data)
 		switch {
 		case err != nil:
 			return fmt.Errorf("%w: member %s's record is unreadable (%v)", ErrPruneRefused, m, err)
