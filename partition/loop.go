@@ -311,6 +311,7 @@ func (l *loop) recompute() {
 	l.targets = l.concerningUs(all)
 	if len(in.Pins) > 0 {
 		l.clearMoves(in)
+		l.expireMoves(in)
 	}
 	targets := l.targets
 	l.m.target.Store(&targets)

@@ -33,7 +33,7 @@ type verb struct {
 
 // addShardsVerbs adds the operator verbs to the shards command.
 func addShardsVerbs(shards *cobra.Command) {
-	for _, v := range []func() verb{drainVerb, undrainVerb, freezeVerb, unfreezeVerb, moveVerb, pinVerb, unpinVerb, weightVerb} {
+	for _, v := range []func() verb{drainVerb, undrainVerb, freezeVerb, unfreezeVerb, moveVerb, unmoveVerb, pinVerb, unpinVerb, weightVerb} {
 		shards.AddCommand(newVerbCmd(v))
 	}
 }
@@ -238,7 +238,8 @@ it there without it (the member gives another shard away if it is over its
 share); the member then clears it and the shard is free to rebalance. With
 --wait (the default) return once done. Refused for a member that is not live,
 is drained or runs another shard list, a shard without an election, and a
-shard pinned elsewhere.`,
+shard pinned elsewhere. A move expires when its member leaves or is drained
+first; pin, unpin and unmove cancel it.`,
 		example: `  zkelect shards move --zk 127.0.0.1:2181 --root /apps/billing --shard 7 --to node-c`,
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&shard, "shard", "", "shard to move (required)")
@@ -260,13 +261,29 @@ shard pinned elsewhere.`,
 	}
 }
 
+func unmoveVerb() verb {
+	var shard string
+	return verb{
+		use:     "unmove --root ROOT --shard S",
+		short:   "Cancel a shard's move",
+		long:    `Cancel a move: the shard stays with whoever leads it while within its share, as if the move had never been asked for.`,
+		example: `  zkelect shards unmove --zk 127.0.0.1:2181 --root /apps/billing --shard 7`,
+		flags:   func(fs *pflag.FlagSet) { fs.StringVar(&shard, "shard", "", "shard whose move to cancel (required)") },
+		check:   needID("shard", &shard),
+		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
+			changed, err := op.Unmove(ctx, shard)
+			return changed, "cancelled the move of shard " + shard, err
+		},
+	}
+}
+
 func pinVerb() verb {
 	var shard, to string
 	return verb{
 		use:   "pin --root ROOT --shard S --to M",
 		short: "Keep a shard on a member while it is live and not drained",
 		long: `Pin a shard: it is moved to the member (one graceful handoff) and kept there while
-the member is live and not drained, counted in its share. Refused as move is.
+the member is live and not drained, counted in its share. It cancels a move of the shard. Refused as move is.
 Undo with unpin.`,
 		example: `  zkelect shards pin --zk 127.0.0.1:2181 --root /apps/billing --shard eu --to node-a`,
 		flags: func(fs *pflag.FlagSet) {
@@ -286,7 +303,7 @@ func unpinVerb() verb {
 	return verb{
 		use:     "unpin --root ROOT --shard S",
 		short:   "Free a pinned shard to rebalance",
-		long:    `Unpin a shard: its leader keeps it while within its share.`,
+		long:    `Unpin a shard (and cancel a move of it): its leader keeps it while within its share.`,
 		example: `  zkelect shards unpin --zk 127.0.0.1:2181 --root /apps/billing --shard eu`,
 		flags:   func(fs *pflag.FlagSet) { fs.StringVar(&shard, "shard", "", "shard to unpin (required)") },
 		check:   needID("shard", &shard),

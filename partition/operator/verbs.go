@@ -102,17 +102,21 @@ func (o *Operator) Unfreeze(ctx context.Context) (bool, error) {
 }
 
 // Pin keeps shard on member while member is live and not drained; it
-// counts in member's share. It refuses a shard that has no election under
-// the root, and a member that is not live, is drained, or runs another
-// shard list than the shard's leader.
+// counts in member's share. It clears a move of shard (the latest word
+// wins: a move left in place would hold the shard on its target for good).
+// It refuses a shard that has no election under the root, and a member
+// that is not live, is drained, or runs another shard list than the
+// shard's leader.
 func (o *Operator) Pin(ctx context.Context, shard, member string) (bool, error) {
 	if err := o.checkTaker(ctx, shard, member); err != nil {
 		return false, err
 	}
 	return o.update(ctx, func(s *State) (bool, error) {
-		if s.Pins[shard] == member {
+		_, moving := s.Moves[shard]
+		if s.Pins[shard] == member && !moving {
 			return false, nil
 		}
+		delete(s.Moves, shard)
 		if s.Pins == nil {
 			s.Pins = map[string]string{}
 		}
@@ -121,14 +125,30 @@ func (o *Operator) Pin(ctx context.Context, shard, member string) (bool, error) 
 	})
 }
 
-// Unpin frees shard to rebalance; its leader keeps it while within its
-// share.
+// Unpin frees shard to rebalance, and clears a move of it: its leader
+// keeps it while within its share.
 func (o *Operator) Unpin(ctx context.Context, shard string) (bool, error) {
 	return o.update(ctx, func(s *State) (bool, error) {
-		if _, ok := s.Pins[shard]; !ok {
+		_, pinned := s.Pins[shard]
+		_, moving := s.Moves[shard]
+		if !pinned && !moving {
 			return false, nil
 		}
 		delete(s.Pins, shard)
+		delete(s.Moves, shard)
+		return true, nil
+	})
+}
+
+// Unmove cancels a move of shard: the shard stays with whoever leads it
+// now while within its share (the balance decides, as if the move had
+// never been asked for). It reports false when shard has no move.
+func (o *Operator) Unmove(ctx context.Context, shard string) (bool, error) {
+	return o.update(ctx, func(s *State) (bool, error) {
+		if _, ok := s.Moves[shard]; !ok {
+			return false, nil
+		}
+		delete(s.Moves, shard)
 		return true, nil
 	})
 }

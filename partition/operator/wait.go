@@ -29,10 +29,24 @@ func (o *Operator) WaitDrained(ctx context.Context, member string) error {
 }
 
 // WaitMoved blocks until member leads shard, as the records publish it,
-// and the move is cleared, or ctx ends (ctx's error).
+// and the move is cleared, or ctx ends (ctx's error). It returns an error
+// wrapping ErrRefused when member cannot get the shard: it is not live or
+// is drained (a move to it expires), or the shard is pinned to another
+// member. A move cancelled by Unmove leaves the shard to the balance:
+// WaitMoved then waits until ctx ends or the balance gives member the
+// shard.
 func (o *Operator) WaitMoved(ctx context.Context, shard, member string) error {
 	return o.await(ctx, func(v *rootdata.View) (bool, error) {
-		_, moving := v.Operator.Moves[shard]
+		op := v.Operator.OperatorState
+		_, moving := op.Moves[shard]
+		p, pinned := op.Pins[shard]
+		_, live := v.Members[member]
+		switch {
+		case !live || op.IsDrained(member):
+			return false, refused("member %q is not live or is drained: shard %s cannot move to it", member, shard)
+		case pinned && p != member:
+			return false, refused("shard %s is pinned to %s", shard, p)
+		}
 		return !moving && v.Leaders()[shard].Member == member, nil
 	})
 }

@@ -91,8 +91,9 @@ func (s OperatorState) DrainedList() []string {
 	return slices.Sorted(maps.Keys(s.Drained))
 }
 
-// AssignPins returns the pins and the moves in progress, as Input's Pins: a
-// move wins over a pin of the same shard.
+// AssignPins returns the pins and the moves in progress, as Input's Pins.
+// A pin wins over a move of the same shard to another member: that move is
+// void (VoidMove), as Pin clears it.
 func (s OperatorState) AssignPins() map[string]string {
 	if len(s.Moves) == 0 {
 		return s.Pins
@@ -101,8 +102,41 @@ func (s OperatorState) AssignPins() map[string]string {
 	if out == nil {
 		out = map[string]string{}
 	}
-	maps.Copy(out, s.Moves)
+	for sh, to := range s.Moves {
+		if _, pinned := s.Pins[sh]; !pinned {
+			out[sh] = to
+		}
+	}
 	return out
+}
+
+// VoidMove reports whether the move of shard can never take effect and is
+// to be cleared: its target is not live (not in live), or is drained
+// (while some live member is not), or the shard is pinned to another
+// member. live maps the live members' ids to their sessions.
+func (s OperatorState) VoidMove(shard string, live map[string]int64) bool {
+	to, ok := s.Moves[shard]
+	if !ok {
+		return false
+	}
+	if p, pinned := s.Pins[shard]; pinned && p != to {
+		return true
+	}
+	if _, isLive := live[to]; !isLive {
+		return true
+	}
+	return s.IsDrained(to) && !s.allDrained(live)
+}
+
+// allDrained reports whether every live member is drained (drains are then
+// ignored: availability first).
+func (s OperatorState) allDrained(live map[string]int64) bool {
+	for id := range live {
+		if !s.IsDrained(id) {
+			return false
+		}
+	}
+	return true
 }
 
 // DecodeOperatorState parses the operator znode's data; empty data is the
