@@ -56,6 +56,20 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// Forever calls round until ctx ends: a loop that re-arms a watch, one
+// round per call. After a round that fails it calls failed with the error
+// and pauses by b; after one that succeeds it resets b.
+func Forever(ctx context.Context, b *Backoff, round func() error, failed func(error)) {
+	for ctx.Err() == nil {
+		if err := round(); err != nil {
+			failed(err)
+			b.Wait(ctx)
+			continue
+		}
+		b.Reset()
+	}
+}
+
 // Do calls attempt until it reports done, pausing by a zero Backoff
 // between attempts (20 ms doubling to 1 s). It returns the error of the
 // last attempt; when ctx ends first, that error, or ctx's if there was

@@ -76,3 +76,22 @@ func TestWaitEndsWithContext(t *testing.T) {
 		t.Fatal("Sleep of 1ms on a live context did not report the pause as passed")
 	}
 }
+
+func TestForeverRetriesFailedRoundsUntilContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := Backoff{Min: time.Millisecond, Max: time.Millisecond}
+	var rounds, failures int
+	Forever(ctx, &b, func() error {
+		rounds++
+		switch rounds {
+		case 1, 2:
+			return errors.New("transient")
+		case 4:
+			cancel()
+		}
+		return nil
+	}, func(error) { failures++ })
+	if rounds != 4 || failures != 2 {
+		t.Fatalf("Forever ran %d rounds with %d failures, want 4 rounds (until cancel) and 2 failures", rounds, failures)
+	}
+}

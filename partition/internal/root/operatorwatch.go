@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -22,15 +23,8 @@ type StoredOperator struct {
 
 // watchOperator reports the operator state each time it changes.
 func (w *Watcher) watchOperator(ctx context.Context) {
-	retry := NewBackoff()
-	for ctx.Err() == nil {
-		if err := w.operatorOnce(ctx); err != nil {
-			w.log.Warn().Err(err).Msg("watch operator state")
-			retry.Wait(ctx)
-			continue
-		}
-		retry.Reset()
-	}
+	retry.Forever(ctx, NewBackoff(), func() error { return w.operatorOnce(ctx) },
+		func(err error) { w.log.Warn().Err(err).Msg("watch operator state") })
 }
 
 // operatorOnce reports the operator state and waits until it may have

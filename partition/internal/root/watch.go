@@ -68,15 +68,8 @@ func (w *Watcher) Wait() { w.wg.Wait() }
 // watchMembers reports the live members each time the children of
 // <root>/members change.
 func (w *Watcher) watchMembers(ctx context.Context) {
-	retry := NewBackoff()
-	for ctx.Err() == nil {
-		if err := w.membersOnce(ctx); err != nil {
-			w.log.Warn().Err(err).Msg("watch members")
-			retry.Wait(ctx)
-			continue
-		}
-		retry.Reset()
-	}
+	retry.Forever(ctx, NewBackoff(), func() error { return w.membersOnce(ctx) },
+		func(err error) { w.log.Warn().Err(err).Msg("watch members") })
 }
 
 // membersOnce reports the live members and waits until they may have
