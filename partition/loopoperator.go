@@ -8,7 +8,7 @@ import (
 	"github.com/zkelect/zkelect/partition/operator"
 )
 
-// This file brings the operator state (operatorstate.go) into the loop:
+// This file brings the operator state (partition/internal/root) into the loop:
 // the assignment's input, the freeze's expiry, logs of what operators
 // changed, and clearing a move this member completed.
 
