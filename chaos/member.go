@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -213,7 +213,7 @@ func runShards(ctx context.Context, cfg MemberConfig, sess *recipe.Session, rec 
 		}
 		// ErrDuplicateMember: our previous incarnation's session has not
 		// expired yet.
-		if !zkconn.Sleep(ctx, cfg.SessionTimeout/4) {
+		if !retry.Sleep(ctx, cfg.SessionTimeout/4) {
 			return nil
 		}
 	}
@@ -225,7 +225,7 @@ func runShards(ctx context.Context, cfg MemberConfig, sess *recipe.Session, rec 
 // when the znode is gone (the leadership is over) or ctx ended.
 func electionZnode(ctx context.Context, sess *recipe.Session, path string, token zxidfence.Token) (string, bool) {
 	znode, found := "", false
-	err := zkconn.Retry(ctx, func() (bool, error) {
+	err := retry.Do(ctx, func() (bool, error) {
 		ps, err := recipe.Participants(ctx, sess, path)
 		if err != nil {
 			return false, err

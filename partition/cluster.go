@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -54,21 +55,21 @@ type MemberInfo struct {
 	Leads int
 }
 
-// cluster returns the view's picture.
-func (v *view) cluster() Cluster {
-	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.operator.OperatorState.clone()}
-	for id, sess := range v.members {
-		mi := MemberInfo{Weight: v.weight(id), Drained: v.operator.IsDrained(id)}
-		if r, ok := v.records[id]; ok && r.Session == sess {
+// clusterOf returns the view's picture.
+func clusterOf(v *view) Cluster {
+	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.Operator.OperatorState.Clone()}
+	for id, sess := range v.Members {
+		mi := MemberInfo{Weight: v.Weight(id), Drained: v.Operator.IsDrained(id)}
+		if r, ok := v.Records[id]; ok && r.Session == sess {
 			mi.Address, mi.Labels = r.Address, maps.Clone(r.Labels)
 		}
 		c.Members[id] = mi
 	}
-	for s, p := range v.leaders() {
-		mi := c.Members[p.member]
+	for s, p := range v.Leaders() {
+		mi := c.Members[p.Member]
 		mi.Leads++
-		c.Members[p.member] = mi
-		c.Leaders[s] = ShardLeader{Member: p.member, Address: mi.Address, Token: p.token}
+		c.Members[p.Member] = mi
+		c.Leaders[s] = ShardLeader{Member: p.Member, Address: mi.Address, Token: p.Token}
 	}
 	return c
 }
@@ -81,11 +82,10 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 	if sess == nil {
 		return Cluster{}, ErrNilSession
 	}
-	if err := validateRoot(root); err != nil {
+	if err := rootdata.ValidateRoot(root); err != nil {
 		return Cluster{}, err
 	}
-	op := &Operator{sess: sess, root: root, path: path.Join(root, operatorNode)}
-	st, version, err := op.read(ctx)
+	st, version, err := rootdata.ReadOperatorState(ctx, sess, path.Join(root, operatorNode))
 	if err != nil {
 		return Cluster{}, err
 	}
@@ -93,19 +93,19 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 	if err != nil {
 		return Cluster{}, err
 	}
-	v := newView(false)
-	v.apply(update{members: live})
-	v.apply(update{operator: &storedOperator{OperatorState: st, version: version}})
+	v := rootdata.NewView(false)
+	v.Apply(update{Members: live})
+	v.Apply(update{Operator: &rootdata.StoredOperator{OperatorState: st, Version: version}})
 	for id := range live {
 		rec, err := readRecord(ctx, sess, path.Join(root, ownersDir, id))
 		if err != nil {
 			return Cluster{}, err
 		}
 		if rec != nil {
-			v.apply(update{member: id, rec: rec})
+			v.Apply(update{Member: id, Rec: rec})
 		}
 	}
-	return v.cluster(), nil
+	return clusterOf(v), nil
 }
 
 // readRecord reads one member's record; nil when there is none.
@@ -124,7 +124,7 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRec
 	if err != nil {
 		return nil, nil // unreadable: as the watcher, ignore it
 	}
-	return &storedRecord{record: r, version: st.Version}, nil
+	return &storedRecord{Record: r, Version: st.Version}, nil
 }
 
 // WatchCluster calls fn with root's picture (see Cluster) each time it
@@ -142,8 +142,8 @@ func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn fun
 		return err
 	}
 	var last *Cluster
-	return followView(ctx, sess, root, "watch cluster", func(v *view) (bool, error) {
-		if c := v.cluster(); last == nil || !c.equal(*last) {
+	return rootdata.Follow(ctx, sess, root, "watch cluster", func(v *view) (bool, error) {
+		if c := clusterOf(v); last == nil || !c.equal(*last) {
 			last = &c
 			fn(c.clone())
 		}
@@ -162,14 +162,14 @@ func (c Cluster) equal(d Cluster) bool {
 			return false
 		}
 	}
-	a, _ := c.Operator.encode()
-	b, _ := d.Operator.encode()
+	a, _ := c.Operator.Encode()
+	b, _ := d.Operator.Encode()
 	return slices.Equal(a, b)
 }
 
 // clone returns a copy fn may keep.
 func (c Cluster) clone() Cluster {
-	out := Cluster{Leaders: maps.Clone(c.Leaders), Members: make(map[string]MemberInfo, len(c.Members)), Operator: c.Operator.clone()}
+	out := Cluster{Leaders: maps.Clone(c.Leaders), Members: make(map[string]MemberInfo, len(c.Members)), Operator: c.Operator.Clone()}
 	for id, m := range c.Members {
 		m.Labels = maps.Clone(m.Labels)
 		out.Members[id] = m

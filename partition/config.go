@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/zkelect/zkelect/recipe"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -39,7 +40,7 @@ const (
 	// MaxMaxInFlight caps Config.MaxInFlight.
 	MaxMaxInFlight = 4096
 	// MaxWeight caps a member's weight (Config.Weight, Operator.SetWeight).
-	MaxWeight = 10000
+	MaxWeight = rootdata.MaxWeight
 )
 
 // Config configures a Manager. MemberID is required; every other field has
@@ -263,7 +264,7 @@ func (c Config) validate(root string, sessionTimeout time.Duration) (settings, e
 	if err := ValidateID(c.MemberID); err != nil {
 		return settings{}, &ConfigError{Field: "MemberID", Reason: "is not a valid znode name", Err: err}
 	}
-	if err := validateShards(c.Shards); err != nil {
+	if err := rootdata.ValidateShards(c.Shards); err != nil {
 		return settings{}, &ConfigError{Field: "Shards", Reason: "has an invalid id", Err: err}
 	}
 	if c.HandoffTimeout < 0 {
@@ -306,12 +307,12 @@ func (c Config) validate(root string, sessionTimeout time.Duration) (settings, e
 	if s.JuteMaxBuffer == 0 {
 		s.JuteMaxBuffer = DefaultJuteMaxBuffer
 	}
-	perSession, err := sessionCap(root, c.MemberID, s.shards, c.MaxShardsPerSession, s.JuteMaxBuffer)
+	perSession, err := rootdata.SessionCap(root, c.MemberID, s.shards, c.MaxShardsPerSession, s.JuteMaxBuffer)
 	if err != nil {
 		return settings{}, &ConfigError{Field: "MaxShardsPerSession", Reason: "is over ZooKeeper's limit", Err: err}
 	}
 	s.MaxShardsPerSession = perSession
-	if err := checkListing(s.shards, s.JuteMaxBuffer); err != nil {
+	if err := rootdata.CheckListing(s.shards, s.JuteMaxBuffer); err != nil {
 		return settings{}, &ConfigError{Field: "Shards", Reason: "is over ZooKeeper's limit", Err: err}
 	}
 	if s.HandoffTimeout == 0 {

@@ -42,15 +42,19 @@
 // ceil(S·wᵢ/Σw) of S shards, wᵢ its weight (Config.Weight, 1 by default:
 // ceil(shards / live members)). A member joining takes about its share and
 // nobody else moves; a member leaving moves only its own shards; a weight
-// change moves only what the new shares need. See Assign for the rule; its
-// golden vectors (AssignmentFormat) keep it the same across releases.
+// change moves only what the new shares need. See package partition/assign
+// for the rule (assign.Assign); its golden vectors (assign.Format) keep it
+// the same across releases.
 //
-// Operator state: Operator (and `zkelect shards drain|freeze|move|pin|weight`)
-// writes <root>/operator, which every member follows and feeds into its
-// assignment: a drained member keeps running and hands every shard away
-// gracefully; a freeze stops balancing moves while shards of a member that
-// left are still taken over; a move hands one shard over once; a pin keeps a
-// shard on a member while it is live; a weight overrides the member's own.
+// Operator state: package partition/operator (and `zkelect shards
+// drain|freeze|move|unmove|pin|weight`) writes <root>/operator, which every
+// member follows and feeds into its assignment: a drained member keeps
+// running and hands every shard away gracefully; a freeze stops balancing
+// moves while shards of a member that left are still taken over; a move
+// hands one shard over once, and expires if its target leaves or is
+// drained first; a pin keeps a shard on a member while it is live, and
+// clears a move of it; a weight overrides the member's own. The package
+// doc of partition/operator gives the outcome of every combination.
 //
 // Handoff: a leadership moved for balance is handed over: its ctx is
 // cancelled, OnStartedLeading gets up to Config.HandoffTimeout to return,

@@ -3,6 +3,9 @@ package partition
 import (
 	"errors"
 	"fmt"
+
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/partition/operator"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them, so test
@@ -11,11 +14,6 @@ var (
 	// ErrInvalidConfig reports a Config field that breaks its rule; the
 	// error is a *ConfigError naming the field.
 	ErrInvalidConfig = errors.New("partition: invalid config")
-	// ErrInvalidShardID reports a shard id that cannot be a znode name; the
-	// error is a *ShardIDError.
-	ErrInvalidShardID = errors.New("partition: invalid shard id")
-	// ErrDuplicateShard reports a shard id listed twice.
-	ErrDuplicateShard = errors.New("partition: duplicate shard id")
 	// ErrDuplicateMember reports that another live session (or another
 	// Manager on the same session) already registered this member id under
 	// <root>/members. Two processes must not
@@ -23,19 +21,24 @@ var (
 	// waits for the old session's znode to go (Run) before it gets this
 	// error.
 	ErrDuplicateMember = errors.New("partition: member id already registered by another live session")
-	// ErrNilSession reports a nil *recipe.Session.
-	ErrNilSession = errors.New("partition: nil session")
+	// ErrInvalidShardID reports a shard id that cannot be a znode name; the
+	// error is a *ShardIDError.
+	ErrInvalidShardID = rootdata.ErrInvalidShardID
+	// ErrDuplicateShard reports a shard id listed twice.
+	ErrDuplicateShard = rootdata.ErrDuplicateShard
 	// ErrInvalidRoot reports a root path that is not an absolute znode path.
-	ErrInvalidRoot = errors.New("partition: invalid root path")
-	// ErrPruneRefused reports that Prune found a live member that may run
-	// the shards it was asked to remove (see Prune); the error names it.
-	ErrPruneRefused = errors.New("partition: prune refused")
-	// ErrAlreadyRunning reports a second call of Run on one Manager.
-	ErrAlreadyRunning = errors.New("partition: manager already running")
+	ErrInvalidRoot = rootdata.ErrInvalidRoot
 	// ErrOverLimit reports a configuration whose numbers would exceed one
 	// of ZooKeeper's size limits (see MaxShardsPerSession and
 	// JuteMaxBuffer); the error is a *LimitError inside a *ConfigError.
-	ErrOverLimit = errors.New("partition: over ZooKeeper's size limit")
+	ErrOverLimit = rootdata.ErrOverLimit
+	// ErrNilSession reports a nil *recipe.Session.
+	ErrNilSession = rootdata.ErrNilSession
+	// ErrPruneRefused reports that Prune found a live member that may run
+	// the shards it was asked to remove (see Prune); the error names it.
+	ErrPruneRefused = operator.ErrPruneRefused
+	// ErrAlreadyRunning reports a second call of Run on one Manager.
+	ErrAlreadyRunning = errors.New("partition: manager already running")
 
 	// ErrHandoff is the reason given to OnStoppedLeading when a leadership
 	// is handed over to another member to balance the shards.
@@ -71,40 +74,13 @@ func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig 
 // Unwrap returns the underlying error, if any.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// ShardIDError reports a shard (or member) id that is not a valid znode name.
-// It matches ErrInvalidShardID with errors.Is.
-type ShardIDError struct {
-	ID     string // the offending id (may be long or hold control characters)
-	Reason string // the rule it breaks
-}
-
-// Error implements error.
-func (e *ShardIDError) Error() string {
-	id := e.ID
-	if len(id) > 40 {
-		id = id[:40] + "…"
-	}
-	return fmt.Sprintf("partition: invalid shard or member id %q: %s", id, e.Reason)
-}
-
-// Is reports whether target is ErrInvalidShardID.
-func (e *ShardIDError) Is(target error) bool { return target == ErrInvalidShardID }
+// ShardIDError reports a shard (or member) id that is not a valid znode
+// name: the id and the rule it breaks. It matches ErrInvalidShardID with
+// errors.Is.
+type ShardIDError = rootdata.ShardIDError
 
 // LimitError reports that a configuration would make ZooKeeper write or
 // send more bytes than its limit (jute.maxbuffer, Config.JuteMaxBuffer):
 // a session's closeSession transaction or the listing of <root>/shards.
 // It matches ErrOverLimit with errors.Is.
-type LimitError struct {
-	Limit  string // "closeSession" (ephemerals of one session) or "getChildren" (<root>/shards)
-	Bytes  int    // the size the configuration would produce, in bytes
-	Max    int    // the limit, in bytes
-	Reason string // what produces the size, and what would fit
-}
-
-// Error implements error.
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("partition: %s of %d bytes would exceed jute.maxbuffer (%d bytes): %s", e.Limit, e.Bytes, e.Max, e.Reason)
-}
-
-// Is reports whether target is ErrOverLimit.
-func (e *LimitError) Is(target error) bool { return target == ErrOverLimit }
+type LimitError = rootdata.LimitError

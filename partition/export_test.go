@@ -56,10 +56,10 @@ func ReservedAfterAssigning(m *Manager, members map[string]int64, others map[str
 	live := map[string]int64{m.cfg.MemberID: m.sess.ID()}
 	for id, sess := range members {
 		live[id] = sess
-		l.view.apply(update{member: id, rec: &storedRecord{record: record{Session: sess, Leading: others[id]}}})
+		l.view.Apply(update{Member: id, Rec: &storedRecord{Record: record{Session: sess, Leading: others[id]}}})
 	}
-	l.view.apply(update{members: live})
-	l.view.opRead = true
+	l.view.Apply(update{Members: live})
+	l.view.OpRead = true
 	for _, s := range reserved {
 		l.reserved[s] = true
 	}

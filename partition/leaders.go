@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -22,18 +23,15 @@ import (
 // ErrNilCallback reports a nil callback where one is required.
 var ErrNilCallback = errors.New("partition: nil callback")
 
-// published is a shard's leader as the records publish it; the zero value
-// is no leader.
-type published struct {
-	member string
-	token  zxidfence.Token
-}
-
-// supersedes reports whether claim p wins over q: q is no leader, or p has
-// the larger token (the later leader), or the same token and the smaller
-// member id.
-func (p published) supersedes(q published) bool {
-	return q.member == "" || p.token > q.token || (p.token == q.token && p.member < q.member)
+// checkWatch validates the arguments every follower takes.
+func checkWatch(sess *recipe.Session, root string, fnIsNil bool) error {
+	if sess == nil {
+		return ErrNilSession
+	}
+	if fnIsNil {
+		return ErrNilCallback
+	}
+	return rootdata.ValidateRoot(root)
 }
 
 // notifier delivers leader changes to fn, one call at a time, on the
@@ -88,7 +86,7 @@ func (n *notifier) deliver(ctx context.Context) {
 				return
 			}
 			p := state[s]
-			n.fn(s, p.member, p.token)
+			n.fn(s, p.Member, p.Token)
 		}
 		n.sent = state
 	}
@@ -134,7 +132,7 @@ func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn fun
 	if err := checkWatch(sess, root, fn == nil); err != nil {
 		return err
 	}
-	if err := ensurePaths(ctx, sess, root, zk.WorldACL(zk.PermAll)); err != nil {
+	if err := rootdata.EnsurePaths(ctx, sess, root, zk.WorldACL(zk.PermAll)); err != nil {
 		log := sess.Logger()
 		log.Debug().Err(err).Str("root", root).Msg("create root znodes for watching leaders; waiting for a member to")
 	}
@@ -149,8 +147,8 @@ func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn fun
 	go func() {
 		defer wg.Done()
 		defer cancel() // ends deliver
-		followErr = followView(ctx, sess, root, "watch leaders of", func(v *view) (bool, error) {
-			n.set(v.leaders())
+		followErr = rootdata.Follow(ctx, sess, root, "watch leaders of", func(v *view) (bool, error) {
+			n.set(v.Leaders())
 			return true, nil
 		})
 	}()
@@ -164,6 +162,6 @@ func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn fun
 // notifier, if there is one.
 func (l *loop) noteLeaders() {
 	if l.leaders != nil {
-		l.leaders.set(l.view.leaders())
+		l.leaders.set(l.view.Leaders())
 	}
 }

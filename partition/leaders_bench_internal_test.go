@@ -3,13 +3,15 @@ package partition
 import (
 	"fmt"
 	"testing"
+
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
 // benchView is a view of 3 live members leading 10,000 shards between
 // them, as at the end of a cold start.
 func benchView() (*view, []string) {
-	v := newView(true)
-	v.apply(update{members: map[string]int64{"m0": 1, "m1": 2, "m2": 3}})
+	v := rootdata.NewView(true)
+	v.Apply(update{Members: map[string]int64{"m0": 1, "m1": 2, "m2": 3}})
 	shards := Range(0, 10000)
 	recs := []record{{Session: 1}, {Session: 2}, {Session: 3}}
 	for i := range recs {
@@ -19,7 +21,7 @@ func benchView() (*view, []string) {
 		recs[i%3].Leading[s] = uint64(i + 1)
 	}
 	for i, r := range recs {
-		v.apply(update{member: fmt.Sprintf("m%d", i), rec: &storedRecord{record: r}})
+		v.Apply(update{Member: fmt.Sprintf("m%d", i), Rec: &storedRecord{Record: r}})
 	}
 	return v, shards
 }
@@ -33,19 +35,19 @@ func BenchmarkStepParts(b *testing.B) {
 	v, shards := benchView()
 	b.Run("leaders", func(b *testing.B) {
 		for range b.N {
-			_ = v.leaders()
+			_ = v.Leaders()
 		}
 	})
 	b.Run("leaders+diff", func(b *testing.B) {
-		prev := v.leaders()
+		prev := v.Leaders()
 		for range b.N {
-			_ = changedShards(prev, v.leaders())
+			_ = changedShards(prev, v.Leaders())
 		}
 	})
 	b.Run("current+assign", func(b *testing.B) {
-		members := v.liveMembers()
+		members := v.LiveMembers()
 		for range b.N {
-			cur, tokens := v.current(nil)
+			cur, tokens := v.Current(nil)
 			_ = Assign(Input{Shards: shards, Members: members, Current: cur, Tokens: tokens})
 		}
 	})

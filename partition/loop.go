@@ -10,7 +10,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -73,7 +74,7 @@ func newLoop(m *Manager) *loop {
 	}
 	l := &loop{
 		m:       m,
-		view:    newView(m.cfg.RestartGrace >= 0),
+		view:    rootdata.NewView(m.cfg.RestartGrace >= 0),
 		updates: updates,
 		events:  make(chan runnerEvent, 1024),
 		fatal:   make(chan error, 1),
@@ -89,7 +90,7 @@ func newLoop(m *Manager) *loop {
 			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
 		},
 		pub:     newPublisher(m.sess, m.recordPath(), m.cfg.ACL, m.holdsID, m.log),
-		watch:   newWatcher(m.sess, m.root, updates, m.log),
+		watch:   rootdata.NewWatcher(m.sess, m.root, updates, m.log),
 		leaders: leaders,
 		base:    base,
 		cancel:  cancel,
@@ -114,7 +115,7 @@ func (l *loop) run(ctx context.Context) error {
 	}
 	bg, stopBackground := context.WithCancel(context.Background())
 	var bgWG sync.WaitGroup
-	l.watch.start(bg)
+	l.watch.Start(bg)
 	l.pub.start(bg)
 	bgWG.Add(1)
 	go func() {
@@ -223,26 +224,26 @@ func (l *loop) fail(err error) {
 // apply merges a watcher's update into the view.
 func (l *loop) apply(u update) {
 	l.dirty, l.viewNew = true, true
-	old := l.view.operator
-	if u.members != nil && !maps.Equal(u.members, l.view.members) {
+	old := l.view.Operator
+	if u.Members != nil && !maps.Equal(u.Members, l.view.Members) {
 		l.membersAt = time.Now()
 	}
-	l.view.apply(u)
-	if u.rec != nil && len(l.orphaned) > 0 && u.rec.Session == l.view.members[u.member] {
-		for s := range u.rec.Leading { // led by a live member now: no failover of ours to time
+	l.view.Apply(u)
+	if u.Rec != nil && len(l.orphaned) > 0 && u.Rec.Session == l.view.Members[u.Member] {
+		for s := range u.Rec.Leading { // led by a live member now: no failover of ours to time
 			delete(l.orphaned, s)
 		}
 	}
 	l.noticeOwnRecord(u)
 	switch {
-	case u.operator != nil:
-		l.noticeOperator(old.OperatorState, u.operator.OperatorState)
+	case u.Operator != nil:
+		l.noticeOperator(old.OperatorState, u.Operator.OperatorState)
 		clear(l.clearing)
-	case u.members != nil:
+	case u.Members != nil:
 		l.collect(time.Now())
-	case u.rec == nil:
-		delete(l.absentSince, u.member)
-		delete(l.collecting, u.member)
+	case u.Rec == nil:
+		delete(l.absentSince, u.Member)
+		delete(l.collecting, u.Member)
 	}
 }
 
@@ -301,7 +302,7 @@ func (l *loop) recompute() {
 	if !l.selfLive() {
 		return // our session is being replaced: keep everything as it is
 	}
-	if !l.view.opRead {
+	if !l.view.OpRead {
 		return // a drain or a freeze we have not read yet must not be acted against
 	}
 	in := l.input(time.Now())
@@ -310,6 +311,7 @@ func (l *loop) recompute() {
 	l.targets = l.concerningUs(all)
 	if len(in.Pins) > 0 {
 		l.clearMoves(in)
+		l.expireMoves(in)
 	}
 	targets := l.targets
 	l.m.target.Store(&targets)
@@ -349,9 +351,9 @@ func (l *loop) concerningUs(all map[string]string) map[string]string {
 func (l *loop) sameListMembers() []string {
 	mine, me := l.m.currentShardSet(), l.m.cfg.MemberID
 	var out []string
-	for _, id := range l.view.liveMembers() {
-		r, ok := l.view.records[id]
-		if id == me || !ok || r.ShardSet == "" || r.ShardSet == mine || r.Session != l.view.members[id] {
+	for _, id := range l.view.LiveMembers() {
+		r, ok := l.view.Records[id]
+		if id == me || !ok || r.ShardSet == "" || r.ShardSet == mine || r.Session != l.view.Members[id] {
 			out = append(out, id)
 			continue
 		}
@@ -367,7 +369,7 @@ func (l *loop) sameListMembers() []string {
 // selfLive reports whether the view shows this member registered by the
 // current session.
 func (l *loop) selfLive() bool {
-	sess, ok := l.view.members[l.m.cfg.MemberID]
+	sess, ok := l.view.Members[l.m.cfg.MemberID]
 	return ok && sess == l.m.sess.ID()
 }
 
@@ -396,7 +398,7 @@ func (l *loop) background(f func()) {
 func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, refused bool) {
 	stopBackground()
 	bg.Wait()
-	l.watch.wait()
+	l.watch.Wait()
 	l.pub.wait()
 	if !refused {
 		l.writeFinalRecord()
@@ -425,7 +427,7 @@ func (l *loop) unregister() {
 	ctx, cancel := context.WithTimeout(l.base, l.m.cfg.HandoffTimeout)
 	defer cancel()
 	p := l.m.memberPath()
-	err := zkconn.Retry(ctx, func() (bool, error) {
+	err := retry.Do(ctx, func() (bool, error) {
 		ok, st, err := l.m.sess.Exists(ctx, p)
 		if err == nil && ok && st.EphemeralOwner == l.m.sess.ID() {
 			err = l.m.sess.Delete(ctx, p, st.Version)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"maps"
 	"time"
+
+	"github.com/zkelect/zkelect/partition/operator"
 )
 
-// This file brings the operator state (operatorstate.go) into the loop:
+// This file brings the operator state (partition/internal/root) into the loop:
 // the assignment's input, the freeze's expiry, logs of what operators
 // changed, and clearing a move this member completed.
 
@@ -19,17 +21,17 @@ import (
 // when the others deleted it while our session was replaced late in our
 // restart grace. An assignment from it would void our reservations.
 func (l *loop) input(now time.Time) Input {
-	own := &memberRecord{id: l.m.cfg.MemberID, record: l.ownRecord()}
-	cur, tokens := l.view.current(own)
-	op := l.view.operator.OperatorState
+	own := &memberRecord{ID: l.m.cfg.MemberID, Record: l.ownRecord()}
+	cur, tokens := l.view.Current(own)
+	op := l.view.Operator.OperatorState
 	members := l.sameListMembers()
 	in := Input{
 		Shards:  l.m.currentShards(),
 		Members: members,
 		Current: cur,
 		Tokens:  tokens,
-		Drained: op.drainedList(),
-		Pins:    op.pins(),
+		Drained: op.DrainedList(),
+		Pins:    op.AssignPins(),
 		Frozen:  op.Frozen(now),
 	}
 	for _, id := range members {
@@ -60,7 +62,7 @@ func (l *loop) noteOperatorMetrics(in Input, targets map[string]string) {
 	}
 	l.m.met.assigned.Set(float64(n))
 	l.m.met.weight.Set(float64(l.weight(me)))
-	l.m.met.drained.Set(boolGauge(l.view.operator.IsDrained(me)))
+	l.m.met.drained.Set(boolGauge(l.view.Operator.IsDrained(me)))
 	l.m.met.frozen.Set(boolGauge(in.Frozen))
 }
 
@@ -74,22 +76,10 @@ func boolGauge(b bool) float64 {
 // weight returns member id's effective weight as the view shows it, our
 // own from our configuration rather than from our record as read back.
 func (l *loop) weight(id string) int {
-	if w := l.m.cfg.Weight; id == l.m.cfg.MemberID && l.view.operator.Weights[id] <= 0 && w > 0 {
+	if w := l.m.cfg.Weight; id == l.m.cfg.MemberID && l.view.Operator.Weights[id] <= 0 && w > 0 {
 		return w
 	}
-	return l.view.weight(id)
-}
-
-// weight returns member id's effective weight: the operator's, else the
-// one its current record publishes, else 1.
-func (v *view) weight(id string) int {
-	if w := v.operator.Weights[id]; w > 0 {
-		return w
-	}
-	if r, ok := v.records[id]; ok && r.Session == v.members[id] && r.Weight > 0 {
-		return r.Weight
-	}
-	return 1
+	return l.view.Weight(id)
 }
 
 // freezeExpired reports whether a freeze the last assignment honoured has
@@ -126,7 +116,7 @@ func (l *loop) noticeOperator(old, next OperatorState) {
 // one version-checked write in the background; a lost race is retried at
 // the next recompute.
 func (l *loop) clearMoves(in Input) {
-	op := l.view.operator.OperatorState
+	op := l.view.Operator.OperatorState
 	me := l.m.cfg.MemberID
 	var done []string
 	for s, to := range op.Moves {
@@ -153,16 +143,10 @@ func (l *loop) clearMoves(in Input) {
 	l.background(func() {
 		ctx, cancel := context.WithTimeout(l.base, l.m.sess.Timeout())
 		defer cancel()
-		op := &Operator{sess: l.m.sess, root: l.m.root, path: l.m.operatorPath(), acl: l.m.cfg.ACL}
-		_, err := op.update(ctx, func(st *OperatorState) (bool, error) {
-			n := len(st.Moves)
-			for _, s := range done {
-				if st.Moves[s] == me {
-					delete(st.Moves, s)
-				}
-			}
-			return len(st.Moves) != n, nil
-		})
+		op, err := operator.New(l.m.sess, l.m.root, l.m.cfg.ACL)
+		if err == nil {
+			_, err = op.ClearMoves(ctx, done, me)
+		}
 		if err != nil {
 			l.m.log.Warn().Err(err).Strs("shards", done).Msg("clear completed moves")
 			return

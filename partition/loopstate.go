@@ -21,7 +21,7 @@ type shardState struct {
 	// restart grace after the session's loss counts from then.
 	connectedAt time.Time
 	targets     map[string]string // the latest assignment's shards targeted here or run here (concerningUs)
-	clearing    map[string]bool   // moves to us being cleared (loopoperator.go)
+	clearing    map[string]bool   // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
 	// freezeUntil is when the freeze the last assignment honoured lifts
 	// itself; zero when none does.
 	freezeUntil time.Time
@@ -53,7 +53,7 @@ type startupState struct {
 	membersAt   time.Time // when the set of live members last changed
 	startupDone bool      // the startup wait is over
 	// newShards are the shards without a znode when Run started (see
-	// parents.go), until the first reconcile has started its runners.
+	// root.NewShards), until the first reconcile has started its runners.
 	newShards map[string]bool
 }
 

@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -63,7 +63,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	if sess == nil {
 		return nil, ErrNilSession
 	}
-	if err := validateRoot(root); err != nil {
+	if err := rootdata.ValidateRoot(root); err != nil {
 		return nil, err
 	}
 	s, err := cfg.validate(root, sess.Timeout())
@@ -124,7 +124,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	l := newLoop(m)
 	// Best effort: without the listing, a shard whose znode is missing gets
 	// it from its candidate, three round trips later.
-	fresh, err := newShards(ctx, m.sess, m.root, m.currentShards())
+	fresh, err := rootdata.NewShards(ctx, m.sess, m.root, m.currentShards())
 	if err != nil {
 		m.log.Warn().Err(err).Msg("list shard znodes")
 	}
@@ -163,13 +163,13 @@ func (m *Manager) Leadership(shard string) (*recipe.Leadership, bool) {
 // for an invalid or duplicate id and then changes nothing. It does not
 // block on ZooKeeper.
 func (m *Manager) SetShards(ids []string) error {
-	if err := validateShards(ids); err != nil {
+	if err := rootdata.ValidateShards(ids); err != nil {
 		return &ConfigError{Field: "Shards", Reason: "has an invalid id", Err: err}
 	}
-	if _, err := sessionCap(m.root, m.cfg.MemberID, ids, m.cfg.MaxShardsPerSession, m.cfg.JuteMaxBuffer); err != nil {
+	if _, err := rootdata.SessionCap(m.root, m.cfg.MemberID, ids, m.cfg.MaxShardsPerSession, m.cfg.JuteMaxBuffer); err != nil {
 		return &ConfigError{Field: "Shards", Reason: "has ids too long for MaxShardsPerSession", Err: err}
 	}
-	if err := checkListing(ids, m.cfg.JuteMaxBuffer); err != nil {
+	if err := rootdata.CheckListing(ids, m.cfg.JuteMaxBuffer); err != nil {
 		return &ConfigError{Field: "Shards", Reason: "is over ZooKeeper's limit", Err: err}
 	}
 	set := shardSetDigest(ids)
@@ -190,7 +190,7 @@ func (m *Manager) SetShards(ids []string) error {
 // opened. Siblings stay open (possibly with no elections) until Run
 // returns.
 func (m *Manager) Sessions() []SessionLoad {
-	return m.pool.loads(electionPathBytes(m.root, m.currentShards()))
+	return m.pool.loads(rootdata.ElectionPathBytes(m.root, m.currentShards()))
 }
 
 // currentShardSet returns the digest of the shard ids to run.
@@ -277,7 +277,7 @@ func (m *Manager) shardsLabel() string { return m.label }
 // returned if it outlives the wait; any other error (an ACL refusal) is
 // returned at once.
 func (m *Manager) prepare(ctx context.Context) error {
-	backoff := zkconn.Backoff{Min: 50 * time.Millisecond, Max: time.Second}
+	backoff := retry.Backoff{Min: 50 * time.Millisecond, Max: time.Second}
 	waited := false
 	for {
 		err := m.prepareOnce(ctx)
@@ -301,7 +301,7 @@ func (m *Manager) prepare(ctx context.Context) error {
 			}
 			continue
 		}
-		if !unreachable(err) {
+		if !rootdata.Unreachable(err) {
 			return err
 		}
 		pause := backoff.Next()
@@ -341,35 +341,11 @@ func (m *Manager) closedWhilePreparing(last error) error {
 
 // prepareOnce is one attempt of prepare.
 func (m *Manager) prepareOnce(ctx context.Context) error {
-	if err := ensurePaths(ctx, m.sess, m.root, m.cfg.ACL); err != nil {
-		return fmt.Errorf("partition: prepare %s: %w", m.root, aclDenied(err))
+	if err := rootdata.EnsurePaths(ctx, m.sess, m.root, m.cfg.ACL); err != nil {
+		return fmt.Errorf("partition: prepare %s: %w", m.root, rootdata.ACLDenied(err))
 	}
 	if err := m.checkRootACL(ctx); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
 	}
-	return aclDenied(register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
-}
-
-// aclDenied marks err with recipe.ErrACLDenied, as recipe marks its own,
-// when ZooKeeper refused the request for lack of permission, naming the
-// likely cause; err stays in the chain.
-func aclDenied(err error) error {
-	switch {
-	case errors.Is(err, zk.ErrNoAuth):
-		return fmt.Errorf("%w (the root's ACL does not grant this session's identity; does the member have the group's credentials?): %w",
-			recipe.ErrACLDenied, err)
-	case errors.Is(err, zk.ErrInvalidACL):
-		return fmt.Errorf("%w (Config.ACL names the creator's identity but this session has no credentials): %w",
-			recipe.ErrACLDenied, err)
-	}
-	return err
-}
-
-// unreachable reports whether err means ZooKeeper could not be asked or
-// asked for a retry (recipe.Retryable: connection loss, throttled, session
-// moved, ...) or the session is being replaced, as opposed to having
-// answered no. zk.ErrConnectionClosed is also what a
-// closed session's requests fail with: prepare checks the session first.
-func unreachable(err error) bool {
-	return recipe.Retryable(err) || errors.Is(err, zk.ErrSessionExpired)
+	return rootdata.ACLDenied(register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -39,49 +39,11 @@ func (p *publisher) gap() time.Duration {
 	return min(max(publishInterval, publishCostFactor*p.slowWrite()), maxPublishGap)
 }
 
-// ensurePaths creates root and its three children, with acl, if missing.
-// Root's parent gets acl too: ZooKeeper checks a delete against the
-// parent's ACL, so an open parent would let anyone delete an empty root
-// and create it again open. Missing ancestors above the parent are created
-// open (zk.WorldACL(zk.PermAll)), so that one group's ACL does not lock
-// others out of a shared prefix such as /apps; they cannot be deleted
-// while they have children. A create refused by an ACL is no failure when
-// the znode exists: ZooKeeper checks the parent's ACL (and an "auth" ACL's
-// credentials) before it looks for the znode, so a reader without the
-// group's rights gets ErrNoAuth or ErrInvalidACL rather than ErrNodeExists.
-func ensurePaths(ctx context.Context, sess *recipe.Session, root string, acl []zk.ACL) error {
-	var paths []string
-	for p := root; p != "/"; p = path.Dir(p) {
-		paths = append([]string{p}, paths...)
-	}
-	for _, child := range []string{membersDir, ownersDir, shardsDir} {
-		paths = append(paths, path.Join(root, child))
-	}
-	open, parent := zk.WorldACL(zk.PermAll), path.Dir(root)
-	for _, p := range paths {
-		a := acl
-		if len(p) < len(parent) {
-			a = open // an ancestor of root's parent
-		}
-		_, err := sess.Create(ctx, p, nil, 0, a)
-		if err == nil || errors.Is(err, zk.ErrNodeExists) {
-			continue
-		}
-		if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL) {
-			if ok, _, xerr := sess.Exists(ctx, p); xerr == nil && ok {
-				continue
-			}
-		}
-		return fmt.Errorf("create %s: %w", p, err)
-	}
-	return nil
-}
-
-// Names of root's children.
+// Names of root's children (root's layout).
 const (
-	membersDir = "members"
-	ownersDir  = "owners"
-	shardsDir  = "shards"
+	membersDir = rootdata.MembersDir
+	ownersDir  = rootdata.OwnersDir
+	shardsDir  = rootdata.ShardsDir
 )
 
 // register creates the member's ephemeral znode with instance (the
@@ -160,7 +122,7 @@ func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instanc
 		}
 		log.Info().Int64("session_id", id).Msg("member registered again")
 	}
-	waitWatch(ctx, ch)
+	rootdata.WaitWatch(ctx, ch)
 	return nil
 }
 
@@ -293,7 +255,7 @@ func (p *publisher) flush(ctx context.Context) {
 			}
 			return
 		}
-		if errors.Is(err, errRecordTooLarge) {
+		if errors.Is(err, rootdata.ErrRecordTooLarge) {
 			p.log.Error().Err(err).Msg("member record not published")
 			return
 		}
@@ -312,7 +274,7 @@ func (p *publisher) flush(ctx context.Context) {
 // overwritten only while this Manager holds the member id; otherwise
 // write returns an error wrapping errNotRegistered.
 func (p *publisher) write(ctx context.Context, r record) error {
-	data, err := r.encode()
+	data, err := r.Encode()
 	if err != nil {
 		return err
 	}

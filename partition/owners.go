@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -46,7 +47,7 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 	if sess == nil {
 		return nil, ErrNilSession
 	}
-	if err := validateRoot(root); err != nil {
+	if err := rootdata.ValidateRoot(root); err != nil {
 		return nil, err
 	}
 	dir := path.Join(root, shardsDir)

@@ -155,7 +155,7 @@ func (l *loop) publish() {
 // other members would otherwise see our shards without a leader until our
 // next change. The write succeeds only while we hold the member id.
 func (l *loop) noticeOwnRecord(u update) {
-	if u.members == nil && u.member == l.m.cfg.MemberID && (u.rec == nil || u.rec.Session != l.m.sess.ID()) {
+	if u.Members == nil && u.Member == l.m.cfg.MemberID && (u.Rec == nil || u.Rec.Session != l.m.sess.ID()) {
 		l.recordChanged = true
 	}
 }
@@ -229,8 +229,8 @@ func (l *loop) collect(now time.Time) {
 	if !l.selfLive() {
 		return
 	}
-	for id, rec := range l.view.records {
-		if _, live := l.view.members[id]; live {
+	for id, rec := range l.view.Records {
+		if _, live := l.view.Members[id]; live {
 			delete(l.absentSince, id)
 			continue
 		}
@@ -244,12 +244,12 @@ func (l *loop) collect(now time.Time) {
 				}
 			}
 		}
-		if v, issued := l.collecting[id]; (issued && v == rec.version) || now.Sub(since) < l.m.cfg.RestartGrace {
+		if v, issued := l.collecting[id]; (issued && v == rec.Version) || now.Sub(since) < l.m.cfg.RestartGrace {
 			continue
 		}
-		l.collecting[id] = rec.version
+		l.collecting[id] = rec.Version
 		l.background(func() {
-			err := l.m.sess.Delete(l.base, path.Join(l.m.root, ownersDir, id), rec.version)
+			err := l.m.sess.Delete(l.base, path.Join(l.m.root, ownersDir, id), rec.Version)
 			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 				l.m.log.Warn().Err(err).Str("absent_member", id).Msg("delete record after restart grace")
 			}

@@ -1,9 +1,6 @@
 package partition
 
-import (
-	"fmt"
-	"slices"
-)
+import "github.com/zkelect/zkelect/partition/assign"
 
 // Members are meant to run the same shard list, but nothing forces them
 // to: a rolling deployment changes it member by member, and a
@@ -19,13 +16,6 @@ import (
 // group, and safety, as always, rests on the elections alone.
 
 // shardSetDigest names a shard list independently of its order and
-// duplicates: "<count>-<hash>", the hash combining each id's hashString
-// (FNV-1a, mixed) so that every member computes the same digest.
-func shardSetDigest(ids []string) string {
-	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	var h uint64
-	for _, id := range ids {
-		h = mix64(h ^ hashString(id))
-	}
-	return fmt.Sprintf("%d-%016x", len(ids), h)
-}
+// duplicates (assign.ListDigest), so that every member computes the same
+// digest.
+func shardSetDigest(ids []string) string { return assign.ListDigest(ids) }

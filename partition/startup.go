@@ -40,8 +40,8 @@ func (l *loop) startupSettled() bool {
 // its list is unknown, and reading it ends the wait at once.
 func (l *loop) expectedMembersLive(n int) bool {
 	mine, me, live := l.m.currentShardSet(), l.m.cfg.MemberID, 0
-	for id, sess := range l.view.members {
-		r, ok := l.view.records[id]
+	for id, sess := range l.view.Members {
+		r, ok := l.view.Records[id]
 		if id == me || ok && r.Session == sess && (r.ShardSet == "" || r.ShardSet == mine) {
 			live++
 		}

@@ -3,6 +3,8 @@ package partition
 import (
 	"maps"
 	"testing"
+
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
 // TestOldFormatRecordStillCounts: a record written by a release before
@@ -18,17 +20,17 @@ func TestOldFormatRecordStillCounts(t *testing.T) {
 	if r.Address != "" || r.Labels != nil || r.Weight != 0 || len(r.Leading) != 2 || r.ShardSet == "" {
 		t.Fatalf("old record decoded as %+v", r)
 	}
-	v := newView(true)
-	v.apply(update{members: map[string]int64{"old": 4660, "new": 4661}})
-	v.apply(update{member: "old", rec: &storedRecord{record: r}})
-	v.apply(update{member: "new", rec: &storedRecord{record: record{Session: 4661, Weight: 1, Address: "10.0.0.2:80"}}})
-	if w := v.weight("old"); w != 1 {
+	v := rootdata.NewView(true)
+	v.Apply(update{Members: map[string]int64{"old": 4660, "new": 4661}})
+	v.Apply(update{Member: "old", Rec: &storedRecord{Record: r}})
+	v.Apply(update{Member: "new", Rec: &storedRecord{Record: record{Session: 4661, Weight: 1, Address: "10.0.0.2:80"}}})
+	if w := v.Weight("old"); w != 1 {
 		t.Fatalf("old member's weight %d, want 1", w)
 	}
-	cur, tok := v.current(nil)
-	in := Input{Shards: Range(0, 3), Members: v.liveMembers(), Current: cur, Tokens: tok}
+	cur, tok := v.Current(nil)
+	in := Input{Shards: Range(0, 3), Members: v.LiveMembers(), Current: cur, Tokens: tok}
 	want := Assign(in)
-	in.Weights = map[string]int{"old": v.weight("old"), "new": v.weight("new")}
+	in.Weights = map[string]int{"old": v.Weight("old"), "new": v.Weight("new")}
 	if got := Assign(in); !maps.Equal(got, want) {
 		t.Fatalf("weights of 1 from old and new records changed the assignment: %v, want %v", got, want)
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -241,7 +241,7 @@ func Run(ctx context.Context, c *Candidate, fn func(ctx context.Context, token z
 	case fn == nil:
 		return &OptionError{Option: "Run fn", Reason: "nil function"}
 	}
-	backoff := zkconn.Backoff{Min: MinRunBackoff, Max: MaxRunBackoff}
+	backoff := retry.Backoff{Min: MinRunBackoff, Max: MaxRunBackoff}
 	for {
 		lead, err := c.Campaign(ctx)
 		if err != nil {
@@ -267,7 +267,7 @@ func Run(ctx context.Context, c *Candidate, fn func(ctx context.Context, token z
 			if time.Since(start) >= MaxRunBackoff {
 				backoff.Reset()
 			}
-			if !zkconn.Sleep(ctx, backoff.Next()) {
+			if !backoff.Wait(ctx) {
 				return context.Cause(ctx)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
@@ -28,7 +29,7 @@ type loopState struct {
 	lead     *Leadership
 	open     *Leadership // the last one ended with its reason open (Leadership.Reason)
 	retry    *time.Timer
-	backoff  zkconn.Backoff // pauses of scheduleRetry
+	backoff  retry.Backoff // pauses of scheduleRetry
 
 	leaseWait *leaseWaiter // waiting for the lease to hold again
 	// dropAfter maps a znode being deleted to the predecessor whose watch

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/internal/zkconn"
 )
 
@@ -48,7 +49,7 @@ func (o *observer) run(ctx context.Context) {
 	defer o.s.conn.Unsubscribe(k)
 	release := func() {} // forgets the previous read's watches
 	defer func() { release() }()
-	retry := zkconn.Backoff{Min: observeRetryMin, Max: observeRetryMax}
+	backoff := retry.Backoff{Min: observeRetryMin, Max: observeRetryMax}
 	for {
 		readCtx, cancel := context.WithCancel(ctx)
 		obs, fired, readErr := o.read(readCtx)
@@ -62,9 +63,9 @@ func (o *observer) run(ctx context.Context) {
 		}
 		wait := time.Duration(0) // until woken
 		if readErr != nil {
-			wait = retry.Next()
+			wait = backoff.Next()
 		} else if obs.Err == nil {
-			retry.Reset()
+			backoff.Reset()
 		}
 		if !o.sleep(ctx, wait, fired) {
 			return

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/internal/znode"
 )
@@ -333,13 +334,13 @@ func (c *Candidate) getDataOp(path string) func(context.Context) (*zk.Stat, erro
 	}
 }
 
-// deleteOp deletes path, retrying (zkconn.Retry) on connection loss and
+// deleteOp deletes path, retrying (retry.Do) on connection loss and
 // every other transient error until it succeeds, the znode is gone, or the
 // session is closed: a znode nobody owns in memory must not stay first,
 // even after Close gave up waiting for it.
 func (c *Candidate) deleteOp(path string) func(context.Context) any {
 	return func(ctx context.Context) any {
-		err := zkconn.Retry(ctx, func() (bool, error) {
+		err := retry.Do(ctx, func() (bool, error) {
 			err := c.timed("delete", func() error { return c.sess.conn.Delete(ctx, path, -1) })
 			switch {
 			case err == nil || errors.Is(err, zk.ErrNoNode):

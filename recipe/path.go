@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // MaxPathBytes bounds an election path's length in bytes. ZooKeeper itself
@@ -15,14 +16,14 @@ import (
 const MaxPathBytes = 4096
 
 // validatePath checks an election path: a path ZooKeeper accepts (see
-// zkconn.CheckPath: absolute, no trailing slash, no empty, "." or ".."
+// znode.CheckPath: absolute, no trailing slash, no empty, "." or ".."
 // segment, no character ZooKeeper's PathUtils refuses), not the root, at
 // most MaxPathBytes, and outside the reserved /zookeeper tree. Errors are
 // *PathError (errors.Is ErrInvalidPath).
 func validatePath(p string) error {
 	bad := func(reason string) error { return &PathError{Path: p, Reason: reason} }
 	if p == "" || p[0] != '/' {
-		return fromLayer(zkconn.CheckPath(p))
+		return fromLayer(znode.CheckPath(p))
 	}
 	switch {
 	case p == "/":
@@ -30,7 +31,7 @@ func validatePath(p string) error {
 	case len(p) > MaxPathBytes:
 		return bad("longer than MaxPathBytes (4096 bytes)")
 	}
-	if err := zkconn.CheckPath(p); err != nil {
+	if err := znode.CheckPath(p); err != nil {
 		return fromLayer(err)
 	}
 	if p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/") {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
 )
 
 // A candidate whose Close gave up (the close timeout passed while it was
@@ -40,7 +40,7 @@ func (c *Candidate) sweepAfterExit() {
 // sweep deletes our GUID's znodes until a listing shows none, the session
 // ends, or ZooKeeper refuses (logged); transient errors are retried.
 func (c *Candidate) sweep(ctx context.Context) {
-	err := zkconn.Retry(ctx, func() (bool, error) {
+	err := retry.Do(ctx, func() (bool, error) {
 		left, err := c.sweepOnce(ctx)
 		switch {
 		case err == nil:

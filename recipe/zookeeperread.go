@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
 )
 
 // read runs attempt, a read of the session, and asks again, backing off,
@@ -14,14 +14,14 @@ import (
 // callers (fromLayer).
 func (s *Session) read(ctx context.Context, attempt func() error) error {
 	deadline := time.Now().Add(2 * s.Timeout())
-	var b zkconn.Backoff
+	var b retry.Backoff
 	for {
 		err := attempt()
 		if !Retryable(err) || s.isClosed() || ctx.Err() != nil {
 			return fromLayer(err)
 		}
 		pause := b.Next()
-		if time.Now().Add(pause).After(deadline) || !zkconn.Sleep(ctx, pause) {
+		if time.Now().Add(pause).After(deadline) || !retry.Sleep(ctx, pause) {
 			return fromLayer(err)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // Layout of a znode written by the ZooKeeper guard:
@@ -55,7 +55,7 @@ func ParseZnodeData(b []byte) (Fence, []byte, error) {
 // rule): absolute, no empty, "." or ".." segment, no trailing slash (except
 // the root), no character ZooKeeper refuses.
 func validZnodePath(p string) error {
-	if err := zkconn.CheckPath(p); err != nil {
+	if err := znode.CheckPath(p); err != nil {
 		return fmt.Errorf("%w: znode path %q", ErrInvalidKey, p)
 	}
 	return nil

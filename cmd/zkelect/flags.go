@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/znode"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -300,7 +300,7 @@ func checkZNodePath(flag, p string) error {
 		return bad("not valid UTF-8")
 	}
 	for _, r := range p {
-		if zkconn.RefusedRune(r) {
+		if znode.RefusedRune(r) {
 			return bad(fmt.Sprintf("ZooKeeper refuses the character %U", r))
 		}
 	}

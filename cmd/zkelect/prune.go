@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/partition/operator"
 )
 
 type pruneFlags struct {
@@ -67,8 +67,8 @@ func runPrune(cmd *cobra.Command, f *pruneFlags, shards []string) error {
 	defer c.close()
 	ctx, cancel := context.WithTimeout(c.ctx, 10*f.common.sessionTimeout)
 	defer cancel()
-	deleted, kept, err := partition.Prune(ctx, c.sess, f.root, shards, f.dryRun)
-	if errors.Is(err, partition.ErrPruneRefused) {
+	deleted, kept, err := operator.Prune(ctx, c.sess, f.root, shards, f.dryRun)
+	if errors.Is(err, operator.ErrPruneRefused) {
 		return fmt.Errorf("%v; nothing deleted", err)
 	}
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/recipe/watchdog"
 )
@@ -207,7 +207,7 @@ func (r *runner) loop(ctx context.Context, cand *recipe.Candidate) error {
 			}
 			return childExit(code)
 		}
-		if !zkconn.Sleep(ctx, restartBackoff) {
+		if !retry.Sleep(ctx, restartBackoff) {
 			return interrupted(ctx, "waiting to campaign again in "+r.flags.election)
 		}
 	}

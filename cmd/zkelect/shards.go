@@ -78,7 +78,7 @@ the member is registered and past its first balance, whenever it is not
 registered, and from a SIGTERM on (draining).
 
 Operators change a running root with the verbs below (drain, undrain, freeze,
-unfreeze, move, pin, unpin, weight): they write <root>/operator in ZooKeeper,
+unfreeze, move, unmove, pin, unpin, weight): they write <root>/operator in ZooKeeper,
 which every member follows. Each is idempotent and prints what changed.`,
 		Example: `  zkelect shards --zk 127.0.0.1:2181 --root /apps/billing --member node-a --shards 64
 

@@ -10,10 +10,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/partition/operator"
 )
 
 // This file holds `zkelect shards <verb>`: the operator's changes to a
-// root's state in ZooKeeper (partition.Operator), which every member
+// root's state in ZooKeeper (package partition/operator), which every member
 // follows. Each verb is idempotent and prints what it changed.
 
 // verbFlags are the flags every verb shares.
@@ -28,12 +29,12 @@ type verb struct {
 	use, short, long, example string
 	flags                     func(fs *pflag.FlagSet)
 	check                     func() error
-	run                       func(ctx context.Context, op *partition.Operator) (changed bool, what string, err error)
+	run                       func(ctx context.Context, op *operator.Operator) (changed bool, what string, err error)
 }
 
 // addShardsVerbs adds the operator verbs to the shards command.
 func addShardsVerbs(shards *cobra.Command) {
-	for _, v := range []func() verb{drainVerb, undrainVerb, freezeVerb, unfreezeVerb, moveVerb, pinVerb, unpinVerb, weightVerb} {
+	for _, v := range []func() verb{drainVerb, undrainVerb, freezeVerb, unfreezeVerb, moveVerb, unmoveVerb, pinVerb, unpinVerb, weightVerb} {
 		shards.AddCommand(newVerbCmd(v))
 	}
 }
@@ -86,7 +87,7 @@ func runVerb(cmd *cobra.Command, f *verbFlags, v verb) error {
 	if err != nil {
 		return err
 	}
-	op, err := partition.NewOperator(c.sess, f.root, acl)
+	op, err := operator.New(c.sess, f.root, acl)
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ live member that is not drained. Undo with undrain.`,
 			fs.BoolVar(&wait, "wait", false, "return once the member leads nothing")
 		},
 		check: needID("member", &member),
-		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
+		run: func(ctx context.Context, op *operator.Operator) (bool, string, error) {
 			what := "drained member " + member
 			changed, err := op.Drain(ctx, member, reason)
 			if err != nil || !wait {
@@ -172,7 +173,7 @@ func undrainVerb() verb {
 		example: `  zkelect shards undrain --zk 127.0.0.1:2181 --root /apps/billing --member node-c`,
 		flags:   func(fs *pflag.FlagSet) { fs.StringVar(&member, "member", "", "member to undrain (required)") },
 		check:   needID("member", &member),
-		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
+		run: func(ctx context.Context, op *operator.Operator) (bool, string, error) {
 			changed, err := op.Undrain(ctx, member)
 			return changed, "undrained member " + member, err
 		},
@@ -201,7 +202,7 @@ status shows the freeze and its reason; members log it. Undo with unfreeze.`,
 			}
 			return nil
 		},
-		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
+		run: func(ctx context.Context, op *operator.Operator) (bool, string, error) {
 			what := "froze rebalancing"
 			if d > 0 {
 				what += " for " + d.String()
@@ -218,7 +219,7 @@ func unfreezeVerb() verb {
 		short:   "End the maintenance mode: balancing resumes",
 		long:    `Unfreeze the root: the balance resumes, moving what the shares need.`,
 		example: `  zkelect shards unfreeze --zk 127.0.0.1:2181 --root /apps/billing`,
-		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
+		run: func(ctx context.Context, op *operator.Operator) (bool, string, error) {
 			changed, err := op.Unfreeze(ctx)
 			return changed, "unfroze rebalancing", err
 		},
@@ -238,7 +239,8 @@ it there without it (the member gives another shard away if it is over its
 share); the member then clears it and the shard is free to rebalance. With
 --wait (the default) return once done. Refused for a member that is not live,
 is drained or runs another shard list, a shard without an election, and a
-shard pinned elsewhere.`,
+shard pinned elsewhere. A move expires when its member leaves or is drained
+first; pin, unpin and unmove cancel it.`,
 		example: `  zkelect shards move --zk 127.0.0.1:2181 --root /apps/billing --shard 7 --to node-c`,
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&shard, "shard", "", "shard to move (required)")
@@ -246,7 +248,7 @@ shard pinned elsewhere.`,
 			fs.BoolVar(&wait, "wait", true, "return once the member leads the shard")
 		},
 		check: allOf(needID("shard", &shard), needID("to", &to)),
-		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
+		run: func(ctx context.Context, op *operator.Operator) (bool, string, error) {
 			what := fmt.Sprintf("moved shard %s to %s", shard, to)
 			changed, err := op.Move(ctx, shard, to)
 			if err != nil || !changed || !wait {
@@ -260,13 +262,29 @@ shard pinned elsewhere.`,
 	}
 }
 
+func unmoveVerb() verb {
+	var shard string
+	return verb{
+		use:     "unmove --root ROOT --shard S",
+		short:   "Cancel a shard's move",
+		long:    `Cancel a move: the shard stays with whoever leads it while within its share, as if the move had never been asked for.`,
+		example: `  zkelect shards unmove --zk 127.0.0.1:2181 --root /apps/billing --shard 7`,
+		flags:   func(fs *pflag.FlagSet) { fs.StringVar(&shard, "shard", "", "shard whose move to cancel (required)") },
+		check:   needID("shard", &shard),
+		run: func(ctx context.Context, op *operator.Operator) (bool, string, error) {
+			changed, err := op.Unmove(ctx, shard)
+			return changed, "cancelled the move of shard " + shard, err
+		},
+	}
+}
+
 func pinVerb() verb {
 	var shard, to string
 	return verb{
 		use:   "pin --root ROOT --shard S --to M",
 		short: "Keep a shard on a member while it is live and not drained",
 		long: `Pin a shard: it is moved to the member (one graceful handoff) and kept there while
-the member is live and not drained, counted in its share. Refused as move is.
+the member is live and not drained, counted in its share. It cancels a move of the shard. Refused as move is.
 Undo with unpin.`,
 		example: `  zkelect shards pin --zk 127.0.0.1:2181 --root /apps/billing --shard eu --to node-a`,
 		flags: func(fs *pflag.FlagSet) {
@@ -274,7 +292,7 @@ Undo with unpin.`,
 			fs.StringVar(&to, "to", "", "member to pin it to (required)")
 		},
 		check: allOf(needID("shard", &shard), needID("to", &to)),
-		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
+		run: func(ctx context.Context, op *operator.Operator) (bool, string, error) {
 			changed, err := op.Pin(ctx, shard, to)
 			return changed, fmt.Sprintf("pinned shard %s to %s", shard, to), err
 		},
@@ -286,11 +304,11 @@ func unpinVerb() verb {
 	return verb{
 		use:     "unpin --root ROOT --shard S",
 		short:   "Free a pinned shard to rebalance",
-		long:    `Unpin a shard: its leader keeps it while within its share.`,
+		long:    `Unpin a shard (and cancel a move of it): its leader keeps it while within its share.`,
 		example: `  zkelect shards unpin --zk 127.0.0.1:2181 --root /apps/billing --shard eu`,
 		flags:   func(fs *pflag.FlagSet) { fs.StringVar(&shard, "shard", "", "shard to unpin (required)") },
 		check:   needID("shard", &shard),
-		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
+		run: func(ctx context.Context, op *operator.Operator) (bool, string, error) {
 			changed, err := op.Unpin(ctx, shard)
 			return changed, "unpinned shard " + shard, err
 		},
@@ -319,7 +337,7 @@ shards the new shares need move. --reset drops the override.`, partition.MaxWeig
 			}
 			return nil
 		}),
-		run: func(ctx context.Context, op *partition.Operator) (bool, string, error) {
+		run: func(ctx context.Context, op *operator.Operator) (bool, string, error) {
 			if reset {
 				changed, err := op.ResetWeight(ctx, member)
 				return changed, "reset the weight of member " + member, err

@@ -7,7 +7,7 @@ import (
 )
 
 // TestShardsVerbsRefuseWhatCannotHold runs each verb's refusal and the
-// pin, unpin and weight verbs against one daemon process: a refusal exits
+// pin, unpin, unmove and weight verbs against one daemon process: a refusal exits
 // 1 with one line naming why, and changes nothing.
 func TestShardsVerbsRefuseWhatCannotHold(t *testing.T) {
 	const n = 4
@@ -50,4 +50,7 @@ func TestShardsVerbsRefuseWhatCannotHold(t *testing.T) {
 		t.Errorf("a second unpin printed %q", out)
 	}
 	runVerbCLI(t, root, "weight", "--member", "m1", "--reset")
+	if out := runVerbCLI(t, root, "unmove", "--shard", "1"); !strings.Contains(out, "nothing changed") {
+		t.Errorf("unmove of a shard without a move printed %q", out)
+	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/recipe/watchdog"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -96,7 +96,7 @@ func (w *shardWork) lead(ctx context.Context, shard string, token zxidfence.Toke
 	log := w.log.With().Str("shard", shard).Stringer("token", token).Logger()
 	for ctx.Err() == nil {
 		w.runChild(ctx, log, shard, token)
-		if !zkconn.Sleep(ctx, childRestartBackoff) {
+		if !retry.Sleep(ctx, childRestartBackoff) {
 			return
 		}
 	}

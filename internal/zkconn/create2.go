@@ -7,6 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/jute"
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // go-zookeeper v1.0.4's Create returns no Stat, so a candidate would have to
@@ -28,7 +29,7 @@ type Create2Call struct {
 // may still have reached a server); a *PathError a path ZooKeeper refuses;
 // ctx's error when ctx ended first. ctx bounds only the write.
 func (s *Conn) SendCreate2(ctx context.Context, path string, data []byte, flags int32, acl []zk.ACL) (*Create2Call, error) {
-	if err := CheckPath(path); err != nil {
+	if err := znode.CheckPath(path); err != nil {
 		return nil, err
 	}
 	call := newPendingCall(s.wire.nextCallXid())

@@ -7,6 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/jute"
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // Routed data watches: a candidate's watch on its predecessor and on its
@@ -39,7 +40,7 @@ import (
 // with a read that sets no watch; it fails with ctx's error once ctx ends.
 // Other errors are as for Get (zk.ErrNoNode: no watch is set).
 func (s *Conn) WatchData(ctx context.Context, path string) (*zk.Stat, error) {
-	if err := CheckPath(path); err != nil {
+	if err := znode.CheckPath(path); err != nil {
 		return nil, err
 	}
 	key := watchKey{path, watchData}

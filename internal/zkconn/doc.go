@@ -52,5 +52,5 @@
 // xids ignored, and a 44-byte connect request (without the readOnly byte,
 // which servers accept either way). The codec is internal/jute, shared
 // with testenv's proxy. No election rule lives here: paths are checked as
-// ZooKeeper checks them (CheckPath), so /zookeeper/config is readable.
+// ZooKeeper checks them (znode.CheckPath), so /zookeeper/config is readable.
 package zkconn

@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/jute"
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // Errors of the layer itself. ZooKeeper's answers are go-zookeeper's
@@ -34,8 +35,8 @@ var (
 	ErrAuthFailed = errors.New("recipe: ZooKeeper authentication failed")
 	// ErrNoSession: no server granted a session within the connect timeout.
 	ErrNoSession = errors.New("no ZooKeeper session")
-	// ErrInvalidPath: a path ZooKeeper would refuse (see CheckPath).
-	ErrInvalidPath = errors.New("invalid ZooKeeper path")
+	// ErrInvalidPath: a path ZooKeeper would refuse (see znode.CheckPath).
+	ErrInvalidPath = znode.ErrInvalidPath
 	// ErrInvalidServers: a server list Dial refuses (see CheckServers).
 	ErrInvalidServers = errors.New("invalid ZooKeeper server list")
 	// ErrBadRequest: a request the layer cannot encode (an operation of a
@@ -162,23 +163,9 @@ func unknownCode(msg string) (jute.Code, bool) {
 	return jute.Code(n), err == nil
 }
 
-// PathError is a path ZooKeeper would refuse, and why.
-type PathError struct {
-	Path   string
-	Reason string
-}
-
-// Error names the path, cut to its first 64 bytes when longer.
-func (e *PathError) Error() string {
-	p := e.Path
-	if len(p) > 64 {
-		p = p[:64] + "..."
-	}
-	return fmt.Sprintf("invalid ZooKeeper path %q: %s", p, e.Reason)
-}
-
-// Unwrap makes errors.Is(err, ErrInvalidPath) true.
-func (e *PathError) Unwrap() error { return ErrInvalidPath }
+// PathError is a path ZooKeeper would refuse, and why (znode.PathError,
+// the one path check of the module).
+type PathError = znode.PathError
 
 // ServersError is a server list Dial refuses, and why.
 type ServersError struct{ Reason string }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/jute"
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // The layer's operations without a watch. go-zookeeper's methods of the
@@ -150,7 +151,7 @@ func (s *Conn) multiFrame(ops []any) (*pendingCall, []byte, error) {
 	for _, op := range ops {
 		if p, ok := multiPath(op); !ok {
 			return nil, nil, fmt.Errorf("multi: operation of type %T: %w", op, ErrBadRequest)
-		} else if err := CheckPath(p); err != nil {
+		} else if err := znode.CheckPath(p); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -177,7 +178,7 @@ func (s *Conn) RemoveWatches(ctx context.Context, path string, watcherType int32
 // request checks path, encodes the request with a fresh xid, writes it
 // once a connection is ready and waits for the reply.
 func (s *Conn) request(ctx context.Context, path string, encode func(xid int32) []byte) ([]byte, error) {
-	if err := CheckPath(path); err != nil {
+	if err := znode.CheckPath(path); err != nil {
 		return nil, err
 	}
 	call := newPendingCall(s.wire.nextCallXid())

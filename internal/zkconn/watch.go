@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/jute"
+	"github.com/zkelect/zkelect/internal/znode"
 )
 
 // Watched reads that go-zookeeper does not track.
@@ -56,7 +57,7 @@ var (
 // Errors name the operation and path and wrap go-zookeeper's errors
 // (zk.ErrNoNode: no watch is left then; zk.ErrNoAuth; zk.ErrConnectionClosed:
 // the connection dropped or no connection came within the session
-// timeout), a *CodeError, ErrClosed, a *PathError (see CheckPath), or ctx's
+// timeout), a *CodeError, ErrClosed, a *PathError (see znode.CheckPath), or ctx's
 // error.
 func (s *Conn) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	body, sh, err := s.watchedRead(ctx, readData, path)
@@ -116,7 +117,7 @@ func (s *Conn) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan
 // flag and returns its reply (header first). On error the shot is
 // forgotten.
 func (s *Conn) watchedRead(ctx context.Context, r watchedRead, path string) ([]byte, *shot, error) {
-	if err := CheckPath(path); err != nil {
+	if err := znode.CheckPath(path); err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {

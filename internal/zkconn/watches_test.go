@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/internal/retry"
 )
 
 // Tests of the one watch table against a real server: the server's own
@@ -121,7 +123,7 @@ func expectWatches(ctx context.Context, c *Conn, want ...string) error {
 		if got, err = serverWatches(ctx, c); err == nil && slices.Equal(got, want) {
 			return nil
 		}
-		if !Sleep(ctx, 50*time.Millisecond) {
+		if !retry.Sleep(ctx, 50*time.Millisecond) {
 			return fmt.Errorf("server watches of the session: %v, want %v (%v)", got, want, err)
 		}
 	}
@@ -303,7 +305,7 @@ func TestWatchLeavesTheServerOnlyWithItsLastUser(t *testing.T) {
 // its shot on a goroutine of its own).
 func awaitShots(ctx context.Context, c *Conn, n int) error {
 	for shotCount(c) != n {
-		if !Sleep(ctx, 10*time.Millisecond) {
+		if !retry.Sleep(ctx, 10*time.Millisecond) {
 			return fmt.Errorf("the table still holds %d shots, want %d", shotCount(c), n)
 		}
 	}

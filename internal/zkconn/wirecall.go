@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/jute"
+	"github.com/zkelect/zkelect/internal/retry"
 )
 
 // Requests whose replies the session reads itself (create2, see
@@ -156,7 +157,7 @@ func (s *Conn) exchange(ctx context.Context, call *pendingCall, frame []byte) ([
 func (s *Conn) write(ctx context.Context, call *pendingCall, frame []byte, redial bool) error {
 	t := s.wire.timeout()
 	deadline := time.Now().Add(t)
-	var b Backoff // until the closed connection is replaced as current
+	var b retry.Backoff // until the closed connection is replaced as current
 	for {
 		c := s.wire.awaitReady(ctx, s.done, time.Until(deadline), redial)
 		switch {
@@ -174,7 +175,7 @@ func (s *Conn) write(ctx context.Context, call *pendingCall, frame []byte, redia
 		case !unsent || time.Now().After(deadline):
 			return fmt.Errorf("write: %w", zk.ErrConnectionClosed)
 		}
-		if !Sleep(ctx, b.Next()) {
+		if !b.Wait(ctx) {
 			return ctx.Err()
 		}
 	}

@@ -1,6 +1,7 @@
 // Package znode reads the names ZooKeeper gives znodes: a child's name in
-// a path, and the sequence suffix of an ephemeral sequential znode. It is
-// the one place zkelect parses them (the election orders candidates by
+// a path, and the sequence suffix of an ephemeral sequential znode; and it
+// checks paths as ZooKeeper's PathUtils does (CheckPath, RefusedRune). It
+// is the one place zkelect parses and checks them (the election orders candidates by
 // that suffix, see recipe's naming.go; tools and benchmarks read it too).
 package znode
 

@@ -1,0 +1,19 @@
+package partition
+
+import (
+	"context"
+
+	"github.com/zkelect/zkelect/internal/retry"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+)
+
+// backoff spaces out retries after ZooKeeper errors: 50ms doubling to 2s,
+// the root's schedule (root.NewBackoff) on the module's one retry shape.
+type backoff struct{ b *retry.Backoff }
+
+func newBackoff() *backoff { return &backoff{rootdata.NewBackoff()} }
+
+func (b *backoff) reset() { b.b.Reset() }
+
+// wait blocks for the next delay or until ctx is done.
+func (b *backoff) wait(ctx context.Context) { b.b.Wait(ctx) }

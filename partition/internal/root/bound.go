@@ -1,0 +1,131 @@
+package root
+
+import (
+	"fmt"
+	"path"
+)
+
+// This file bounds what one ZooKeeper session owns and what one listing
+// returns, from ZooKeeper's own limits.
+//
+// When a session ends (expiry, Close, a crashed member), the ensemble's
+// leader writes one closeSession transaction that lists the path of every
+// ephemeral znode the session owned, and every server must read it back:
+// from its peers while it is replicated and from its transaction log when
+// it restarts. Servers refuse a record longer than jute.maxbuffer plus
+// zookeeper.jute.maxbuffer.extrasize (1 MiB + 1 MiB by default) with
+// "Unreasonable length": a session owning more than about 20,000
+// ephemerals of 100-byte paths leaves servers unable to load their
+// database and lets the expired session's znodes survive on the others
+// (ZOOKEEPER-4306). A member therefore spreads its elections over several
+// sessions of its own, at most MaxShardsPerSession elections on each.
+//
+// The arithmetic. The transaction takes 4 bytes (a length) plus the path
+// per ephemeral, and closeSessionOverhead bytes in all for its header and
+// framing (3,090,084 bytes measured for 30,000 paths of 99 bytes: 30,000 x
+// 103 + 84). An election's path is
+//
+//	<root>/shards/<id>/_c_<24 hex digits>-<10-digit sequence>
+//
+// that is len(root) + 8 + len(id) + 1 + 38 bytes (recipe.ShortNaming:
+// Curator LeaderLatch's "_c_<36-character GUID>-latch-<seq>", which
+// earlier releases used, takes 56). With the daemon's root "/zkelect" and
+// ids of up to 6 characters a path is 61 bytes, so 65 bytes an election,
+// and DefaultMaxShardsPerSession = 5,000 elections write at most 5,000 x
+// 65 + 84 = 325,084 bytes: 31% of jute.maxbuffer (1,048,575) and 16% of
+// what the servers read back (with LeaderLatch names, 415,084). The
+// bound the Manager enforces is jute.maxbuffer itself (half what the
+// servers read back): the default is 5,000 or, with longer paths, the
+// most elections whose transaction stays within jute.maxbuffer; a
+// MaxShardsPerSession set above that is refused. The primary session also
+// owns the member's znode (<root>/members/<id>), counted in.
+//
+// Listings. zkelect status, Owners and WatchLeaders list <root>/shards in
+// one getChildren; its reply is 4 bytes plus 4 + len(id) per shard plus
+// listingOverhead bytes (reply header and stat). The Java client, and so
+// zkCli and Curator-based tools, refuse a reply above jute.maxbuffer
+// ("Packet len is out of range"), so a shard list whose listing would
+// exceed jute.maxbuffer is refused: 100,000 decimal ids (Range(0,
+// 100000)) list in 889,018 bytes and are accepted; 100,000 ids of 7
+// characters or more are not.
+
+const (
+	// DefaultJuteMaxBuffer is ZooKeeper's default jute.maxbuffer, in
+	// bytes (0xfffff): the largest request or znode a server accepts, and
+	// the largest reply a Java client reads.
+	DefaultJuteMaxBuffer = 0xfffff
+	// DefaultMaxShardsPerSession is how many shard elections one session
+	// carries at most, by default (see the arithmetic above).
+	DefaultMaxShardsPerSession = 5000
+	// closeSessionOverhead is the closeSession transaction's size apart
+	// from its paths, in bytes.
+	closeSessionOverhead = 84
+	// candidateNameBytes is the length of a shard candidate's znode name,
+	// "_c_<24 hex digits>-<10-digit sequence>" (recipe.ShortNaming).
+	candidateNameBytes = 3 + 24 + 1 + 10
+	// listingOverhead is a getChildren2 reply's size apart from its
+	// names: reply header (16), stat (68), count (4), rounded up.
+	listingOverhead = 128
+)
+
+// ElectionPathBytes returns the length of the longest candidate znode path
+// of a shard among ids under root.
+func ElectionPathBytes(root string, ids []string) int {
+	longest := 0
+	for _, id := range ids {
+		longest = max(longest, len(id))
+	}
+	return len(path.Join(root, ShardsDir)) + 1 + longest + 1 + candidateNameBytes
+}
+
+// CloseSessionBytes returns the size, in bytes, of the closeSession
+// transaction of a session that owns the given number of ephemeral znodes
+// whose paths are pathBytes long (see MaxShardsPerSession). Compare it
+// with the servers' jute.maxbuffer.
+func CloseSessionBytes(ephemerals, pathBytes int) int {
+	return closeSessionOverhead + ephemerals*(4+pathBytes)
+}
+
+// ListingBytes returns the size, in bytes, of the getChildren reply that
+// lists ids (as zkelect status, Owners and WatchLeaders list
+// <root>/shards). Compare it with the clients' jute.maxbuffer.
+func ListingBytes(ids []string) int {
+	n := listingOverhead
+	for _, id := range ids {
+		n += 4 + len(id)
+	}
+	return n
+}
+
+// SessionCap returns how many shard elections one session may carry for
+// ids under root: perSession, or when it is zero the default (5,000, less
+// with paths too long for that). It fails with a *LimitError when
+// perSession ephemerals (elections, or the member's znode and one fewer
+// election on the primary session) would write a closeSession transaction
+// over juteMax bytes.
+func SessionCap(root, member string, ids []string, perSession, juteMax int) (int, error) {
+	p := max(ElectionPathBytes(root, ids), len(path.Join(root, MembersDir, member)))
+	fit := (juteMax - closeSessionOverhead) / (4 + p) // ephemerals, the member znode one of them
+	if perSession == 0 {
+		perSession = min(DefaultMaxShardsPerSession, fit)
+	}
+	if perSession > fit || fit < 1 {
+		return 0, &LimitError{
+			Limit: "closeSession", Bytes: CloseSessionBytes(perSession, p), Max: juteMax,
+			Reason: fmt.Sprintf("%d elections a session with paths of %d bytes; at most %d fit", perSession, p, fit),
+		}
+	}
+	return perSession, nil
+}
+
+// CheckListing fails with a *LimitError when the listing of ids would be
+// larger than juteMax bytes.
+func CheckListing(ids []string, juteMax int) error {
+	if n := ListingBytes(ids); n > juteMax {
+		return &LimitError{
+			Limit: "getChildren", Bytes: n, Max: juteMax,
+			Reason: fmt.Sprintf("listing %d shard ids of <root>/shards; use fewer or shorter ids", len(ids)),
+		}
+	}
+	return nil
+}

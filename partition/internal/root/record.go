@@ -1,0 +1,101 @@
+package root
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// This file encodes a member's record, the data of <root>/owners/<member>.
+
+const (
+	// compressAbove is the JSON size above which a record is gzipped:
+	// thousands of similar shard ids shrink several times.
+	compressAbove = 16 << 10
+	// maxRecordBytes keeps a record write under ZooKeeper's default 1 MB
+	// request limit (jute.maxbuffer) with room for the request's header.
+	maxRecordBytes = 1000 << 10
+	// maxRecordPlain bounds a decompressed record.
+	maxRecordPlain = 64 << 20
+)
+
+// gzipMagic starts every gzip stream; JSON never starts with it.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// ErrRecordTooLarge reports a record that cannot be written: the member
+// leads too many shards with too long ids. Other members then see an older
+// record; balance suffers, safety does not.
+var ErrRecordTooLarge = errors.New("partition: member record over ZooKeeper's request limit")
+
+// Record is the data of <root>/owners/<member>.
+type Record struct {
+	// Session is the id of the session that wrote the record.
+	Session int64 `json:"session"`
+	// Leading maps the shards the member led when it wrote the record to
+	// their fencing tokens: when two records claim a shard (one of them is
+	// stale), the larger token is the later leader.
+	Leading map[string]uint64 `json:"leading"`
+	// Reserved lists the shards an earlier session of the member led that
+	// this session has not led yet.
+	Reserved []string `json:"reserved,omitempty"`
+	// ShardSet is the digest of the member's shard list (assign.ListDigest):
+	// shards are dealt only among members that run the same list.
+	// Empty in records of earlier releases: taken as the same list.
+	ShardSet string `json:"shard_set,omitempty"`
+	// Address is where the member serves its shards' requests
+	// (Config.Address), for routers. Empty in records of earlier releases.
+	Address string `json:"address,omitempty"`
+	// Labels are the member's free-form labels (Config.Labels).
+	Labels map[string]string `json:"labels,omitempty"`
+	// Weight is the member's weight (Config.Weight); 0 in records of
+	// earlier releases, taken as 1.
+	Weight int `json:"weight,omitempty"`
+}
+
+// DecodeRecord parses a record, gzipped or not; an empty znode is an
+// empty record.
+func DecodeRecord(data []byte) (Record, error) {
+	var r Record
+	if len(data) == 0 {
+		return r, nil
+	}
+	if bytes.HasPrefix(data, gzipMagic) {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return Record{}, fmt.Errorf("decode member record: %w", err)
+		}
+		if data, err = io.ReadAll(io.LimitReader(zr, maxRecordPlain)); err != nil {
+			return Record{}, fmt.Errorf("decode member record: %w", err)
+		}
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Record{}, fmt.Errorf("decode member record: %w", err)
+	}
+	return r, nil
+}
+
+// Encode returns the record's znode data: JSON, gzipped when larger than
+// compressAbove. It fails with ErrRecordTooLarge beyond maxRecordBytes
+// (ZooKeeper drops the connection of a client sending a larger request).
+func (r Record) Encode() ([]byte, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode member record: %w", err)
+	}
+	if len(data) > compressAbove {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // a valid level cannot fail
+		_, _ = zw.Write(data)                              // writes to a bytes.Buffer cannot fail
+		if err := zw.Close(); err != nil {
+			return nil, fmt.Errorf("compress member record: %w", err)
+		}
+		data = buf.Bytes()
+	}
+	if len(data) > maxRecordBytes {
+		return nil, fmt.Errorf("%w: %d bytes for %d shards", ErrRecordTooLarge, len(data), len(r.Leading)+len(r.Reserved))
+	}
+	return data, nil
+}
