@@ -47,3 +47,12 @@ func newDaemonMetrics(reg prometheus.Registerer, member string) *daemonMetrics {
 	reg.MustRegister(m.childrenRunning, m.childExits, m.ready, info)
 	return m
 }
+
+// setReady sets zkelect_daemon_ready to /readyz's verdict.
+func (m *daemonMetrics) setReady(ok bool) {
+	v := 0.0
+	if ok {
+		v = 1
+	}
+	m.ready.Set(v)
+}

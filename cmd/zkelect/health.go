@@ -4,39 +4,20 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/zkelect/zkelect/recipe"
 )
 
 // stopSlack is how long past --grace a stopping child may take to be
 // reaped (the SIGKILL and the wait) before /healthz fails.
 const stopSlack = time.Second
 
-// daemonHealth decides /healthz, as client-go's HealthzAdaptor does for a
-// leader that stopped renewing: the daemon is unhealthy (a restart would
-// help) when its session's lease ran out: nothing proved for a whole
-// session timeout that ZooKeeper's quorum leader still hears of it
-// (disconnected, a server that stopped answering, or one cut off from the
-// quorum leader), when the session expired and no new one replaced it yet, or
-// when a shard's --exec child is still running more than --grace after its
-// leadership ended (a stop that does not take).
-type daemonHealth struct {
-	sess  *recipe.Session
-	work  *shardWork
-	grace time.Duration
-}
-
-// Healthy returns nil, or why the daemon is not.
-func (h *daemonHealth) Healthy() error {
-	switch {
-	case h.sess.ID() == 0:
-		return fmt.Errorf("session expired and not replaced yet")
-	case h.sess.LeaseRemaining() == 0:
-		return fmt.Errorf("lease ran out: ZooKeeper's quorum leader vouched for the session within no session timeout (%v): disconnected, or its server cut off from the quorum", h.sess.Timeout())
-	}
-	if c, ok := h.work.overdueStop(h.grace + stopSlack); ok {
+// childHealth is the daemon's own /healthz rule, beside zkelecthttp's
+// session rule: unhealthy when a shard's --exec child is still running more
+// than --grace (plus stopSlack) after its leadership ended (a stop that does
+// not take).
+func (w *shardWork) childHealth() error {
+	if c, ok := w.overdueStop(w.grace + stopSlack); ok {
 		return fmt.Errorf("child pid %d of shard %s still running %v after its leadership ended (--grace %v)",
-			c.pid, c.shard, time.Since(c.since).Round(time.Millisecond), h.grace)
+			c.pid, c.shard, time.Since(c.since).Round(time.Millisecond), w.grace)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -12,45 +11,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/zkelect/zkelect/zkelecthttp"
 )
 
-// readiness reports whether the daemon should receive work; ctx bounds
-// the check (the request's).
-type readiness interface {
-	Ready(ctx context.Context) bool
-}
-
-// leadershipLister lists the leaderships a daemon holds now.
-type leadershipLister interface{ List() []leadershipView }
-
-// health reports why the daemon is unhealthy, or nil.
-type health interface{ Healthy() error }
-
-// newDaemonMux serves /metrics from reg, /healthz (503 with the reason when
-// unhealthy), /readyz and /v1/leaderships.
-func newDaemonMux(reg *prometheus.Registry, ready readiness, healthy health, list leadershipLister) *http.ServeMux {
+// newDaemonMux serves /metrics from reg and, from api, /healthz (503 with
+// the reason when unhealthy), /readyz, /v1/leaderships, /v1/owners and
+// /v1/watch: the library's handlers (package zkelecthttp), so the daemon's
+// and a library user's endpoints cannot drift.
+func newDaemonMux(reg *prometheus.Registry, api *zkelecthttp.Shards) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if err := healthy.Healthy(); err != nil {
-			http.Error(w, "unhealthy: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, req *http.Request) {
-		if !ready.Ready(req.Context()) {
-			http.Error(w, "not ready: registering, waiting for the first balance, or draining", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ready")
-	})
-	mux.HandleFunc("GET /v1/leaderships", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(list.List())
-	})
+	api.Register(mux)
 	return mux
 }
 
@@ -61,7 +33,8 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler) (bound net.Addr
 	return serveHTTPS(ctx, addr, h, nil)
 }
 
-// serveHTTPS is serveHTTP over TLS with cfg (plain HTTP when cfg is nil).
+// serveHTTPS is serveHTTP over TLS with cfg (plain HTTP when cfg is nil),
+// with zkelecthttp.NewServer's header and idle timeouts.
 func serveHTTPS(ctx context.Context, addr string, h http.Handler, cfg *tls.Config) (bound net.Addr, wait func() error, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -70,7 +43,7 @@ func serveHTTPS(ctx context.Context, addr string, h http.Handler, cfg *tls.Confi
 	if cfg != nil {
 		ln = tls.NewListener(ln, cfg)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv := zkelecthttp.NewServer(h)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	stopped := make(chan error, 1)

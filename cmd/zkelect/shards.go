@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/zkelecthttp"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -40,6 +41,9 @@ type shardsFlags struct {
 	advertise      string
 	labels         map[string]string
 	watchdog       bool
+	// maxWatchStreams caps concurrent /v1/watch streams (zkelecthttp's
+	// MaxWatchStreams).
+	maxWatchStreams int
 }
 
 func newShardsCmd() *cobra.Command {
@@ -69,7 +73,9 @@ The daemon serves /metrics, /healthz, /readyz, /v1/leaderships (this member's,
 JSON), /v1/owners (every shard's leader with its address and token, every
 member's address, weight, labels and drain state, the freeze and pins: the JSON
 of status -o json) and /v1/watch (Server-Sent Events, one per leader change,
-resumable with Last-Event-ID) on --listen. /healthz answers 503 with the reason
+resumable with Last-Event-ID; at most --max-watch-streams at once) on --listen,
+through the library's package zkelecthttp; idle keep-alive connections are
+closed after a minute. /healthz answers 503 with the reason
 when the session has had no answer from ZooKeeper for a session timeout (cut
 off past its lease), has expired and is not replaced yet, or a child is still
 running more than --grace after its leadership ended. /readyz answers 503 until
@@ -110,6 +116,8 @@ which every member follows. Each is idempotent and prints what changed.`,
 	fs.StringVar(&f.exec, "exec", "", "command template run per led shard; {shard} and {token} are substituted")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:9464", "HTTP address for /metrics, /healthz, /readyz, /v1/leaderships, /v1/owners and /v1/watch")
 	f.listenTLS.register(fs)
+	fs.IntVar(&f.maxWatchStreams, "max-watch-streams", zkelecthttp.DefaultMaxWatchStreams,
+		"/v1/watch streams served at once; more get 503 with the reason (each holds about 25 KiB and 2 goroutines)")
 	fs.DurationVar(&f.grace, "grace", maxDefaultGrace, graceUsage)
 	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", partition.DefaultHandoffTimeout,
 		"how long a handoff waits for a shard's work to stop (the library's default); keep it above --grace")
@@ -162,6 +170,8 @@ func (f *shardsFlags) validate() ([]string, error) {
 		return nil, fmt.Errorf("invalid --max-shards-per-session %d: must not be negative (0: the default, 5000)", f.perSession)
 	case f.juteMaxBuffer < 0:
 		return nil, fmt.Errorf("invalid --jute-maxbuffer %d: must not be negative (0: ZooKeeper's default)", f.juteMaxBuffer)
+	case f.maxWatchStreams < 1:
+		return nil, fmt.Errorf("invalid --max-watch-streams %d: must be at least 1 (e.g. %d)", f.maxWatchStreams, zkelecthttp.DefaultMaxWatchStreams)
 	case f.weight < 1 || f.weight > partition.MaxWeight:
 		return nil, fmt.Errorf("invalid --weight %d: want 1..%d (e.g. 2 for a machine twice as big)", f.weight, partition.MaxWeight)
 	}
@@ -265,7 +275,15 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	if err != nil {
 		return fmt.Errorf("partition root %s: %w", f.root, err)
 	}
-	ready := &managerReadiness{sess: sess, mgr: mgr, root: f.root, member: f.member, gauge: metrics.ready}
+	api, err := zkelecthttp.NewShards(sess, mgr, zkelecthttp.ShardsOptions{
+		Root: f.root, Member: f.member, Shards: shards, Leaderships: &work.held,
+		Checks:          []zkelecthttp.Check{work.childHealth},
+		OnReadiness:     metrics.setReady,
+		MaxWatchStreams: f.maxWatchStreams,
+	})
+	if err != nil {
+		return err
+	}
 
 	hctx, hcancel := context.WithCancel(context.Background())
 	defer hcancel()
@@ -273,24 +291,17 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	if err != nil {
 		return err
 	}
-	hub := newOwnersHub(f.root, shards)
-	mux := newDaemonMux(reg, ready, &daemonHealth{sess: sess, work: work, grace: f.grace}, work)
-	hub.register(mux)
-	addr, waitHTTP, err := serveHTTPS(hctx, f.listen, mux, tlsCfg)
+	addr, waitHTTP, err := serveHTTPS(hctx, f.listen, newDaemonMux(reg, api), tlsCfg)
 	if err != nil {
 		return err
 	}
 	warnPlain(log, addr, tlsCfg != nil)
-	hubDone := make(chan error, 1)
-	go func() {
-		hubDone <- hub.follow(hctx, func(ctx context.Context, fn func(partition.Cluster)) error {
-			return partition.WatchCluster(ctx, sess, f.root, fn)
-		})
-	}()
-	defer func() { hcancel(); <-hubDone }()
+	apiDone := make(chan error, 1)
+	go func() { apiDone <- api.Run(hctx) }() // follows the root for /v1/owners and /v1/watch
+	defer func() { hcancel(); <-apiDone }()
 	f.warnTimings(log, sess.Timeout())
 	log.Info().Stringer("listen", addr).Int("shards", len(shards)).Msg("shards daemon started")
-	stopDrain := context.AfterFunc(ctx, ready.drain) // a signal: not ready while handing off
+	stopDrain := context.AfterFunc(ctx, api.Drain) // a signal: not ready while handing off
 	defer stopDrain()
 	runErr := mgr.Run(ctx)
 	hcancel()

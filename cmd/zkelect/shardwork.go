@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"os"
-	"sort"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -13,22 +11,13 @@ import (
 
 	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/zkelecthttp"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
 // childRestartBackoff is how long a shard's child waits before it is started
 // again after exiting while its shard is still led.
 const childRestartBackoff = time.Second
-
-// leadershipView is one leadership as /v1/leaderships reports it.
-type leadershipView struct {
-	Shard        string    `json:"shard"`
-	Member       string    `json:"member"`
-	Token        string    `json:"token"`         // decimal zxid, as in ZKELECT_FENCING_TOKEN
-	TokenHex     string    `json:"token_hex"`     // e.g. 0x100000005
-	EpochCounter string    `json:"epoch_counter"` // e.g. 1:5
-	Since        time.Time `json:"since"`
-}
 
 // shardWork runs the per-shard work of a shards daemon: it records every
 // leadership this member holds and, with --exec, supervises one child per
@@ -44,9 +33,8 @@ type shardWork struct {
 	// the first leadership.
 	watchdog *recipe.Watchdog
 
-	mu       sync.Mutex
-	held     map[string]leadershipView
-	stopping stops // children whose leadership ended, until reaped
+	held     zkelecthttp.Leaderships // for /v1/leaderships
+	stopping stops                   // children whose leadership ended, until reaped
 }
 
 // overdueStop returns a child still running longer than d after its
@@ -56,20 +44,7 @@ func (w *shardWork) overdueStop(d time.Duration) (stoppingChild, bool) { return 
 func newShardWork(member, root string, tmpl execTemplate, grace time.Duration, log zerolog.Logger, m *daemonMetrics) *shardWork {
 	return &shardWork{
 		member: member, root: root, tmpl: tmpl, grace: grace, log: log, metrics: m,
-		held: make(map[string]leadershipView),
 	}
-}
-
-// List returns the leaderships held now, ordered by shard.
-func (w *shardWork) List() []leadershipView {
-	w.mu.Lock()
-	out := make([]leadershipView, 0, len(w.held))
-	for _, v := range w.held {
-		out = append(out, v)
-	}
-	w.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return shardLess(out[i].Shard, out[j].Shard) })
-	return out
 }
 
 // lead holds shard until ctx is done: it records the leadership and runs the
@@ -77,17 +52,7 @@ func (w *shardWork) List() []leadershipView {
 // then SIGKILL after grace) when ctx is done. It returns once the child has
 // exited.
 func (w *shardWork) lead(ctx context.Context, shard string, token zxidfence.Token) {
-	w.mu.Lock()
-	w.held[shard] = leadershipView{
-		Shard: shard, Member: w.member, Token: token.Decimal(), TokenHex: token.Hex(),
-		EpochCounter: token.EpochCounter(), Since: time.Now().UTC(),
-	}
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		delete(w.held, shard)
-		w.mu.Unlock()
-	}()
+	defer w.held.Hold(shard, w.member, token)()
 	if w.tmpl == "" {
 		<-ctx.Done()
 		return

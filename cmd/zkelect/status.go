@@ -18,6 +18,7 @@ import (
 	"github.com/zkelect/zkelect/internal/znode"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/zkelecthttp"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
@@ -171,17 +172,6 @@ func (st *rootStatus) health() error {
 	return nil
 }
 
-// tokenJSON is a token in the forms people read and programs parse.
-type tokenJSON struct {
-	Decimal      string `json:"decimal"`
-	Hex          string `json:"hex"`
-	EpochCounter string `json:"epoch_counter"`
-}
-
-func newTokenJSON(t zxidfence.Token) tokenJSON {
-	return tokenJSON{Decimal: t.Decimal(), Hex: t.Hex(), EpochCounter: t.EpochCounter()}
-}
-
 // tokenText is the token as tables print it: 0x100000005 (1:5).
 func tokenText(t zxidfence.Token) string {
 	if t.IsZero() {
@@ -249,27 +239,6 @@ func (st *electionStatus) write(w io.Writer, format string) error {
 	return tw.Flush()
 }
 
-// shardJSON is one shard of a partition root.
-type shardJSON struct {
-	Shard    string     `json:"shard"`
-	Leader   string     `json:"leader"` // "" when nobody leads
-	Address  string     `json:"address,omitempty"`
-	Token    *tokenJSON `json:"token"`
-	Since    *time.Time `json:"since,omitempty"` // /v1/owners: when this daemon first saw the leadership
-	Standbys []string   `json:"standbys"`
-	Stuck    string     `json:"stuck,omitempty"` // a persistent znode in the election, no candidate: see partition.Owner
-}
-
-// rootStatus is the status of a partition root: `status --root -o json`
-// and the daemon's /v1/owners.
-type rootStatus struct {
-	Root       string         `json:"root"`
-	Shards     []shardJSON    `json:"shards"`
-	Members    map[string]int `json:"leaders_per_member"`
-	MemberList []memberJSON   `json:"members"`
-	operatorJSON
-}
-
 func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*rootStatus, error) {
 	owners, err := partition.Owners(ctx, sess, root)
 	if err != nil {
@@ -282,7 +251,7 @@ func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*root
 	if err != nil {
 		return nil, fmt.Errorf("read partition root %s: %w", root, err)
 	}
-	st := &rootStatus{Root: root, Shards: []shardJSON{}, Members: map[string]int{}, operatorJSON: operatorOf(cl, time.Now())}
+	st := &rootStatus{zkelecthttp.Owners{Root: root, Shards: []shardJSON{}, Members: map[string]int{}, Operator: zkelecthttp.OperatorOf(cl, time.Now())}}
 	for shard, o := range owners {
 		sj := shardJSON{Shard: shard, Leader: o.Member, Address: o.Address, Standbys: append([]string{}, o.Standbys...), Stuck: o.Stuck}
 		if o.Member != "" {
@@ -298,7 +267,7 @@ func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*root
 		st.Shards = append(st.Shards, sj)
 	}
 	sort.Slice(st.Shards, func(i, j int) bool { return shardLess(st.Shards[i].Shard, st.Shards[j].Shard) })
-	st.MemberList = membersOf(cl, st.Members)
+	st.MemberList = zkelecthttp.MembersOf(cl, st.Members)
 	return st, nil
 }
 

@@ -1,4 +1,4 @@
-package main
+package zkelecthttp
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"github.com/zkelect/zkelect/partition"
 )
 
-// This file keeps, in a shards daemon, the whole root's picture
-// (partition.WatchCluster) for /v1/owners, and the numbered stream of
-// leader changes that /v1/watch serves: a ring of recent events, so that a
-// client reconnecting with the last event id it saw resumes without a gap.
+// This file keeps the whole root's picture (partition.WatchCluster) for
+// /v1/owners, and the numbered stream of leader changes that /v1/watch
+// serves: a ring of recent events, so that a client reconnecting with the
+// last event id it saw resumes without a gap.
 
 // hubRing is how many recent leader changes the hub keeps for resuming.
 const hubRing = 8192
@@ -23,21 +23,11 @@ const hubRing = 8192
 // behind before it is cut off (it reconnects and resumes by event id).
 const subscriberBuffer = 1024
 
-// leaderEvent is one leader change: /v1/watch's "leader" event.
-type leaderEvent struct {
-	ID      uint64     `json:"id"`
-	Time    time.Time  `json:"time"`
-	Shard   string     `json:"shard"`
-	Leader  *string    `json:"leader"` // null: no leader
-	Address string     `json:"address,omitempty"`
-	Token   *tokenJSON `json:"token"` // null: no leader
-}
-
-// ownersHub follows a root and fans its leader changes out.
-type ownersHub struct {
-	stream string // names this daemon's stream in event ids: its start time
+// hub follows a root and fans its leader changes out.
+type hub struct {
+	stream string // names this process's stream in event ids: its start time
 	root   string
-	shards []string // this daemon's shards: /v1/owners lists them all
+	shards []string // this member's shards: /v1/owners lists them all
 	closed chan struct{}
 
 	mu      sync.Mutex
@@ -45,26 +35,26 @@ type ownersHub struct {
 	cluster partition.Cluster
 	since   map[string]time.Time // shard → when its current leadership was first seen
 	seq     uint64               // id of the last event
-	ring    []leaderEvent        // the last hubRing events, oldest first
-	subs    map[chan leaderEvent]struct{}
+	ring    []LeaderEvent        // the last hubRing events, oldest first
+	subs    map[chan LeaderEvent]struct{}
 }
 
-func newOwnersHub(root string, shards []string) *ownersHub {
-	return &ownersHub{
+func newHub(root string, shards []string) *hub {
+	return &hub{
 		stream: strconv.FormatInt(time.Now().UnixNano(), 36),
 		root:   root, shards: slices.Clone(shards), closed: make(chan struct{}),
-		since: map[string]time.Time{}, subs: map[chan leaderEvent]struct{}{},
+		since: map[string]time.Time{}, subs: map[chan LeaderEvent]struct{}{},
 	}
 }
 
-// follow runs partition.WatchCluster until ctx is done, then closes the
-// hub (every subscriber's stream ends).
-func (h *ownersHub) follow(ctx context.Context, watch func(context.Context, func(partition.Cluster)) error) error {
+// follow runs watch (partition.WatchCluster) until ctx is done, then closes
+// the hub (every subscriber's stream ends).
+func (h *hub) follow(ctx context.Context, watch func(context.Context, func(partition.Cluster)) error) error {
 	defer h.close()
 	return watch(ctx, h.update)
 }
 
-func (h *ownersHub) close() {
+func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	close(h.closed)
@@ -76,7 +66,7 @@ func (h *ownersHub) close() {
 
 // update takes a new picture and numbers one event per shard whose leader
 // changed, in shard order.
-func (h *ownersHub) update(c partition.Cluster) {
+func (h *hub) update(c partition.Cluster) {
 	now := time.Now().UTC()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -84,9 +74,9 @@ func (h *ownersHub) update(c partition.Cluster) {
 	h.cluster, h.ready = c, true
 	for _, s := range changedLeaders(old, c.Leaders) {
 		l, led := c.Leaders[s]
-		ev := leaderEvent{Time: now, Shard: s}
+		ev := LeaderEvent{Time: now, Shard: s}
 		if led {
-			id, tok := l.Member, newTokenJSON(l.Token)
+			id, tok := l.Member, NewToken(l.Token)
 			ev.Leader, ev.Token, ev.Address = &id, &tok, l.Address
 			h.since[s] = now
 		} else {
@@ -98,7 +88,7 @@ func (h *ownersHub) update(c partition.Cluster) {
 
 // emitLocked numbers ev, keeps it in the ring and sends it to every
 // subscriber; one too far behind is cut off.
-func (h *ownersHub) emitLocked(ev leaderEvent) {
+func (h *hub) emitLocked(ev LeaderEvent) {
 	h.seq++
 	ev.ID = h.seq
 	if len(h.ring) == hubRing {
@@ -128,7 +118,7 @@ func changedLeaders(old, next map[string]partition.ShardLeader) []string {
 			out = append(out, s)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return shardLess(out[i], out[j]) })
+	sort.Slice(out, func(i, j int) bool { return ShardLess(out[i], out[j]) })
 	return out
 }
 
@@ -137,10 +127,10 @@ func changedLeaders(old, next map[string]partition.ShardLeader) []string {
 // returns a snapshot of every shard (and the id it is current at) for the
 // client to start from. The channel then carries every later event, and is
 // closed when the hub closes or the client falls too far behind.
-func (h *ownersHub) subscribe(resume *uint64) (replay []leaderEvent, snap *rootStatus, at uint64, ch chan leaderEvent) {
+func (h *hub) subscribe(resume *uint64) (replay []LeaderEvent, snap *Owners, at uint64, ch chan LeaderEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ch = make(chan leaderEvent, subscriberBuffer)
+	ch = make(chan LeaderEvent, subscriberBuffer)
 	select {
 	case <-h.closed:
 		close(ch)
@@ -156,11 +146,11 @@ func (h *ownersHub) subscribe(resume *uint64) (replay []leaderEvent, snap *rootS
 		}
 		return replay, nil, h.seq, ch
 	}
-	return nil, h.statusLocked(), h.seq, ch
+	return nil, h.ownersLocked(), h.seq, ch
 }
 
 // unsubscribe ends a stream.
-func (h *ownersHub) unsubscribe(ch chan leaderEvent) {
+func (h *hub) unsubscribe(ch chan LeaderEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.subs[ch]; ok {
@@ -169,28 +159,28 @@ func (h *ownersHub) unsubscribe(ch chan leaderEvent) {
 	}
 }
 
-// status returns /v1/owners, and false before the first picture arrived.
-func (h *ownersHub) status() (*rootStatus, bool) {
+// owners returns /v1/owners, and false before the first picture arrived.
+func (h *hub) owners() (*Owners, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.statusLocked(), h.ready
+	return h.ownersLocked(), h.ready
 }
 
-// statusLocked is the root's picture in status's JSON shape: every shard
-// of this daemon and every led shard, with leader, address, token and
-// since; every member; the operator state.
-func (h *ownersHub) statusLocked() *rootStatus {
+// ownersLocked is the root's picture: every shard of this member and every
+// led shard, with leader, address, token and since; every member; the
+// operator state.
+func (h *hub) ownersLocked() *Owners {
 	c := h.cluster
-	st := &rootStatus{Root: h.root, Shards: []shardJSON{}, Members: map[string]int{}, operatorJSON: operatorOf(c, time.Now())}
+	st := &Owners{Root: h.root, Shards: []Shard{}, Members: map[string]int{}, Operator: OperatorOf(c, time.Now())}
 	seen := map[string]bool{}
 	add := func(s string) {
 		if seen[s] {
 			return
 		}
 		seen[s] = true
-		sj := shardJSON{Shard: s, Standbys: []string{}}
+		sj := Shard{Shard: s, Standbys: []string{}}
 		if l, ok := c.Leaders[s]; ok {
-			t, since := newTokenJSON(l.Token), h.since[s]
+			t, since := NewToken(l.Token), h.since[s]
 			sj.Leader, sj.Address, sj.Token, sj.Since = l.Member, l.Address, &t, &since
 			st.Members[l.Member]++
 		}
@@ -207,7 +197,7 @@ func (h *ownersHub) statusLocked() *rootStatus {
 			st.Members[id] = 0
 		}
 	}
-	sort.Slice(st.Shards, func(i, j int) bool { return shardLess(st.Shards[i].Shard, st.Shards[j].Shard) })
-	st.MemberList = membersOf(c, st.Members)
+	sort.Slice(st.Shards, func(i, j int) bool { return ShardLess(st.Shards[i].Shard, st.Shards[j].Shard) })
+	st.MemberList = MembersOf(c, st.Members)
 	return st
 }
