@@ -30,12 +30,13 @@ func newDaemonMux(reg *prometheus.Registry, api *zkelecthttp.Shards) *http.Serve
 // within five seconds. It returns once the listener is open; wait blocks
 // until the server has stopped and returns its error.
 func serveHTTP(ctx context.Context, addr string, h http.Handler) (bound net.Addr, wait func() error, err error) {
-	return serveHTTPS(ctx, addr, h, nil)
+	return serveHTTPS(ctx, addr, h, nil, zkelecthttp.IdleTimeout)
 }
 
 // serveHTTPS is serveHTTP over TLS with cfg (plain HTTP when cfg is nil),
-// with zkelecthttp.NewServer's header and idle timeouts.
-func serveHTTPS(ctx context.Context, addr string, h http.Handler, cfg *tls.Config) (bound net.Addr, wait func() error, err error) {
+// with zkelecthttp.NewServer's header timeout, closing a keep-alive
+// connection idle for longer than idle.
+func serveHTTPS(ctx context.Context, addr string, h http.Handler, cfg *tls.Config, idle time.Duration) (bound net.Addr, wait func() error, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w (choose another --listen address)", addr, err)
@@ -44,6 +45,7 @@ func serveHTTPS(ctx context.Context, addr string, h http.Handler, cfg *tls.Confi
 		ln = tls.NewListener(ln, cfg)
 	}
 	srv := zkelecthttp.NewServer(h)
+	srv.IdleTimeout = idle
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	stopped := make(chan error, 1)

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -241,4 +244,47 @@ func sameLeaders(evs []sseEvent, st rootStatus) bool {
 		}
 	}
 	return true
+}
+
+// TestShardsRefusesWatchStreamsBeyondTheCap: with --max-watch-streams 1,
+// a second /v1/watch while one is open gets 503 naming the cap, and the
+// daemon stays healthy.
+func TestShardsRefusesWatchStreamsBeyondTheCap(t *testing.T) {
+	d := startDaemonWith(t, testPath(t), "m1", 2, []string{"--max-watch-streams", "1"})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	watchSSE(t, ctx, d.url, "")
+	if code, body := d.get(t, "/v1/watch"); code != http.StatusServiceUnavailable || !strings.Contains(body, "too many /v1/watch streams: 1 already open") {
+		t.Errorf("a second /v1/watch over a cap of 1: %d %q, want 503 naming the cap", code, body)
+	}
+	if code, body := d.get(t, "/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz beside a refused stream: %d %s", code, body)
+	}
+}
+
+// TestShardsClosesIdleConnections: a keep-alive connection left idle is
+// closed by the daemon after --http-idle-timeout (Go's default keeps it
+// forever).
+func TestShardsClosesIdleConnections(t *testing.T) {
+	d := startDaemonWith(t, testPath(t), "m1", 1, []string{"--http-idle-timeout", "500ms"})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(d.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprint(conn, "GET /healthz HTTP/1.1\r\nHost: zkelect\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	start := time.Now()
+	_ = conn.SetReadDeadline(start.Add(20 * time.Second)) // bounds the wait, far above the timeout
+	if _, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("idle keep-alive connection: read %v, want EOF from the daemon closing it", err)
+	}
+	t.Logf("idle connection closed by the daemon after %v", time.Since(start).Round(time.Millisecond))
 }

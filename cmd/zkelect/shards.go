@@ -44,6 +44,8 @@ type shardsFlags struct {
 	// maxWatchStreams caps concurrent /v1/watch streams (zkelecthttp's
 	// MaxWatchStreams).
 	maxWatchStreams int
+	// httpIdle closes keep-alive connections idle for longer.
+	httpIdle time.Duration
 }
 
 func newShardsCmd() *cobra.Command {
@@ -75,7 +77,7 @@ member's address, weight, labels and drain state, the freeze and pins: the JSON
 of status -o json) and /v1/watch (Server-Sent Events, one per leader change,
 resumable with Last-Event-ID; at most --max-watch-streams at once) on --listen,
 through the library's package zkelecthttp; idle keep-alive connections are
-closed after a minute. /healthz answers 503 with the reason
+closed after --http-idle-timeout. /healthz answers 503 with the reason
 when the session has had no answer from ZooKeeper for a session timeout (cut
 off past its lease), has expired and is not replaced yet, or a child is still
 running more than --grace after its leadership ended. /readyz answers 503 until
@@ -118,6 +120,7 @@ which every member follows. Each is idempotent and prints what changed.`,
 	f.listenTLS.register(fs)
 	fs.IntVar(&f.maxWatchStreams, "max-watch-streams", zkelecthttp.DefaultMaxWatchStreams,
 		"/v1/watch streams served at once; more get 503 with the reason (each holds about 25 KiB and 2 goroutines)")
+	fs.DurationVar(&f.httpIdle, "http-idle-timeout", zkelecthttp.IdleTimeout, "how long an idle keep-alive HTTP connection stays open")
 	fs.DurationVar(&f.grace, "grace", maxDefaultGrace, graceUsage)
 	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", partition.DefaultHandoffTimeout,
 		"how long a handoff waits for a shard's work to stop (the library's default); keep it above --grace")
@@ -170,6 +173,8 @@ func (f *shardsFlags) validate() ([]string, error) {
 		return nil, fmt.Errorf("invalid --max-shards-per-session %d: must not be negative (0: the default, 5000)", f.perSession)
 	case f.juteMaxBuffer < 0:
 		return nil, fmt.Errorf("invalid --jute-maxbuffer %d: must not be negative (0: ZooKeeper's default)", f.juteMaxBuffer)
+	case f.httpIdle <= 0:
+		return nil, fmt.Errorf("invalid --http-idle-timeout %s: must be positive (e.g. 1m)", f.httpIdle)
 	case f.maxWatchStreams < 1:
 		return nil, fmt.Errorf("invalid --max-watch-streams %d: must be at least 1 (e.g. %d)", f.maxWatchStreams, zkelecthttp.DefaultMaxWatchStreams)
 	case f.weight < 1 || f.weight > partition.MaxWeight:
@@ -291,7 +296,7 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	if err != nil {
 		return err
 	}
-	addr, waitHTTP, err := serveHTTPS(hctx, f.listen, newDaemonMux(reg, api), tlsCfg)
+	addr, waitHTTP, err := serveHTTPS(hctx, f.listen, newDaemonMux(reg, api), tlsCfg, f.httpIdle)
 	if err != nil {
 		return err
 	}
