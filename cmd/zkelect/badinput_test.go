@@ -42,7 +42,6 @@ func TestBadInputExitsWithOneLine(t *testing.T) {
 		{"both targets", []string{"watch", zk, "--election", "/a", "--root", "/b"}, 1, "not both"},
 		{"bad output", []string{"status", zk, "--election", "/a", "-o", "yaml"}, 1, `invalid --output "yaml"`},
 		{"status of a root without shards", []string{"status", zk, "--root", "/no/such/root"}, 2, "partition root /no/such/root has no shards"},
-		{"watch of a root without shards", []string{"watch", zk, "--root", "/no/such/root"}, 1, "partition root /no/such/root has no shards"},
 		{"no shards", []string{"shards", zk, "--root", "/r", "--member", "m"}, 1, "missing --shards"},
 		{"bad shard id", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "a,..,b"}, 1, `invalid --shards entry ".."`},
 		{"zero shards", []string{"shards", zk, "--root", "/r", "--member", "m", "--shards", "0"}, 1, "want a count in 1..100000"},

@@ -86,7 +86,8 @@ registered, and from a SIGTERM on (draining).
 
 Operators change a running root with the verbs below (drain, undrain, freeze,
 unfreeze, move, pin, unpin, weight): they write <root>/operator in ZooKeeper,
-which every member follows. Each is idempotent and prints what changed.`,
+which every member follows. Each is idempotent and prints what changed; each
+refuses (exit 2, naming it) a root where no shards daemon has run.`,
 		Example: `  zkelect shards --zk 127.0.0.1:2181 --root /apps/billing --member node-a --shards 64
 
   zkelect shards --root /apps/billing --shards 256 --weight 2 --advertise 10.0.0.7:8080 \

@@ -82,6 +82,9 @@ func runVerb(cmd *cobra.Command, f *verbFlags, v verb) error {
 		return err
 	}
 	defer c.close()
+	if err := checkIsRoot(c.ctx, c.sess, f.root); err != nil {
+		return err
+	}
 	acl, err := f.common.znodeACL()
 	if err != nil {
 		return err

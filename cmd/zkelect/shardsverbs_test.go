@@ -51,3 +51,26 @@ func TestShardsVerbsRefuseWhatCannotHold(t *testing.T) {
 	}
 	runVerbCLI(t, root, "weight", "--member", "m1", "--reset")
 }
+
+// TestShardsVerbsRefuseAMissingRoot runs every operator verb against a root
+// no daemon ever ran under (a typo in a runbook): each exits 2 naming the
+// root, and nothing is created there. freeze and weight once exited 0,
+// freezing nothing.
+func TestShardsVerbsRefuseAMissingRoot(t *testing.T) {
+	root, s := testPath(t), testSession(t)
+	for _, args := range [][]string{
+		{"drain", "--member", "m1"}, {"undrain", "--member", "m1"},
+		{"freeze", "--for", "1h"}, {"unfreeze"},
+		{"move", "--shard", "0", "--to", "m1"}, {"pin", "--shard", "0", "--to", "m1"}, {"unpin", "--shard", "0"},
+		{"weight", "--member", "m1", "--weight", "2"}, {"weight", "--member", "m1", "--reset"},
+	} {
+		p := startProc(t, "shards "+args[0], append(append([]string{"shards"}, args...), "--zk", zkc.ConnectString(), "--root", root))
+		want := "partition root " + root + " does not exist"
+		if code := p.wait(20 * time.Second); code != statusMissing || !strings.Contains(p.err.String(), want) {
+			t.Errorf("shards %v on a missing root: exit %d, stderr %q; want %d and %q", args, code, p.err.String(), statusMissing, want)
+		}
+	}
+	if ok, _, err := s.Exists(t.Context(), root); err != nil || ok {
+		t.Errorf("after the refused verbs %s exists: %v, %v", root, ok, err)
+	}
+}

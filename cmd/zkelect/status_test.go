@@ -187,3 +187,24 @@ func TestWatchSaysWhenItCannotSee(t *testing.T) {
 		t.Errorf("%d \"leader unknown\" lines for one cut, want 1:\n%s", n, p.out.String())
 	}
 }
+
+// TestWatchWaitsForARootThatDoesNotExistYet starts watch --root before
+// the fleet: it says once that it waits, then follows the shards once a
+// daemon creates them. It once exited at once.
+func TestWatchWaitsForARootThatDoesNotExistYet(t *testing.T) {
+	root := testPath(t)
+	p := startProc(t, "watch", []string{"watch", "--zk", zkc.ConnectString(), "--root", root})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	waiting := "partition root " + root + " has no shards yet: waiting"
+	p.waitStderr(ctx, waiting)
+	startDaemonWith(t, root, "m1", 2, nil)
+	p.waitStdout(ctx, "shard=1 leader=m1")
+	p.signal(syscall.SIGINT)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("watch exited %d after SIGINT", code)
+	}
+	if n := strings.Count(p.err.String(), waiting); n != 1 {
+		t.Errorf("watch said %d times that it waits, want once:\n%s", n, p.err.String())
+	}
+}

@@ -24,8 +24,9 @@ func newWatchCmd() *cobra.Command {
 		Long: `Print the current leader, then one line per leadership change (including "no
 leader"), until interrupted. For a partition root, every shard that exists
 when watch starts is followed, and so are its members (joining with their address
-and weight, leaving), drains, the freeze, pins, moves and weights. -o json prints
-JSON lines.`,
+and weight, leaving), drains, the freeze, pins, moves and weights; a root with no
+shards yet is waited for (said once on stderr), so watch may start before the
+fleet. -o json prints JSON lines.`,
 		Example: `  zkelect watch --zk 127.0.0.1:2181 --election /apps/cron/leader
   zkelect watch --zk 127.0.0.1:2181 --root /apps/billing -o json | jq .`,
 		Args: cobra.NoArgs,
@@ -52,7 +53,10 @@ func runWatch(cmd *cobra.Command, f *targetFlags) error {
 	ctx, log, sess := c.ctx, c.log, c.sess
 	targets := []watchTarget{{path: f.election}}
 	if f.root != "" {
-		if targets, err = shardTargets(ctx, sess, f.root, f.common.sessionTimeout); err != nil {
+		if targets, err = awaitShardTargets(ctx, cmd.ErrOrStderr(), sess, f.root, f.common.sessionTimeout); err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted while waiting for the root
+			}
 			return err
 		}
 	}
@@ -75,16 +79,33 @@ func errNoShards(root string) error {
 	return fmt.Errorf("partition root %s has no shards: check --root, or start a shards daemon first", root)
 }
 
-// shardTargets lists the shards of a partition root.
+// awaitShardTargets lists the shards of a partition root, waiting (and
+// saying so once on stderr) while it has none: watch may start before the
+// fleet. It returns ctx's error if interrupted.
+func awaitShardTargets(ctx context.Context, stderr io.Writer, sess *recipe.Session, root string, timeout time.Duration) ([]watchTarget, error) {
+	var seen []string // the children of <root>/shards at the last look
+	for said := false; ; said = true {
+		targets, err := shardTargets(ctx, sess, root, timeout)
+		if err != nil || len(targets) > 0 {
+			return targets, err
+		}
+		if !said {
+			fmt.Fprintf(stderr, "partition root %s has no shards yet: waiting for a shards daemon to start there\n", root)
+		}
+		if seen, err = awaitChildren(ctx, sess, root+"/shards", seen); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// shardTargets lists the shards of a partition root: none when it has no
+// shards (or does not exist).
 func shardTargets(ctx context.Context, sess *recipe.Session, root string, timeout time.Duration) ([]watchTarget, error) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	owners, err := partition.Owners(rctx, sess, root)
 	if err != nil {
 		return nil, fmt.Errorf("read partition root %s: %w", root, err)
-	}
-	if len(owners) == 0 {
-		return nil, errNoShards(root)
 	}
 	out := make([]watchTarget, 0, len(owners))
 	for _, s := range sortedShards(owners) {
