@@ -167,3 +167,19 @@ func TestNotZooKeeperServerIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestGraceHelpShowsOneDefault: --grace's help states its default once (a
+// third of the session timeout, at most 3s); it once added "(default 3s)".
+func TestGraceHelpShowsOneDefault(t *testing.T) {
+	for _, c := range []string{"run", "shards"} {
+		p := startProc(t, c+" --help", []string{c, "--help"})
+		if code := p.wait(10 * time.Second); code != 0 {
+			t.Fatalf("%s --help: exit %d", c, code)
+		}
+		for line := range strings.Lines(p.out.String()) {
+			if strings.Contains(line, "--grace duration") && strings.Count(line, "default") != 1 {
+				t.Errorf("%s --help: %q; want one default", c, strings.TrimSpace(line))
+			}
+		}
+	}
+}

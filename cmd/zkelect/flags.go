@@ -28,6 +28,11 @@ const (
 	// of the negotiated session timeout, at most this.
 	maxDefaultGrace       = 3 * time.Second
 	defaultSessionTimeout = 10 * time.Second
+	// defaultConnectTimeout is shorter than recipe.DefaultConnectTimeout
+	// (15s) on purpose: a command typed or scripted should say "cannot
+	// reach" quickly, and a daemon that cannot connect exits and is
+	// restarted by its supervisor (give more where the ensemble starts
+	// with the fleet, as docker-compose.yml does with 30s).
 	defaultConnectTimeout = 5 * time.Second
 	envZK                 = "ZKELECT_ZK"
 	// maxSessionTimeout is the longest session timeout recipe.Connect accepts.
@@ -60,7 +65,7 @@ func (f *commonFlags) registerWithLevel(fs *pflag.FlagSet, level string) {
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", defaultSessionTimeout,
 		"requested ZooKeeper session timeout; the server may negotiate another")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout,
-		"give up if no session is established within this time")
+		"give up if no session is established within this time (shorter than the library's 15s: commands fail fast, supervisors restart daemons)")
 	fs.StringVar(&f.logLevel, "log-level", level, "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
 	f.tls.register(fs)

@@ -89,6 +89,7 @@ between children with --restart), run withdraws and exits 130 for SIGINT,
 	fs.StringVar(&f.id, "id", defaultParticipantID(), "participant id stored in this candidate's znode (default host:pid)")
 	hideDefault(fs, "id")
 	fs.DurationVar(&f.grace, "grace", maxDefaultGrace, graceUsage)
+	fs.Lookup("grace").DefValue = "0s" // no "(default 3s)": graceUsage states the default, which follows the session timeout
 	fs.BoolVar(&f.restart, "restart", false, "campaign again when the child exits instead of exiting with its status")
 	registerWatchdog(fs, &f.watchdog)
 	return cmd

@@ -123,6 +123,7 @@ refuses (exit 2, naming it) a root where no shards daemon has run.`,
 		"/v1/watch streams served at once; more get 503 with the reason (each holds about 25 KiB and 2 goroutines)")
 	fs.DurationVar(&f.httpIdle, "http-idle-timeout", zkelecthttp.IdleTimeout, "how long an idle keep-alive HTTP connection stays open")
 	fs.DurationVar(&f.grace, "grace", maxDefaultGrace, graceUsage)
+	fs.Lookup("grace").DefValue = "0s" // no "(default 3s)": graceUsage states the default, which follows the session timeout
 	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", partition.DefaultHandoffTimeout,
 		"how long a handoff waits for a shard's work to stop (the library's default); keep it above --grace")
 	fs.IntVar(&f.maxHandoffs, "max-handoffs", 8, "balancing handoffs in flight at once")

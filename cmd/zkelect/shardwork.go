@@ -58,7 +58,7 @@ func (w *shardWork) lead(ctx context.Context, shard string, token zxidfence.Toke
 		return
 	}
 	log := w.log.With().Str("shard", shard).Stringer("token", token).Logger()
-	for ctx.Err() == nil {
+	for ctx.Err() == nil { // each start logs "shard child started"
 		w.runChild(ctx, log, shard, token)
 		if !zkconn.Sleep(ctx, childRestartBackoff) {
 			return
@@ -94,7 +94,12 @@ func (w *shardWork) runChild(ctx context.Context, log zerolog.Logger, shard stri
 	log.Info().Int("pid", c.PID()).Msg("shard child started")
 	select {
 	case <-c.Done():
-		log.Warn().Int("pid", c.PID()).Int("exit_status", c.ExitCode()).Msg("shard child exited while leading; restarting it")
+		if ctx.Err() != nil { // exited as the leadership ended (a paused daemon resumes to both)
+			log.Info().Int("pid", c.PID()).Int("exit_status", c.ExitCode()).Msg("shard child exited; its leadership ended, so it is not restarted")
+			break
+		}
+		log.Warn().Int("pid", c.PID()).Int("exit_status", c.ExitCode()).
+			Dur("restart_in", childRestartBackoff).Msg("shard child exited while leading; restarting it if the shard is still led by then")
 	case <-ctx.Done():
 		w.stopping.begin(shard, c.PID())
 		c.Stop(syscall.SIGTERM, w.grace)
