@@ -18,8 +18,10 @@ type Elections struct {
 	health Health
 }
 
-// NewElections returns the endpoints of sess and cands; checks are further
-// /healthz rules, tried in order after the session's (SessionHealth).
+// NewElections returns the endpoints of sess (not nil) and cands, the
+// candidates this process runs on it or on other sessions; checks are
+// further /healthz rules, tried in order after the session's
+// (SessionHealth).
 func NewElections(sess *recipe.Session, cands []*recipe.Candidate, checks ...Check) *Elections {
 	return &Elections{sess: sess, cands: slices.Clone(cands), health: append(Health{SessionHealth(sess)}, checks...)}
 }
