@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package cli
+package supervisor
 
 import (
 	"os"
@@ -21,12 +21,12 @@ func childCommand(path string, args []string) (cmd *exec.Cmd, started *os.File, 
 	return cmd, nil, nil
 }
 
-// childProcAttr puts a child in its own process group. Outside Linux there is
+// ProcAttr puts a child in its own process group. Outside Linux there is
 // no parent-death signal: a supervisor killed with SIGKILL leaves its child
 // running.
-func childProcAttr() *syscall.SysProcAttr {
+func ProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
-// runReaper is Linux only: elsewhere children are started directly.
-func runReaper([]string) (int, bool) { return 0, false }
+// RunReaper is Linux only: elsewhere children are started directly.
+func RunReaper([]string) (int, bool) { return 0, false }

@@ -1,4 +1,4 @@
-package cli
+package supervisor
 
 import (
 	"errors"
@@ -49,9 +49,9 @@ func childCommand(path string, args []string) (cmd *exec.Cmd, started *os.File, 
 // reaperStartedFD is the reaper's end of the started pipe (see childCommand).
 const reaperStartedFD = 3
 
-// runReaper runs the reaper when args (os.Args) ask for it, reporting the
+// RunReaper runs the reaper when args (os.Args) ask for it, reporting the
 // exit status and true; otherwise it returns false at once.
-func runReaper(args []string) (int, bool) {
+func RunReaper(args []string) (int, bool) {
 	if len(args) < 2 || args[1] != reaperArg {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package cli
+package supervisor
 
 import (
 	"errors"
@@ -14,25 +14,28 @@ import (
 	"github.com/zkelect/zkelect/recipe"
 )
 
-// childSpec describes a command to supervise.
-type childSpec struct {
-	Path   string   // program; looked up in $PATH when it has no slash
-	Args   []string // arguments after the program name
-	Env    []string // added to the parent's environment
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
+// Spec describes a command to supervise.
+type Spec struct {
+	Path string   // program; looked up in $PATH when it has no slash
+	Args []string // arguments after the program name
+	Env  []string // added to the parent's environment
+	// DropEnv names variables of the parent's environment the child does
+	// not inherit.
+	DropEnv []string
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
 	// Watchdog, if set, is handed the child's process group while it
 	// runs: it kills the group before it closes the session of a killed
 	// supervisor.
 	Watchdog *recipe.Watchdog
 }
 
-// child is one supervised process. It runs in its own process group, so a
+// Child is one supervised process. It runs in its own process group, so a
 // stop reaches everything it started, and (on Linux) that whole group is
 // killed if the supervisor dies, so it can never outlive the leadership it
 // was started for (see childCommand).
-type child struct {
+type Child struct {
 	cmd *exec.Cmd
 	// started is closed once the command is in the child's process group
 	// (or never will be), so that a signal to the group reaches it.
@@ -41,21 +44,24 @@ type child struct {
 	err     error         // result of Wait; read after done is closed
 }
 
-// childEnviron is this process's environment without the ZooKeeper
-// credentials: the child does the leader's work, not the group's
-// ZooKeeper administration.
-func childEnviron() []string {
-	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, envZKCredentials+"=") })
+// childEnviron is this process's environment without the variables named
+// in drop (the ZooKeeper credentials: the child does the leader's work, not
+// the group's ZooKeeper administration).
+func childEnviron(drop []string) []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(drop, name)
+	})
 }
 
-// startChild starts spec. The returned child owns one goroutine that reaps
+// Start starts spec. The returned child owns one goroutine that reaps
 // the process; it ends when the process exits.
-func startChild(spec childSpec) (*child, error) {
+func Start(spec Spec) (*Child, error) {
 	cmd, started, err := childCommand(spec.Path, spec.Args)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
-	cmd.Env = append(childEnviron(), spec.Env...)
+	cmd.Env = append(childEnviron(spec.DropEnv), spec.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
 	err = cmd.Start()
 	for _, f := range cmd.ExtraFiles {
@@ -67,7 +73,7 @@ func startChild(spec childSpec) (*child, error) {
 		}
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
-	c := &child{cmd: cmd, started: make(chan struct{}), done: make(chan struct{})}
+	c := &Child{cmd: cmd, started: make(chan struct{}), done: make(chan struct{})}
 	if spec.Watchdog != nil {
 		_ = spec.Watchdog.Guard(cmd.Process.Pid) // a watchdog gone leaves the session to its timeout
 	}
@@ -89,15 +95,15 @@ func startChild(spec childSpec) (*child, error) {
 }
 
 // PID returns the child's process id (also its process group id).
-func (c *child) PID() int { return c.cmd.Process.Pid }
+func (c *Child) PID() int { return c.cmd.Process.Pid }
 
 // Done is closed once the child has exited.
-func (c *child) Done() <-chan struct{} { return c.done }
+func (c *Child) Done() <-chan struct{} { return c.done }
 
 // Signal sends sig to the child's process group now, whether or not its
 // command has started (use Stop to ask it to exit). Signalling a child that
 // has already exited is not an error.
-func (c *child) Signal(sig syscall.Signal) error {
+func (c *Child) Signal(sig syscall.Signal) error {
 	select {
 	case <-c.done:
 		return nil
@@ -119,7 +125,7 @@ func (c *child) Signal(sig syscall.Signal) error {
 // childCommand), and the command would run until the SIGKILL without ever
 // seeing sig. So Stop first waits, up to grace, until the command is in the
 // group, and only then sends sig and gives the command its full grace.
-func (c *child) Stop(sig syscall.Signal, grace time.Duration) {
+func (c *Child) Stop(sig syscall.Signal, grace time.Duration) {
 	t := time.NewTimer(grace)
 	select {
 	case <-c.started:
@@ -132,7 +138,7 @@ func (c *child) Stop(sig syscall.Signal, grace time.Duration) {
 
 // WaitGrace waits up to grace for the child to exit, then kills its process
 // group and waits for it to be reaped.
-func (c *child) WaitGrace(grace time.Duration) {
+func (c *Child) WaitGrace(grace time.Duration) {
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -147,7 +153,7 @@ func (c *child) WaitGrace(grace time.Duration) {
 // ExitCode returns the child's exit status once Done is closed: its exit
 // code, or 128 plus the signal number when a signal ended it (the shell's
 // convention). A child that could not be waited for reports 1.
-func (c *child) ExitCode() int {
+func (c *Child) ExitCode() int {
 	<-c.done
 	if c.err == nil {
 		return 0

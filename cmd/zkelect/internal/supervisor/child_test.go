@@ -1,4 +1,4 @@
-package cli
+package supervisor
 
 import (
 	"fmt"
@@ -28,9 +28,9 @@ func TestChildStoppedAsItStartsGetsSIGTERM(t *testing.T) {
 	// The worker marks its start only once its TERM handler is set, so a
 	// "started" without a "stopped" is a worker that never saw the SIGTERM.
 	worker := "trap 'echo stopped >> \"$1\"; exit 0' TERM; echo started >> \"$1\"; while :; do sleep 0.01; done"
-	start := func(events string) *child {
+	start := func(events string) *Child {
 		t.Helper()
-		c, err := startChild(childSpec{Path: "/bin/sh", Args: []string{"-c", worker, "worker", events},
+		c, err := Start(Spec{Path: "/bin/sh", Args: []string{"-c", worker, "worker", events},
 			Env: []string{"GORACE=atexit_sleep_ms=0"}}) // this test binary is the reaper: no second at its exit under -race
 		if err != nil {
 			t.Fatal(err)

@@ -1,10 +1,10 @@
-package cli
+package supervisor
 
 import "syscall"
 
-// childProcAttr puts a child in its own process group and asks the kernel to
+// ProcAttr puts a child in its own process group and asks the kernel to
 // SIGKILL it if the supervisor dies first (a supervisor killed with SIGKILL
 // can no longer stop it, and its leadership is about to end).
-func childProcAttr() *syscall.SysProcAttr {
+func ProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
