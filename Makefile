@@ -29,11 +29,11 @@ build:
 
 ## demo: failover and fencing on a local ensemble, in under a minute.
 demo: deps
-	$(GO) run ./cmd/zkelect demo
+	$(GO) run ./cmd/zkelect/zkelect-dev demo
 
 ## dev: a local 3-node ZooKeeper ensemble on loopback until Ctrl-C.
 dev: deps
-	$(GO) run ./cmd/zkelect dev
+	$(GO) run ./cmd/zkelect/zkelect-dev dev
 
 .PHONY: chaos bench
 
@@ -47,4 +47,4 @@ chaos: deps
 
 ## bench: `zkelect bench` on a local 3-node ensemble; the report also goes to bench.json.
 bench: deps
-	$(GO) run ./cmd/zkelect bench --out bench.json
+	$(GO) run ./cmd/zkelect/zkelect-dev bench --out bench.json

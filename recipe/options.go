@@ -21,7 +21,11 @@ const (
 	// server. The server clamps it to 2..20 ticks; the negotiated value is
 	// what every deadline of the recipe uses.
 	DefaultSessionTimeout = 10 * time.Second
-	// DefaultConnectTimeout bounds Connect's wait for the first session.
+	// DefaultConnectTimeout bounds Connect's wait for the first session:
+	// long enough for a service started beside its ensemble (a ZooKeeper
+	// JVM starting and electing its leader). The zkelect CLI's
+	// --connect-timeout defaults to 5s instead: its commands fail fast
+	// and its daemons are restarted by their supervisors.
 	DefaultConnectTimeout = 15 * time.Second
 	// DefaultCloseTimeout bounds Candidate.Close's wait for the deletion of
 	// its znode, whatever the caller's context.

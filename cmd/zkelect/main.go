@@ -1,45 +1,13 @@
 // Command zkelect runs leader elections on Apache ZooKeeper: a singleton job
-// runner (run), a shard-ownership daemon (shards), status and watch tools, a
-// benchmark (bench) and a local ensemble for development (dev).
+// runner (run), a shard-ownership daemon (shards), and status, watch, prune
+// and operator tools. The demo, the local ensemble (dev) and the benchmark
+// (bench) are in zkelect-dev, so that this binary links no test code.
 package main
 
 import (
-	"fmt"
 	"os"
-	"strings"
-	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/zkelect/zkelect/bench"
-	"github.com/zkelect/zkelect/recipe/watchdog"
+	"github.com/zkelect/zkelect/cmd/zkelect/internal/cli"
 )
 
-func main() {
-	if code, ok := runReaper(os.Args); ok {
-		os.Exit(code)
-	}
-	if code, ok := watchdog.Serve(os.Args); ok { // the watchdog of a run or shards process
-		os.Exit(code)
-	}
-	if code, ok := bench.RunChild(os.Args); ok { // a zkelect candidate of bench's peers scenario
-		os.Exit(code)
-	}
-	// Log timestamps to the millisecond; failovers take a few seconds.
-	zerolog.TimeFieldFormat = time.RFC3339Nano
-	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "zkelect:", oneLine(withAuthHint(err).Error()))
-		os.Exit(exitCode(err))
-	}
-}
-
-// oneLine joins the lines of a multi-line error message (some drivers
-// report one line per address tried) with "; ", so every failure is one
-// line on stderr.
-func oneLine(msg string) string {
-	lines := strings.FieldsFunc(msg, func(r rune) bool { return r == '\n' || r == '\r' })
-	for i, l := range lines {
-		lines[i] = strings.TrimSpace(l)
-	}
-	return strings.Join(lines, "; ")
-}
+func main() { os.Exit(cli.Main(os.Args)) }

@@ -1,0 +1,170 @@
+package devcli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/zkelect/zkelect/bench"
+)
+
+func newBenchCmd() *cobra.Command {
+	cfg := bench.DefaultConfig()
+	var out string
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure failover beside kazoo and Curator, herd, cold start, moves and memory on a local ensemble",
+		Long: `Starts a local ZooKeeper ensemble (3 servers) and measures, each beside the
+raw ZooKeeper operation that bounds it from below in the same run:
+  raw       delete seen by another session's data watch; create round trip;
+            ephemeral sequential creates per second on one session
+  failover  time to the next leader after a resign and after a crash
+            (the leader's connection silenced until its session expires)
+  herd      watch notifications per failover with many candidates
+  shards    cold start of partition members over each --shards count; moves
+            when a member joins and leaves (smallest count); heap bytes and
+            goroutines per shard (largest count); from 20,000 shards also
+            the sessions per member, the largest closeSession transaction
+            (from the leader's dump) beside jute.maxbuffer, and a restart
+            of every server after the cold start, a graceful stop and a
+            crash (each must load its database)
+  peers     zkelect, kazoo's Election and Curator's LeaderLatch side by side:
+            each candidate its own process on its own session, each failover
+            timed from the instruction to step down (resign; close and exit;
+            SIGKILL) to the successor's own report, p50/p99 and the ratios to
+            the floors (delete→watch notification, session-expiry detection)
+            and to each other; a library that cannot run is reported missing
+Prints a table; --out also writes the report as JSON. The defaults run in
+about five minutes on 2 cores (peers restarts a JVM for every exit and
+kill). Needs Java and ZooKeeper, and for peers javac, Curator and
+python3-kazoo (make deps).`,
+		Example: `  zkelect bench --out bench.json
+  zkelect bench --scenarios raw,failover --resign-trials 500
+  zkelect bench --scenarios peers --peer-trials 40 --peer-kill-trials 10 --out peers.json
+  zkelect bench --scenarios shards --shards 100000 --members 5 --session-timeout 2s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkBenchFlags(cmd.Flags(), cfg, out); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			cfg.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
+			return runBench(ctx, cmd.OutOrStdout(), cfg, out)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "scenarios to run: raw, failover, herd, shards, peers")
+	f.StringVar(&out, "out", "", "write the report as JSON to this file")
+	f.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "session timeout candidates request")
+	f.DurationVar(&cfg.TickTime, "tick-time", cfg.TickTime, "ZooKeeper tickTime")
+	f.IntVar(&cfg.RawTrials, "raw-trials", cfg.RawTrials, "trials of each raw latency floor")
+	f.IntVar(&cfg.RawCreates, "raw-creates", cfg.RawCreates, "creates in the raw throughput measurement")
+	f.IntVar(&cfg.InFlight, "in-flight", cfg.InFlight, "requests in flight in the raw throughput measurement")
+	f.IntVar(&cfg.ResignTrials, "resign-trials", cfg.ResignTrials, "failovers after a resign")
+	f.IntVar(&cfg.CrashTrials, "crash-trials", cfg.CrashTrials, "failovers after a crash (each takes a session timeout)")
+	f.IntVar(&cfg.HerdCandidates, "herd-candidates", cfg.HerdCandidates, "candidates in the herd check")
+	f.IntVar(&cfg.HerdTrials, "herd-trials", cfg.HerdTrials, "failovers in the herd check")
+	f.IntSliceVar(&cfg.Shards, "shards", cfg.Shards, "shard counts for the cold start")
+	f.IntVar(&cfg.Members, "members", cfg.Members, "members starting together")
+	f.IntVar(&cfg.PeerTrials, "peer-trials", cfg.PeerTrials, "failovers per library after resign and after exit (peers)")
+	f.IntVar(&cfg.PeerKillTrials, "peer-kill-trials", cfg.PeerKillTrials,
+		"failovers per library after SIGKILL, and expiry floor trials (peers; each takes a session timeout)")
+	return cmd
+}
+
+// benchFlagOf names the flag of each bench.Config field.
+var benchFlagOf = map[string]string{
+	"Scenarios": "scenarios", "SessionTimeout": "session-timeout", "TickTime": "tick-time",
+	"RawTrials": "raw-trials", "RawCreates": "raw-creates", "InFlight": "in-flight",
+	"ResignTrials": "resign-trials", "CrashTrials": "crash-trials",
+	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members",
+	"PeerTrials": "peer-trials", "PeerKillTrials": "peer-kill-trials",
+}
+
+// checkBenchFlags refuses, before the run rather than after it, what
+// bench.Config.Validate refuses (naming the flag), a count or duration set
+// to 0 or an empty --shards (bench.Run would silently take its default),
+// and a --out file that cannot be written.
+func checkBenchFlags(fs *pflag.FlagSet, cfg bench.Config, out string) error {
+	if err := cfg.Validate(); err != nil {
+		var ce *bench.ConfigError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("invalid --%s %v: %s", benchFlagOf[ce.Field], ce.Value, ce.Reason)
+		}
+		return err // an unknown scenario, named in the message
+	}
+	if err := zeroBenchFlag(fs); err != nil {
+		return err
+	}
+	if len(cfg.Shards) == 0 {
+		return errors.New("invalid --shards: give at least one shard count (e.g. 1000,10000)")
+	}
+	if out != "" {
+		return checkWritable(out)
+	}
+	return nil
+}
+
+// zeroBenchFlag refuses an int or duration flag set to 0, which bench.Run
+// reads as "use the default".
+func zeroBenchFlag(fs *pflag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		switch v := f.Value.String(); {
+		case err != nil:
+		case f.Value.Type() == "int" && v == "0":
+			err = fmt.Errorf("invalid --%s 0: must be at least 1", f.Name)
+		case f.Value.Type() == "duration" && v == "0s":
+			err = fmt.Errorf("invalid --%s 0s: must be positive (e.g. 1s)", f.Name)
+		}
+	})
+	return err
+}
+
+// checkWritable reports whether a file can be created at path: path is not
+// a directory and its directory takes a new file (tried, then removed).
+func checkWritable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("invalid --out %s: is a directory; name a file in it", path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".zkelect-bench-*")
+	if err != nil {
+		return fmt.Errorf("invalid --out %s: cannot write there: %w", path, err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
+// runBench runs the benchmark, prints its table on w and writes JSON to
+// outPath when set.
+func runBench(ctx context.Context, w io.Writer, cfg bench.Config, outPath string) error {
+	rep, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteTable(w); err != nil {
+		return err
+	}
+	if outPath == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if err := os.WriteFile(outPath, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}

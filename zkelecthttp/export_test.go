@@ -1,0 +1,8 @@
+package zkelecthttp
+
+// WatchSubscribers returns how many /v1/watch streams s's hub feeds now.
+func WatchSubscribers(s *Shards) int {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return len(s.hub.subs)
+}

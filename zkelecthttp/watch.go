@@ -1,0 +1,139 @@
+package zkelecthttp
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file serves the hub over HTTP, read-only: /v1/owners (JSON) and
+// /v1/watch (Server-Sent Events, at most a fixed number at once).
+
+// sseKeepAlive is how often an idle /v1/watch stream gets a comment line,
+// so proxies keep it open and a dead client is noticed.
+const sseKeepAlive = 15 * time.Second
+
+// watchRetryAfter is the Retry-After, in seconds, of a /v1/watch refused
+// for the stream cap.
+const watchRetryAfter = "5"
+
+// serveOwners writes the root's picture; 503 until the first one arrived.
+func (h *hub) serveOwners(w http.ResponseWriter, _ *http.Request) {
+	st, ready := h.owners()
+	if !ready {
+		http.Error(w, "not ready: the root's members and records are still being read", http.StatusServiceUnavailable)
+		return
+	}
+	writeJSON(w, st)
+}
+
+// watchStreams caps the /v1/watch streams served at once: each holds
+// about 20-30 KiB and two goroutines while it lasts.
+type watchStreams chan struct{}
+
+// acquire takes a slot, or reports false when all are taken.
+func (s watchStreams) acquire() bool {
+	select {
+	case s <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s watchStreams) release() { <-s }
+
+// serveWatch streams leader changes as Server-Sent Events: an "owners"
+// event with the whole picture first (unless the client resumes with the
+// Last-Event-ID header, or ?last_event_id=, of this stream and still
+// within the hub's ring), then one "leader" event per change, "no leader"
+// included, each with its id. The stream ends when the hub stops or the
+// client falls too far behind; clients reconnect with the last id they saw.
+// Beyond the stream cap it answers 503 with the cap and a Retry-After.
+func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	resume, err := h.lastEventID(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !streams.acquire() {
+		w.Header().Set("Retry-After", watchRetryAfter)
+		http.Error(w, fmt.Sprintf("too many /v1/watch streams: %d already open, the cap; retry later", cap(streams)), http.StatusServiceUnavailable)
+		return
+	}
+	defer streams.release()
+	replay, snap, at, ch := h.subscribe(resume)
+	defer h.unsubscribe(ch)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	if snap != nil {
+		h.writeSSE(w, at, "owners", snap)
+	}
+	for _, ev := range replay {
+		h.writeSSE(w, ev.ID, "leader", ev)
+	}
+	flusher.Flush()
+	keep := time.NewTicker(sseKeepAlive)
+	defer keep.Stop()
+	for {
+		select {
+		case <-req.Context().Done():
+			return
+		case <-h.closed:
+			return
+		case <-keep.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+		case ev, open := <-ch:
+			if !open {
+				return
+			}
+			h.writeSSE(w, ev.ID, "leader", ev)
+		}
+		flusher.Flush()
+	}
+}
+
+// lastEventID reads the id a reconnecting client saw last: nil when none,
+// or when it is from another stream (another process, or this one before a
+// restart: ids count per stream), which then starts from a snapshot.
+func (h *hub) lastEventID(req *http.Request) (*uint64, error) {
+	v := req.Header.Get("Last-Event-ID")
+	if v == "" {
+		v = req.URL.Query().Get("last_event_id")
+	}
+	if v == "" {
+		return nil, nil
+	}
+	i := strings.LastIndexByte(v, '-')
+	id, err := strconv.ParseUint(v[i+1:], 10, 64)
+	if i < 0 || err != nil {
+		return nil, fmt.Errorf("invalid Last-Event-ID %q: want an event's id, <stream>-<number>", v)
+	}
+	if v[:i] != h.stream {
+		return nil, nil
+	}
+	return &id, nil
+}
+
+// writeSSE writes one event with the id <stream>-<seq>.
+func (h *hub) writeSSE(w http.ResponseWriter, seq uint64, event string, v any) {
+	data, _ := json.Marshal(v) // our own types: cannot fail
+	fmt.Fprintf(w, "id: %s-%d\nevent: %s\ndata: %s\n\n", h.stream, seq, event, data)
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
