@@ -22,7 +22,7 @@ import (
 // ACLCheck says what a candidate (WithACLCheck) or a partition member
 // (partition.Config.ACLCheck) does when an existing znode it relies on
 // lets identities outside its ACL delete or change it (see CheckACL).
-type ACLCheck int
+type ACLCheck uint8 // uint8: it packs beside the candidate's flags (see TestCandidateFitsItsSizeClass)
 
 const (
 	// ACLCheckRefuse (the default) fails the campaign or the start with an

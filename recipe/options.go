@@ -319,7 +319,7 @@ func WithACL(acl []zk.ACL) CandidateOption {
 // refused with a *OptionError.
 func WithACLCheck(check ACLCheck) CandidateOption {
 	return func(c *candidateConfig) error {
-		if check < ACLCheckRefuse || check > ACLCheckOff {
+		if check > ACLCheckOff {
 			return &OptionError{Option: "WithACLCheck", Reason: fmt.Sprintf("unknown check %d", check)}
 		}
 		c.aclCheck = check
