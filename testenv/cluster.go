@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -175,6 +176,12 @@ func (o *Options) checkSecurity() error {
 		default:
 			return &OptionsError{Field: "TLS.ClientAuth", Value: t.ClientAuth, Reason: "want want, need or none"}
 		}
+		for _, n := range t.Names {
+			if n == "" || strings.ContainsAny(n, ", \t\n=:") {
+				return &OptionsError{Field: "TLS.Names", Value: n, Reason: "want DNS names"}
+			}
+		}
+		t.Names = slices.Clone(t.Names)
 		o.TLS = &t
 	}
 	return checkSASLUsers(o.SASLUsers)
@@ -316,7 +323,7 @@ func (c *Cluster) configure(ctx context.Context) error {
 func (c *Cluster) security(ctx context.Context) (serverSecurity, error) {
 	var sec serverSecurity
 	if c.opts.TLS != nil {
-		m, err := makeTLS(ctx, filepath.Join(c.dir, "tls"), c.inst.java)
+		m, err := makeTLS(ctx, filepath.Join(c.dir, "tls"), c.inst.java, c.opts.TLS.Names)
 		if err != nil {
 			return sec, fmt.Errorf("make TLS keystores: %w", err)
 		}

@@ -27,6 +27,10 @@ type Conn struct {
 	cfg    Config
 	log    zerolog.Logger
 
+	hosts      *serverList  // go-zookeeper's host provider (hosts.go)
+	resolver   *resolver    // dials its entries (resolve.go)
+	refusedTLS *tlsRefusals // servers that refused TLS (tlsrefusal.go)
+
 	calls       inflight      // callers' calls in flight (Busy)
 	established chan struct{} // closed at the first session
 	estOnce     sync.Once
@@ -51,8 +55,10 @@ type Config struct {
 	Timeout time.Duration
 	// ConnectTimeout bounds Dial's wait for the first session.
 	ConnectTimeout time.Duration
-	// Dialer makes the TCP connections (nil: net.DialTimeout); every
-	// connection it returns is wrapped by the layer.
+	// Dialer makes the TCP connections (nil: net.DialTimeout), given an
+	// address "ip:port": the layer resolves each server name at each
+	// attempt (resolve.go); every connection it returns is wrapped by the
+	// layer.
 	Dialer zk.Dialer
 	// Auth is replayed on every connection before any other request.
 	Auth []Credential
@@ -86,7 +92,8 @@ type StateObserver interface {
 // CheckServers) and waits until the first session is established. It
 // fails with a *ServersError, with an error wrapping ErrNoSession when the
 // connect timeout passes, ctx ends (and ctx's error), every server answers
-// in another protocol (and ErrNotZooKeeper), or go-zookeeper refuses to
+// in another protocol (and ErrNotZooKeeper), every server failed TLS for a
+// reason of certificates once (and *TLSError, ErrTLS), or go-zookeeper refuses to
 // start; or with the error of a credential the server refuses
 // ("authenticate <scheme>: ..."). The Conn then reconnects by itself until
 // Close; the caller must Close it.
@@ -98,9 +105,13 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 		cfg.Dialer = net.DialTimeout
 	}
 	s := newConn(newWireTracker(len(servers), cfg.Timeout, cfg.Log), cfg)
-	s.wire.tls, s.wire.sasl, s.wire.onRefused = cfg.TLS, cfg.SASL, s.authRefused
+	s.wire.sasl, s.wire.onRefused = cfg.SASL, s.authRefused
+	s.hosts = newServerList(cfg.Log)
+	s.refusedTLS = newTLSRefusals(s.hosts.servers)
+	s.resolver = newResolver(cfg.Dialer, cfg.TLS, s.refusedTLS, cfg.Log)
 	conn, events, err := zk.Connect(servers, cfg.Timeout,
-		zk.WithDialer(s.wire.dialer(cfg.Dialer)),
+		zk.WithHostProvider(s.hosts),
+		zk.WithDialer(s.wire.dialer(s.resolver.dial)),
 		zk.WithEventCallback(s.onEvent),
 		zk.WithLogger(zkLogger{s.log}),
 		zk.WithLogInfo(false))
@@ -138,6 +149,8 @@ func (s *Conn) awaitFirst(ctx context.Context, servers []string) error {
 		return fmt.Errorf("no session from %v within %v: %w", servers, s.cfg.ConnectTimeout, ErrNoSession)
 	case <-s.wire.auth.over:
 		return s.wire.auth.cause()
+	case <-s.refusedTLS.all:
+		return fmt.Errorf("every server of %v refused TLS: %w: %w", s.hosts.servers(), ErrNoSession, s.refusedTLS.cause())
 	case <-s.wire.foreign.all:
 		return fmt.Errorf("%w: %w", ErrNoSession, s.wire.foreign.foreign())
 	case <-ctx.Done():

@@ -1,0 +1,108 @@
+package zkconn
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/rs/zerolog"
+)
+
+// serverList is the layer's go-zookeeper HostProvider (zk.WithHostProvider).
+// It keeps the servers as the user gave them ("host:port", the seed) and
+// hands go-zookeeper one entry per connection attempt; the name is resolved
+// only when that entry is dialled (resolve.go), so a server whose address
+// moved behind its name (a pod restarted behind a headless Service) is
+// reached at its new address, and a name that does not resolve yet costs
+// one failed attempt, not the Dial. go-zookeeper's own DNSHostProvider
+// resolves every name once, in Init, and fails Connect when one does not
+// resolve (ZOOKEEPER-2184 and ZOOKEEPER-1576, fixed in the Java client's
+// StaticHostProvider the same way).
+//
+// Once /zookeeper/config has been read with client addresses in it
+// (reconfig.go), its members replace the seed in the rounds: servers added
+// by a reconfiguration are dialled, removed ones are not. When a whole
+// round of members fails without a session, the next round adds the seed
+// back, so an ensemble reachable only through the names the user gave is
+// still found.
+type serverList struct {
+	log zerolog.Logger
+
+	mu        sync.Mutex
+	seed      []string // as given, "host:port" (go-zookeeper's FormatServers)
+	members   []string // from /zookeeper/config; nil while unknown
+	round     []string // the entries of the round in progress, shuffled
+	pos       int      // the next entry of round
+	succeeded bool     // a session was made during the round in progress
+	withSeed  bool     // the round in progress includes the seed beside members
+	rounds    int
+}
+
+func newServerList(log zerolog.Logger) *serverList { return &serverList{log: log} }
+
+// Init keeps servers, "host:port" each, as the seed; it resolves nothing
+// and never fails (CheckServers has checked the list).
+func (l *serverList) Init(servers []string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seed = slices.Clone(servers)
+	return nil
+}
+
+// Len returns the number of entries a round holds now.
+func (l *serverList) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.entriesLocked(l.withSeed))
+}
+
+// Next returns the entry to dial next. retryStart is true at the start of a
+// round when the previous round made no session: go-zookeeper then waits a
+// second before it dials (as with its own provider).
+func (l *serverList) Next() (server string, retryStart bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pos >= len(l.round) {
+		retryStart = l.rounds > 0 && !l.succeeded
+		l.withSeed = retryStart && l.members != nil && !l.withSeed
+		l.round = l.entriesLocked(l.withSeed)
+		rand.Shuffle(len(l.round), func(i, j int) { l.round[i], l.round[j] = l.round[j], l.round[i] })
+		l.pos, l.succeeded = 0, false
+		l.rounds++
+	}
+	server = l.round[l.pos]
+	l.pos++
+	return server, retryStart
+}
+
+// Connected records that the entry last returned by Next made a session.
+func (l *serverList) Connected() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.succeeded = true
+}
+
+// entriesLocked returns the entries of a new round: the members of the
+// ensemble's configuration when known (and the seed too with seed),
+// otherwise the seed.
+func (l *serverList) entriesLocked(seed bool) []string {
+	if l.members == nil {
+		return slices.Clone(l.seed)
+	}
+	out := slices.Clone(l.members)
+	if seed {
+		for _, s := range l.seed {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// servers returns the entries a round holds now (the members, or the seed).
+func (l *serverList) servers() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.entriesLocked(false)
+}

@@ -1,0 +1,64 @@
+package zkconn
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+)
+
+// tlsRefusals tracks the servers whose last TLS attempt failed for a reason
+// of certificates (TLSError.Untrusted: the server's certificate is not
+// trusted or not for the name, or the server refused ours with an alert).
+// A retry does not cure that, so once every entry of the server list has
+// failed so since its last accepted connection, Dial fails at once with
+// their errors (Conn.awaitFirst): one attempt per server, not a connect
+// timeout of retries reported as an unreachable ensemble (issue 25).
+type tlsRefusals struct {
+	servers func() []string // the entries of a round now (serverList.servers)
+
+	mu      sync.Mutex
+	refused map[string]*TLSError
+	all     chan struct{} // closed once every entry is refused
+	done    bool
+}
+
+func newTLSRefusals(servers func() []string) *tlsRefusals {
+	return &tlsRefusals{servers: servers, refused: map[string]*TLSError{}, all: make(chan struct{})}
+}
+
+// refuse records entry's refusal.
+func (r *tlsRefusals) refuse(entry string, err *TLSError) {
+	servers := r.servers()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refused[entry] = err
+	if r.done {
+		return
+	}
+	for _, s := range servers {
+		if r.refused[s] == nil {
+			return
+		}
+	}
+	r.done = true
+	close(r.all)
+}
+
+// accepted forgets entry's refusal: a connection to it carried data.
+func (r *tlsRefusals) accepted(entry string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.refused, entry)
+}
+
+// cause returns the refusals, joined in entry order; nil when none.
+func (r *tlsRefusals) cause() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	errs := make([]error, 0, len(r.refused))
+	for _, s := range slices.Sorted(maps.Keys(r.refused)) {
+		errs = append(errs, r.refused[s])
+	}
+	return errors.Join(errs...)
+}
