@@ -181,26 +181,36 @@ func (s *Conn) Close() error {
 }
 
 // abandon stops a session that never got established, promptly: it fails
-// any handshake in progress instead of waiting for it, and does not wait
-// for go-zookeeper's Close (which gives an unanswered close request 1s;
-// the goroutine calling it ends by then).
+// any handshake in progress instead of waiting for it. It then waits for
+// go-zookeeper's Close, which gives an unanswered close request 1s (the
+// request is lost when the connect loop has already stopped: a Dial
+// refused within a round of attempts returns up to 1s later, and leaves
+// no goroutine behind).
 func (s *Conn) abandon() {
-	go s.conn.Close()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		s.conn.Close()
+	}()
 	t := time.NewTimer(s.wire.timeout() + 2*time.Second)
 	defer t.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for {
+	for events := s.events; events != nil; {
 		s.wire.closeCurrent()
 		select {
-		case _, ok := <-s.events:
+		case _, ok := <-events:
 			if !ok {
-				return
+				events = nil
 			}
 		case <-tick.C:
 		case <-t.C:
 			return
 		}
+	}
+	select {
+	case <-closed:
+	case <-t.C:
 	}
 }
 

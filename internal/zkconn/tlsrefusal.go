@@ -1,9 +1,9 @@
 package zkconn
 
 import (
-	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -52,13 +52,31 @@ func (r *tlsRefusals) accepted(entry string) {
 	delete(r.refused, entry)
 }
 
-// cause returns the refusals, joined in entry order; nil when none.
+// cause returns the refusals in entry order, on one line; nil when none.
 func (r *tlsRefusals) cause() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	errs := make([]error, 0, len(r.refused))
+	if len(r.refused) == 0 {
+		return nil
+	}
+	errs := make(refusalErrors, 0, len(r.refused))
 	for _, s := range slices.Sorted(maps.Keys(r.refused)) {
 		errs = append(errs, r.refused[s])
 	}
-	return errors.Join(errs...)
+	return errs
 }
+
+// refusalErrors are several servers' *TLSError, said on one line (a
+// command prints one line per failure); errors.As finds each.
+type refusalErrors []error
+
+func (e refusalErrors) Error() string {
+	parts := make([]string, len(e))
+	for i, err := range e {
+		parts[i] = err.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Unwrap returns the servers' errors.
+func (e refusalErrors) Unwrap() []error { return e }
