@@ -38,6 +38,9 @@ type Conn struct {
 	closeOnce   sync.Once
 	watchdog    chan struct{} // closed when watchRequests returns (deadline.go)
 	renewing    chan struct{} // closed when renewLease returns (leaseclock.go)
+	following   chan struct{} // closed when followConfig returns (reconfig.go)
+	followCtx   context.Context
+	followStop  context.CancelFunc
 
 	mu        sync.Mutex
 	id        int64   // current session id, 0 when none
@@ -132,6 +135,7 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 	s.wire.authExpected.Store(int32(len(cfg.Auth))) // replayed on every reconnect
 	go s.watchRequests()
 	go s.renewLease()
+	go s.followConfig()
 	return s, nil
 }
 
@@ -173,6 +177,7 @@ func (s *Conn) Close() error {
 		close(s.done)
 		<-s.watchdog
 		<-s.renewing
+		s.stopFollowing()
 		s.shutdown()
 		s.state("closed")
 		s.log.Info().Int64("session_id", s.ID()).Msg("session closed")
@@ -246,6 +251,7 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 		wire:        wire,
 		watchdog:    make(chan struct{}),
 		renewing:    make(chan struct{}),
+		following:   make(chan struct{}),
 		cfg:         cfg,
 		log:         cfg.Log,
 		established: make(chan struct{}),
@@ -253,6 +259,7 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 		sinks:       map[Sink]struct{}{},
 		watches:     newWatchTable(wire),
 	}
+	s.followCtx, s.followStop = context.WithCancel(context.Background())
 	return s
 }
 

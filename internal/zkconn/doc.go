@@ -24,6 +24,10 @@
 //     warning; TLS verifies the certificate against the name dialled, and
 //     a server refusing TLS (any alert) is not retried: Dial fails with a
 //     *TLSError once every server refused once (tlsrefusal.go);
+//   - reconfiguration followed: /zookeeper/config is read at each session
+//     (and watched once it names members), its members replace the seed in
+//     the host provider's rounds, the seed staying the fallback
+//     (reconfig.go);
 //   - session events from the event callback (never the library's lossy
 //     event channel), fanned out to Sinks; only StateHasSession is usable;
 //   - the negotiated session timeout and session id, read from the connect

@@ -23,14 +23,16 @@ import (
 // (reconfig.go), its members replace the seed in the rounds: servers added
 // by a reconfiguration are dialled, removed ones are not. When a whole
 // round of members fails without a session, the next round adds the seed
-// back, so an ensemble reachable only through the names the user gave is
-// still found.
+// back (but for servers a reconfiguration removed), so an ensemble
+// reachable only through the names the user gave (its configuration naming
+// addresses the client cannot reach) is still found.
 type serverList struct {
 	log zerolog.Logger
 
 	mu        sync.Mutex
 	seed      []string // as given, "host:port" (go-zookeeper's FormatServers)
 	members   []string // from /zookeeper/config; nil while unknown
+	removed   []string // former members, left out of the seed's rounds too
 	round     []string // the entries of the round in progress, shuffled
 	pos       int      // the next entry of round
 	succeeded bool     // a session was made during the round in progress
@@ -92,7 +94,7 @@ func (l *serverList) entriesLocked(seed bool) []string {
 	out := slices.Clone(l.members)
 	if seed {
 		for _, s := range l.seed {
-			if !slices.Contains(out, s) {
+			if !slices.Contains(out, s) && !slices.Contains(l.removed, s) {
 				out = append(out, s)
 			}
 		}
@@ -105,4 +107,25 @@ func (l *serverList) servers() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.entriesLocked(false)
+}
+
+// setMembers makes members (the ensemble's configuration, "host:port"
+// each) the entries of the next rounds, starting a new round at once so a
+// removed server is not dialled again; false when they are the members
+// already.
+func (l *serverList) setMembers(members []string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if slices.Equal(slices.Sorted(slices.Values(members)), slices.Sorted(slices.Values(l.members))) && l.members != nil {
+		return false
+	}
+	for _, m := range l.members {
+		if !slices.Contains(members, m) && !slices.Contains(l.removed, m) {
+			l.removed = append(l.removed, m)
+		}
+	}
+	l.removed = slices.DeleteFunc(l.removed, func(m string) bool { return slices.Contains(members, m) })
+	l.members = slices.Clone(members)
+	l.round, l.pos, l.rounds, l.withSeed = nil, 0, 0, false
+	return true
 }

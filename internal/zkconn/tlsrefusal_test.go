@@ -27,12 +27,16 @@ type dialCounter struct {
 	n  map[string]int
 }
 
-func (d *dialCounter) dialer() zk.Dialer {
+// wrap counts the connections base makes (nil: net.DialTimeout).
+func (d *dialCounter) wrap(base zk.Dialer) zk.Dialer {
+	if base == nil {
+		base = net.DialTimeout
+	}
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		d.mu.Lock()
 		d.n[addr]++
 		d.mu.Unlock()
-		return net.DialTimeout(network, addr, timeout)
+		return base(network, addr, timeout)
 	}
 }
 
@@ -89,7 +93,7 @@ func TestRefusedClientCertificateIsATLSError(t *testing.T) {
 			defer cancel()
 			start := time.Now()
 			c, err := Dial(ctx, zks.SecureAddrs(), Config{Timeout: 4 * time.Second, ConnectTimeout: connectTimeout,
-				TLS: cfg, Dialer: dials.dialer(), Log: zerolog.Nop()})
+				TLS: cfg, Dialer: dials.wrap(nil), Log: zerolog.Nop()})
 			took := time.Since(start)
 			if err == nil {
 				_ = c.Close()
