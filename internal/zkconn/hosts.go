@@ -33,11 +33,13 @@ type serverList struct {
 	seed      []string // as given, "host:port" (go-zookeeper's FormatServers)
 	members   []string // from /zookeeper/config; nil while unknown
 	removed   []string // former members, left out of the seed's rounds too
-	round     []string // the entries of the round in progress, shuffled
+	round     []string // the entries of the round in progress
 	pos       int      // the next entry of round
+	last      string   // the entry last returned by Next
+	anchor    string   // the entry last connected to (or a round's last): dialled again after a pause
+	fresh     bool     // the anchor was chosen for the round in progress: no pause before it
 	succeeded bool     // a session was made during the round in progress
 	withSeed  bool     // the round in progress includes the seed beside members
-	rounds    int
 }
 
 func newServerList(log zerolog.Logger) *serverList { return &serverList{log: log} }
@@ -58,30 +60,51 @@ func (l *serverList) Len() int {
 	return len(l.entriesLocked(l.withSeed))
 }
 
-// Next returns the entry to dial next. retryStart is true at the start of a
-// round when the previous round made no session: go-zookeeper then waits a
-// second before it dials (as with its own provider).
+// Next returns the entry to dial next. Each round holds every entry once,
+// shuffled, the anchor (the entry last connected to, or else the first
+// round's last) last: after a connection drops the other servers are tried
+// first, and retryStart is true when the anchor comes round again, so
+// go-zookeeper waits a second once per round of failed attempts, before
+// the server it left, as with its own provider (which pauses when it comes
+// back round to the server it last connected to).
 func (l *serverList) Next() (server string, retryStart bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.pos >= len(l.round) {
-		retryStart = l.rounds > 0 && !l.succeeded
-		l.withSeed = retryStart && l.members != nil && !l.withSeed
-		l.round = l.entriesLocked(l.withSeed)
-		rand.Shuffle(len(l.round), func(i, j int) { l.round[i], l.round[j] = l.round[j], l.round[i] })
-		l.pos, l.succeeded = 0, false
-		l.rounds++
+		l.newRoundLocked()
 	}
 	server = l.round[l.pos]
 	l.pos++
-	return server, retryStart
+	l.last = server
+	if server != l.anchor {
+		return server, false
+	}
+	retry := !l.fresh
+	l.fresh = false
+	return server, retry
 }
 
-// Connected records that the entry last returned by Next made a session.
+// newRoundLocked starts a round: the members (the seed too every other
+// round while rounds fail), shuffled, the anchor last.
+func (l *serverList) newRoundLocked() {
+	l.withSeed = !l.succeeded && l.members != nil && !l.withSeed && l.round != nil
+	l.round = l.entriesLocked(l.withSeed)
+	rand.Shuffle(len(l.round), func(i, j int) { l.round[i], l.round[j] = l.round[j], l.round[i] })
+	if i := slices.Index(l.round, l.anchor); i >= 0 {
+		l.round = append(slices.Delete(l.round, i, i+1), l.anchor)
+	} else { // none yet, or no longer an entry: this round's last, dialled without a pause
+		l.anchor, l.fresh = l.round[len(l.round)-1], true
+	}
+	l.pos, l.succeeded = 0, false
+}
+
+// Connected records that the entry last returned by Next made a session:
+// it becomes the anchor.
 func (l *serverList) Connected() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.succeeded = true
+	l.anchor = l.last
 }
 
 // entriesLocked returns the entries of a new round: the members of the
@@ -126,6 +149,6 @@ func (l *serverList) setMembers(members []string) bool {
 	}
 	l.removed = slices.DeleteFunc(l.removed, func(m string) bool { return slices.Contains(members, m) })
 	l.members = slices.Clone(members)
-	l.round, l.pos, l.rounds, l.withSeed = nil, 0, 0, false
+	l.pos, l.withSeed, l.succeeded = len(l.round), false, true // a new round at once, not a failed one
 	return true
 }

@@ -58,6 +58,9 @@ func newResolver(raw zk.Dialer, tlsCfg *tls.Config, refused *tlsRefusals, log ze
 
 // dial is a zk.Dialer for entries "host:port".
 func (r *resolver) dial(network, entry string, timeout time.Duration) (net.Conn, error) {
+	if err := r.refused.final(); err != nil {
+		return nil, err // every server refused TLS: Dial is giving up
+	}
 	host, port, err := net.SplitHostPort(entry)
 	if err != nil {
 		return nil, fmt.Errorf("dial ZooKeeper server %q: %w", entry, err)

@@ -19,8 +19,9 @@ type tlsRefusals struct {
 
 	mu      sync.Mutex
 	refused map[string]*TLSError
-	all     chan struct{} // closed once every entry is refused
+	all     chan struct{} // closed once every entry is refused before any was accepted
 	done    bool
+	ever    bool // a connection carried data: refusals are then only failed attempts
 }
 
 func newTLSRefusals(servers func() []string) *tlsRefusals {
@@ -33,7 +34,7 @@ func (r *tlsRefusals) refuse(entry string, err *TLSError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.refused[entry] = err
-	if r.done {
+	if r.done || r.ever {
 		return
 	}
 	for _, s := range servers {
@@ -50,6 +51,20 @@ func (r *tlsRefusals) accepted(entry string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.refused, entry)
+	r.ever = true
+}
+
+// final returns the refusals once every entry has refused before any
+// connection was accepted (nil until then): the dialer then makes no more
+// connections, so each server gets one attempt while Dial gives up.
+func (r *tlsRefusals) final() error {
+	r.mu.Lock()
+	done := r.done
+	r.mu.Unlock()
+	if !done {
+		return nil
+	}
+	return r.cause()
 }
 
 // cause returns the refusals in entry order, on one line; nil when none.
