@@ -146,6 +146,9 @@ func (s *Conn) awaitFirst(ctx context.Context, servers []string) error {
 	case <-s.established:
 		return nil
 	case <-t.C:
+		if unresolved := s.resolver.unresolvedError(); unresolved != nil {
+			return fmt.Errorf("no session from %v within %v: %w: %w", servers, s.cfg.ConnectTimeout, ErrNoSession, unresolved)
+		}
 		if foreign := s.wire.foreign.foreign(); foreign != nil {
 			// Some servers answered with another protocol, the others not at all.
 			return fmt.Errorf("no session from %v within %v: %w: %w", servers, s.cfg.ConnectTimeout, ErrNoSession, foreign)

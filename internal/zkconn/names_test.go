@@ -245,3 +245,21 @@ func TestTLSVerifiesTheNameDialled(t *testing.T) {
 		}
 	})
 }
+
+// TestUnresolvableNameIsNamedInTheDialError: a list whose only name does
+// not resolve (.invalid never does, RFC 6761) fails at the connect timeout
+// with a *ResolveError naming it, not a bare "no session".
+func TestUnresolvableNameIsNamedInTheDialError(t *testing.T) {
+	const server = "zk-nowhere.invalid:2181"
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	c, err := Dial(ctx, []string{server}, Config{Timeout: 4 * time.Second, ConnectTimeout: 2 * time.Second, Log: zerolog.Nop()})
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("Dial succeeded")
+	}
+	var re *ResolveError
+	if !errors.Is(err, ErrNoSession) || !errors.As(err, &re) || re.Server != server {
+		t.Fatalf("Dial = %v; want ErrNoSession with a *ResolveError naming %s", err, server)
+	}
+}

@@ -47,13 +47,14 @@ type resolver struct {
 	log     zerolog.Logger
 	lookup  func(ctx context.Context, host string) ([]string, error)
 
-	mu        sync.Mutex
-	addresses map[string][]string // each entry's addresses at its last resolution, sorted
+	mu         sync.Mutex
+	addresses  map[string][]string      // each entry's addresses at its last resolution, sorted
+	unresolved map[string]*ResolveError // entries whose last resolution failed
 }
 
 func newResolver(raw zk.Dialer, tlsCfg *tls.Config, refused *tlsRefusals, log zerolog.Logger) *resolver {
 	return &resolver{raw: raw, tls: tlsCfg, refused: refused, log: log,
-		lookup: net.DefaultResolver.LookupHost, addresses: map[string][]string{}}
+		lookup: net.DefaultResolver.LookupHost, addresses: map[string][]string{}, unresolved: map[string]*ResolveError{}}
 }
 
 // dial is a zk.Dialer for entries "host:port".
@@ -92,7 +93,11 @@ func (r *resolver) resolve(entry, host string, timeout time.Duration) ([]string,
 		err = fmt.Errorf("no address for %s", host)
 	}
 	if err != nil {
-		err = &ResolveError{Server: entry, Err: err}
+		re := &ResolveError{Server: entry, Err: err}
+		r.mu.Lock()
+		r.unresolved[entry] = re
+		r.mu.Unlock()
+		err = re
 		r.log.Warn().Str("server", entry).Err(err).
 			Msg("zookeeper server name does not resolve; skipped until the next round")
 		return nil, err
@@ -108,6 +113,7 @@ func (r *resolver) noteAddresses(entry string, addrs []string) {
 	r.mu.Lock()
 	old, seen := r.addresses[entry]
 	r.addresses[entry] = sorted
+	delete(r.unresolved, entry)
 	r.mu.Unlock()
 	if seen && !slices.Equal(old, sorted) {
 		r.log.Info().Str("server", entry).Str("from", strings.Join(old, ",")).Str("to", strings.Join(sorted, ",")).
@@ -148,4 +154,20 @@ func (r *resolver) secure(c net.Conn, entry string, timeout time.Duration) (net.
 		return nil, err
 	}
 	return &tlsConn{Conn: tc, entry: entry, refused: r.refused}, nil
+}
+
+// unresolvedError returns the entries whose last resolution failed, on
+// one line (refusalErrors' form), or nil: what Dial adds to its error when
+// no session came.
+func (r *resolver) unresolvedError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.unresolved) == 0 {
+		return nil
+	}
+	errs := make(refusalErrors, 0, len(r.unresolved))
+	for _, e := range slices.Sorted(maps.Keys(r.unresolved)) {
+		errs = append(errs, r.unresolved[e])
+	}
+	return errs
 }

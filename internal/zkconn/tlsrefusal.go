@@ -81,8 +81,9 @@ func (r *tlsRefusals) cause() error {
 	return errs
 }
 
-// refusalErrors are several servers' *TLSError, said on one line (a
-// command prints one line per failure); errors.As finds each.
+// refusalErrors are several servers' errors (*TLSError, *ResolveError),
+// said on one line (a command prints one line per failure); errors.As
+// finds each.
 type refusalErrors []error
 
 func (e refusalErrors) Error() string {
