@@ -21,34 +21,8 @@ func TestEnsembleMovedToNewPortsMovesNoShard(t *testing.T) {
 	const n = 1000
 	c := testenv.New(t, testenv.Options{Servers: 3, SpareServers: 3, DynamicConfig: true, MaxSessionTimeout: 6 * time.Second})
 	seed := c.Addrs()[:3]
-	mc := &moveCounter{first: map[string]string{}, reasons: map[string]int{}}
 	root, shards := newRoot(t), partition.Range(0, n)
-	var ms []*member
-	for _, id := range []string{"m1", "m2", "m3"} {
-		ms = append(ms, startMemberOn(t, connectTo(t, seed, 6*time.Second), root, id, shards, newTracker(),
-			func(cfg *partition.Config) {
-				cfg.OnStartedLeading, cfg.OnStoppedLeading = mc.started(id), mc.stopped
-			}))
-	}
-	waitBalanced(t, shards, ms, 60*time.Second)
-	waitFor(t, 30*time.Second, "the first balance to settle (every assignment matching the leaders)", func() (bool, string) {
-		lead := leaders(t, ms)
-		for _, s := range shards {
-			for _, mb := range ms {
-				to := partition.TargetOf(mb.m, s) // a member keeps the part of the assignment concerning it
-				if (to == mb.id) != (lead[s] == mb.id) || to != "" && to != lead[s] {
-					return false, fmt.Sprintf("%s assigns shard %s to %q, led by %s", mb.id, s, to, lead[s])
-				}
-			}
-		}
-		return true, ""
-	})
-	mc.mu.Lock()
-	for s, m := range leaders(t, ms) {
-		mc.first[s] = m
-	}
-	mc.moves, mc.handoffs, mc.reasons = nil, 0, map[string]int{}
-	mc.mu.Unlock()
+	mc, ms := settledMembers(t, seed, root, shards)
 	ids := map[string]int64{}
 	for _, mb := range ms {
 		ids[mb.id] = mb.sess.ID()

@@ -162,12 +162,5 @@ func (r *resolver) secure(c net.Conn, entry string, timeout time.Duration) (net.
 func (r *resolver) unresolvedError() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.unresolved) == 0 {
-		return nil
-	}
-	errs := make(refusalErrors, 0, len(r.unresolved))
-	for _, e := range slices.Sorted(maps.Keys(r.unresolved)) {
-		errs = append(errs, r.unresolved[e])
-	}
-	return errs
+	return oneLine(r.unresolved)
 }

@@ -71,12 +71,18 @@ func (r *tlsRefusals) final() error {
 func (r *tlsRefusals) cause() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.refused) == 0 {
+	return oneLine(r.refused)
+}
+
+// oneLine returns the errors of m in key order as refusalErrors, or nil
+// when m is empty.
+func oneLine[E error](m map[string]E) error {
+	if len(m) == 0 {
 		return nil
 	}
-	errs := make(refusalErrors, 0, len(r.refused))
-	for _, s := range slices.Sorted(maps.Keys(r.refused)) {
-		errs = append(errs, r.refused[s])
+	errs := make(refusalErrors, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		errs = append(errs, m[k])
 	}
 	return errs
 }
