@@ -61,42 +61,8 @@ func TestQuorumLeaderFailoverMovesNoShard(t *testing.T) {
 	// Sessions of 6s outlive a quorum-leader election (a few ticks) and
 	// the reconnect to a surviving server.
 	c := testenv.New(t, testenv.Options{Servers: 3, MaxSessionTimeout: 6 * time.Second})
-	mc := &moveCounter{first: map[string]string{}, reasons: map[string]int{}}
 	root, shards := newRoot(t), partition.Range(0, n)
-	var ms []*member
-	for _, id := range []string{"m1", "m2", "m3"} {
-		ms = append(ms, startMemberOn(t, connectTo(t, c.Addrs(), 6*time.Second), root, id, shards, newTracker(),
-			func(cfg *partition.Config) {
-				cfg.OnStartedLeading, cfg.OnStoppedLeading = mc.started(id), mc.stopped
-			}))
-	}
-	waitBalanced(t, shards, ms, 45*time.Second)
-	// Moves while the first balance settles are not failover moves: wait
-	// until every member's assignment agrees with who leads each shard. A
-	// member keeps the part of the assignment concerning it (the shards it
-	// is given and those it runs): each must give itself exactly the shards
-	// it leads, and any other shard it knows of to that shard's leader.
-	waitFor(t, 30*time.Second, "the first balance to settle (every assignment matching the leaders)", func() (bool, string) {
-		lead := leaders(t, ms)
-		if ok, desc := balanced(shards, lead, len(ms)); !ok {
-			return false, desc
-		}
-		for _, s := range shards {
-			for _, mb := range ms {
-				to := partition.TargetOf(mb.m, s)
-				if (to == mb.id) != (lead[s] == mb.id) || to != "" && to != lead[s] {
-					return false, fmt.Sprintf("%s assigns shard %s to %q, led by %s", mb.id, s, to, lead[s])
-				}
-			}
-		}
-		return true, ""
-	})
-	mc.mu.Lock()
-	for s, m := range leaders(t, ms) {
-		mc.first[s] = m
-	}
-	mc.moves, mc.handoffs, mc.reasons = nil, 0, map[string]int{}
-	mc.mu.Unlock()
+	mc, ms := settledMembers(t, c.Addrs(), root, shards)
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
 	for i := range faults {
@@ -123,4 +89,51 @@ func TestQuorumLeaderFailoverMovesNoShard(t *testing.T) {
 	if len(moves) > 0 || handoffs > 0 {
 		t.Errorf("%d quorum-leader failovers moved %d shards (%d handoffs); want none: %v", faults, len(moves), handoffs, moves)
 	}
+}
+
+// waitSettled waits until every member's assignment agrees with who leads
+// each shard. A member keeps the part of the assignment concerning it (the
+// shards it is given and those it runs): each must give itself exactly the
+// shards it leads, and any other shard it knows of to that shard's leader.
+func waitSettled(t *testing.T, shards []string, ms []*member) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the first balance to settle (every assignment matching the leaders)", func() (bool, string) {
+		lead := leaders(t, ms)
+		if ok, desc := balanced(shards, lead, len(ms)); !ok {
+			return false, desc
+		}
+		for _, s := range shards {
+			for _, mb := range ms {
+				to := partition.TargetOf(mb.m, s)
+				if (to == mb.id) != (lead[s] == mb.id) || to != "" && to != lead[s] {
+					return false, fmt.Sprintf("%s assigns shard %s to %q, led by %s", mb.id, s, to, lead[s])
+				}
+			}
+		}
+		return true, ""
+	})
+}
+
+// settledMembers starts members m1, m2 and m3 on sessions of 6s to addrs,
+// leading shards under root, waits until they are balanced and settled,
+// and returns them with a moveCounter that counts from then on.
+func settledMembers(t *testing.T, addrs []string, root string, shards []string) (*moveCounter, []*member) {
+	t.Helper()
+	mc := &moveCounter{first: map[string]string{}, reasons: map[string]int{}}
+	var ms []*member
+	for _, id := range []string{"m1", "m2", "m3"} {
+		ms = append(ms, startMemberOn(t, connectTo(t, addrs, 6*time.Second), root, id, shards, newTracker(),
+			func(cfg *partition.Config) {
+				cfg.OnStartedLeading, cfg.OnStoppedLeading = mc.started(id), mc.stopped
+			}))
+	}
+	waitBalanced(t, shards, ms, 60*time.Second)
+	waitSettled(t, shards, ms) // moves while the first balance settles are not the test's
+	mc.mu.Lock()
+	for s, m := range leaders(t, ms) {
+		mc.first[s] = m
+	}
+	mc.moves, mc.handoffs, mc.reasons = nil, 0, map[string]int{}
+	mc.mu.Unlock()
+	return mc, ms
 }

@@ -110,8 +110,10 @@ func WithMetrics(r prometheus.Registerer) SessionOption {
 }
 
 // WithDialer sets how TCP connections to servers are made (default
-// net.DialTimeout). The recipe wraps every connection it returns to bound
-// the handshake and to track answered requests.
+// net.DialTimeout). It is given an address "ip:port": the session resolves
+// each server name itself at each attempt and tries its addresses in turn.
+// The recipe wraps every connection it returns to bound the handshake and
+// to track answered requests.
 func WithDialer(d zk.Dialer) SessionOption {
 	return func(c *sessionConfig) error {
 		if d == nil {

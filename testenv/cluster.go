@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -98,6 +99,22 @@ type Options struct {
 	// serving its clients. Leader election traffic stays direct.
 	QuorumRelays bool
 
+	// DynamicConfig starts the servers with ZooKeeper's dynamic
+	// configuration (3.5+: reconfigEnabled=true, the members in a
+	// dynamicConfigFile, each server line with its client address), so
+	// Reconfig and Join change the ensemble at run time and
+	// /zookeeper/config names every member's client address. A superuser
+	// of the cluster's own (a digest of a random password) makes the
+	// reconfig requests. Not with QuorumRelays.
+	DynamicConfig bool
+
+	// SpareServers, with DynamicConfig, are servers beyond Servers that
+	// get their ports and directory at Start but are neither started nor
+	// members: Join starts one and adds it to the ensemble. They take the
+	// indices Servers..Servers+SpareServers-1 (Addrs lists them too).
+	// Servers plus SpareServers is at most 9.
+	SpareServers int
+
 	// Logf, when set, receives one line per lifecycle event (server
 	// started, killed, paused...). New uses t.Logf when it is nil.
 	Logf func(format string, args ...any)
@@ -152,6 +169,10 @@ func (o Options) checkNumbers() error {
 	switch {
 	case o.Servers < 1 || o.Servers > 9:
 		return bad("Servers", o.Servers, "want 1..9")
+	case o.SpareServers < 0 || o.Servers+o.SpareServers > 9 || (o.SpareServers > 0 && !o.DynamicConfig):
+		return bad("SpareServers", o.SpareServers, "want 0, or with DynamicConfig at most 9 servers in all")
+	case o.DynamicConfig && o.QuorumRelays:
+		return bad("QuorumRelays", o.QuorumRelays, "not with DynamicConfig")
 	case o.TickTime < MinTickTime || o.TickTime%time.Millisecond != 0:
 		return bad("TickTime", o.TickTime, fmt.Sprintf("want whole milliseconds, at least %v", MinTickTime))
 	case o.SyncLimit < 1 || o.SyncLimit > 1000:
@@ -182,6 +203,12 @@ func (o *Options) checkSecurity() error {
 		default:
 			return &OptionsError{Field: "TLS.ClientAuth", Value: t.ClientAuth, Reason: "want want, need or none"}
 		}
+		for _, n := range t.Names {
+			if n == "" || strings.ContainsAny(n, ", \t\n=:") {
+				return &OptionsError{Field: "TLS.Names", Value: n, Reason: "want DNS names"}
+			}
+		}
+		t.Names = slices.Clone(t.Names)
 		o.TLS = &t
 	}
 	if o.SASLRequired && len(o.SASLUsers) == 0 {
@@ -209,6 +236,10 @@ type Cluster struct {
 	servers []*server
 	tls     *tlsMaterial  // nil without Options.TLS
 	relays  *quorumRelays // nil unless Options.QuorumRelays
+	super   string        // the superuser's password with Options.DynamicConfig (reconfig.go)
+
+	mu      sync.Mutex
+	members []int // the ensemble's members, by index (reconfig.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -262,13 +293,13 @@ func tryStart(ctx context.Context, opts Options, inst installation) (*Cluster, e
 		return nil, err
 	}
 	begin := time.Now()
-	for _, s := range c.servers {
+	for _, s := range c.servers[:opts.Servers] {
 		if err := s.start(inst); err != nil {
 			_ = c.Close()
 			return nil, err
 		}
 	}
-	if err := c.awaitServing(ctx, c.indices(), true); err != nil {
+	if err := c.awaitServing(ctx, c.indices()[:opts.Servers], true); err != nil {
 		err = fmt.Errorf("start %d ZooKeeper server(s): %w\n%s", len(c.servers), err, c.LogTail(15))
 		_ = c.Close()
 		return nil, err
@@ -285,7 +316,10 @@ func (c *Cluster) configure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	n, per := c.opts.Servers, 4
+	if err := c.makeSuperuser(); err != nil {
+		return err
+	}
+	n, per := c.opts.Servers+c.opts.SpareServers, 4
 	ports, err := freePorts(per * n)
 	if err != nil {
 		return err
@@ -314,11 +348,13 @@ func (c *Cluster) configure(ctx context.Context) error {
 		}
 		peerPort = func(from, to *server) int { return c.relays.port(from.index, to.index) }
 	}
-	for _, s := range c.servers {
-		if err := writeConfig(s, c.servers, c.opts, peerPort); err != nil {
+	members := c.servers[:c.opts.Servers]
+	for _, s := range members {
+		if err := writeConfig(s, members, c.opts, peerPort); err != nil {
 			return fmt.Errorf("configure server %d: %w", s.index, err)
 		}
 	}
+	c.members = c.indices()[:c.opts.Servers]
 	return nil
 }
 
@@ -326,7 +362,7 @@ func (c *Cluster) configure(ctx context.Context) error {
 func (c *Cluster) security(ctx context.Context) (serverSecurity, error) {
 	var sec serverSecurity
 	if c.opts.TLS != nil {
-		m, err := makeTLS(ctx, filepath.Join(c.dir, "tls"), c.inst.java)
+		m, err := makeTLS(ctx, filepath.Join(c.dir, "tls"), c.inst.java, c.opts.TLS.Names)
 		if err != nil {
 			return sec, fmt.Errorf("make TLS keystores: %w", err)
 		}

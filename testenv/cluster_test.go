@@ -95,6 +95,8 @@ func TestBadOptionsAreRejected(t *testing.T) {
 		{testenv.Options{Heap: "16m"}, "Heap"},
 		{testenv.Options{Heap: "0"}, "Heap"},
 		{testenv.Options{Heap: "512mb"}, "Heap"},
+		{testenv.Options{SpareServers: 1}, "SpareServers"}, // spares need DynamicConfig
+		{testenv.Options{Servers: 3, DynamicConfig: true, QuorumRelays: true}, "QuorumRelays"},
 	} {
 		_, err := testenv.Start(t.Context(), tc.opts)
 		var oe *testenv.OptionsError

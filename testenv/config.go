@@ -153,8 +153,10 @@ func writeConfig(s *server, peers []*server, opts Options, peerPort func(from, t
 	line("initLimit", initLimitTicks)
 	line("syncLimit", opts.SyncLimit)
 	line("dataDir", s.dataDir())
-	line("clientPort", s.clientPort)
-	line("clientPortAddress", "127.0.0.1")
+	if !opts.DynamicConfig {
+		line("clientPort", s.clientPort)
+		line("clientPortAddress", "127.0.0.1")
+	}
 	line("maxClientCnxns", 0)
 	line("4lw.commands.whitelist", "*")
 	line("admin.enableServer", "false")
@@ -165,7 +167,11 @@ func writeConfig(s *server, peers []*server, opts Options, peerPort func(from, t
 		line("maxSessionTimeout", opts.MaxSessionTimeout.Milliseconds())
 	}
 	s.security.writeConfig(line, s)
-	if len(peers) > 1 {
+	if opts.DynamicConfig {
+		if err := writeDynamicConfig(s, peers, line); err != nil {
+			return err
+		}
+	} else if len(peers) > 1 {
 		for _, p := range peers {
 			port := p.quorumPort
 			if p != s {

@@ -86,8 +86,20 @@ func (c *Cluster) NewProxyT(t testing.TB) *Proxy {
 // ListenProxy starts a proxy with one loopback listener per target address
 // ("host:port" of a ZooKeeper server). The caller must Close it.
 func ListenProxy(targets []string) (*Proxy, error) {
-	if len(targets) == 0 {
-		return nil, fmt.Errorf("%w: proxy needs at least one target", ErrBadOptions)
+	listen := make([]string, len(targets))
+	for i := range listen {
+		listen[i] = "127.0.0.1:0"
+	}
+	return ListenProxyAt(listen, targets)
+}
+
+// ListenProxyAt is ListenProxy with listener i on listen[i] ("ip:port",
+// port 0 for any): another loopback address (127.0.0.2, ...) to stand for
+// a server that moved behind its name. It fails when the lengths differ or
+// an address cannot be listened on.
+func ListenProxyAt(listen, targets []string) (*Proxy, error) {
+	if len(targets) == 0 || len(listen) != len(targets) {
+		return nil, fmt.Errorf("%w: proxy needs at least one target and one listen address per target", ErrBadOptions)
 	}
 	p := &Proxy{
 		targets: append([]string(nil), targets...),
@@ -95,8 +107,8 @@ func ListenProxy(targets []string) (*Proxy, error) {
 		done:    make(chan struct{}),
 		links:   make(map[*link]struct{}),
 	}
-	for range targets {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for _, a := range listen {
+		l, err := net.Listen("tcp", a)
 		if err != nil {
 			_ = p.Close()
 			return nil, fmt.Errorf("proxy listen: %w", err)

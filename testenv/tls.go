@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -45,6 +46,12 @@ type TLSOptions struct {
 	// ClientAuth is ZooKeeper's ssl.clientAuth: ClientAuthWant (the
 	// default), ClientAuthNeed or ClientAuthNone.
 	ClientAuth string
+
+	// Names, when set, are the only names the servers' certificate is
+	// issued for (DNS subject alternative names, the first also its common
+	// name), without 127.0.0.1 or TLSServerName: a client must then verify
+	// one of these names. Default: TLSServerName and 127.0.0.1.
+	Names []string
 }
 
 // TLSFiles are a TLS cluster's client-side files, PEM encoded, kept until
@@ -93,7 +100,7 @@ var keytoolJVM = []string{"-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-J
 // CA) and truststore (holding the client certificate, self-signed, made
 // here) with the JDK's keytool, found beside java. The two keytool chains
 // run side by side.
-func makeTLS(ctx context.Context, dir, java string) (tlsMaterial, error) {
+func makeTLS(ctx context.Context, dir, java string, names []string) (tlsMaterial, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return tlsMaterial{}, fmt.Errorf("create TLS dir: %w", err)
 	}
@@ -115,10 +122,14 @@ func makeTLS(ctx context.Context, dir, java string) (tlsMaterial, error) {
 		return keytool(ctx, kt, append(append(append([]string{}, keytoolJVM...), args...), "-storepass", pw)...)
 	}
 	store := func(path string) []string { return []string{"-keystore", path, "-storetype", "PKCS12"} }
+	cn, san := TLSServerName, "ip:127.0.0.1,dns:"+TLSServerName
+	if len(names) > 0 {
+		cn, san = names[0], "dns:"+strings.Join(names, ",dns:")
+	}
 	server := [][]string{
-		join([]string{"-genkeypair", "-alias", "server", "-dname", "CN=" + TLSServerName,
+		join([]string{"-genkeypair", "-alias", "server", "-dname", "CN=" + cn,
 			"-keyalg", "EC", "-groupname", "secp256r1", "-validity", "7",
-			"-ext", "san=ip:127.0.0.1,dns:" + TLSServerName, "-ext", "bc:c", "-ext", "eku=serverAuth,clientAuth"}, store(m.keyStore)),
+			"-ext", "san=" + san, "-ext", "bc:c", "-ext", "eku=serverAuth,clientAuth"}, store(m.keyStore)),
 		join([]string{"-exportcert", "-rfc", "-alias", "server", "-file", m.client.CAFile}, store(m.keyStore)),
 	}
 	trust := join([]string{"-importcert", "-noprompt", "-alias", "client", "-file", m.client.CertFile}, store(m.trustStore))

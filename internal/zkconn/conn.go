@@ -27,6 +27,10 @@ type Conn struct {
 	cfg    Config
 	log    zerolog.Logger
 
+	hosts      *serverList  // go-zookeeper's host provider (hosts.go)
+	resolver   *resolver    // dials its entries (resolve.go)
+	refusedTLS *tlsRefusals // servers that refused TLS (tlsrefusal.go)
+
 	calls       inflight      // callers' calls in flight (Busy)
 	established chan struct{} // closed at the first session
 	estOnce     sync.Once
@@ -34,6 +38,9 @@ type Conn struct {
 	closeOnce   sync.Once
 	watchdog    chan struct{} // closed when watchRequests returns (deadline.go)
 	renewing    chan struct{} // closed when renewLease returns (leaseclock.go)
+	following   chan struct{} // closed when followConfig returns (reconfig.go)
+	followCtx   context.Context
+	followStop  context.CancelFunc
 
 	mu        sync.Mutex
 	id        int64   // current session id, 0 when none
@@ -51,8 +58,10 @@ type Config struct {
 	Timeout time.Duration
 	// ConnectTimeout bounds Dial's wait for the first session.
 	ConnectTimeout time.Duration
-	// Dialer makes the TCP connections (nil: net.DialTimeout); every
-	// connection it returns is wrapped by the layer.
+	// Dialer makes the TCP connections (nil: net.DialTimeout), given an
+	// address "ip:port": the layer resolves each server name at each
+	// attempt (resolve.go); every connection it returns is wrapped by the
+	// layer.
 	Dialer zk.Dialer
 	// Auth is replayed on every connection before any other request.
 	Auth []Credential
@@ -86,7 +95,8 @@ type StateObserver interface {
 // CheckServers) and waits until the first session is established. It
 // fails with a *ServersError, with an error wrapping ErrNoSession when the
 // connect timeout passes, ctx ends (and ctx's error), every server answers
-// in another protocol (and ErrNotZooKeeper), or go-zookeeper refuses to
+// in another protocol (and ErrNotZooKeeper), every server failed TLS for a
+// reason of certificates once (and *TLSError, ErrTLS), or go-zookeeper refuses to
 // start; or with the error of a credential the server refuses
 // ("authenticate <scheme>: ..."). The Conn then reconnects by itself until
 // Close; the caller must Close it.
@@ -98,9 +108,13 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 		cfg.Dialer = net.DialTimeout
 	}
 	s := newConn(newWireTracker(len(servers), cfg.Timeout, cfg.Log), cfg)
-	s.wire.tls, s.wire.sasl, s.wire.onRefused = cfg.TLS, cfg.SASL, s.authRefused
+	s.wire.sasl, s.wire.onRefused = cfg.SASL, s.authRefused
+	s.hosts = newServerList(cfg.Log)
+	s.refusedTLS = newTLSRefusals(s.hosts.servers)
+	s.resolver = newResolver(cfg.Dialer, cfg.TLS, s.refusedTLS, cfg.Log)
 	conn, events, err := zk.Connect(servers, cfg.Timeout,
-		zk.WithDialer(s.wire.dialer(cfg.Dialer)),
+		zk.WithHostProvider(s.hosts),
+		zk.WithDialer(s.wire.dialer(s.resolver.dial)),
 		zk.WithEventCallback(s.onEvent),
 		zk.WithLogger(zkLogger{s.log}),
 		zk.WithLogInfo(false))
@@ -121,6 +135,7 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 	s.wire.authExpected.Store(int32(len(cfg.Auth))) // replayed on every reconnect
 	go s.watchRequests()
 	go s.renewLease()
+	go s.followConfig()
 	return s, nil
 }
 
@@ -131,6 +146,9 @@ func (s *Conn) awaitFirst(ctx context.Context, servers []string) error {
 	case <-s.established:
 		return nil
 	case <-t.C:
+		if unresolved := s.resolver.unresolvedError(); unresolved != nil {
+			return fmt.Errorf("no session from %v within %v: %w: %w", servers, s.cfg.ConnectTimeout, ErrNoSession, unresolved)
+		}
 		if foreign := s.wire.foreign.foreign(); foreign != nil {
 			// Some servers answered with another protocol, the others not at all.
 			return fmt.Errorf("no session from %v within %v: %w: %w", servers, s.cfg.ConnectTimeout, ErrNoSession, foreign)
@@ -138,6 +156,8 @@ func (s *Conn) awaitFirst(ctx context.Context, servers []string) error {
 		return fmt.Errorf("no session from %v within %v: %w", servers, s.cfg.ConnectTimeout, ErrNoSession)
 	case <-s.wire.auth.over:
 		return s.wire.auth.cause()
+	case <-s.refusedTLS.all:
+		return fmt.Errorf("every server of %v refused TLS: %w: %w", s.hosts.servers(), ErrNoSession, s.refusedTLS.cause())
 	case <-s.wire.foreign.all:
 		return fmt.Errorf("%w: %w", ErrNoSession, s.wire.foreign.foreign())
 	case <-ctx.Done():
@@ -160,6 +180,7 @@ func (s *Conn) Close() error {
 		close(s.done)
 		<-s.watchdog
 		<-s.renewing
+		s.stopFollowing()
 		s.shutdown()
 		s.state("closed")
 		s.log.Info().Int64("session_id", s.ID()).Msg("session closed")
@@ -168,26 +189,36 @@ func (s *Conn) Close() error {
 }
 
 // abandon stops a session that never got established, promptly: it fails
-// any handshake in progress instead of waiting for it, and does not wait
-// for go-zookeeper's Close (which gives an unanswered close request 1s;
-// the goroutine calling it ends by then).
+// any handshake in progress instead of waiting for it. It then waits for
+// go-zookeeper's Close, which gives an unanswered close request 1s (the
+// request is lost when the connect loop has already stopped: a Dial
+// refused within a round of attempts returns up to 1s later, and leaves
+// no goroutine behind).
 func (s *Conn) abandon() {
-	go s.conn.Close()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		s.conn.Close()
+	}()
 	t := time.NewTimer(s.wire.timeout() + 2*time.Second)
 	defer t.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for {
+	for events := s.events; events != nil; {
 		s.wire.closeCurrent()
 		select {
-		case _, ok := <-s.events:
+		case _, ok := <-events:
 			if !ok {
-				return
+				events = nil
 			}
 		case <-tick.C:
 		case <-t.C:
 			return
 		}
+	}
+	select {
+	case <-closed:
+	case <-t.C:
 	}
 }
 
@@ -223,6 +254,7 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 		wire:        wire,
 		watchdog:    make(chan struct{}),
 		renewing:    make(chan struct{}),
+		following:   make(chan struct{}),
 		cfg:         cfg,
 		log:         cfg.Log,
 		established: make(chan struct{}),
@@ -230,6 +262,7 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 		sinks:       map[Sink]struct{}{},
 		watches:     newWatchTable(wire),
 	}
+	s.followCtx, s.followStop = context.WithCancel(context.Background())
 	return s
 }
 

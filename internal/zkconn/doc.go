@@ -16,6 +16,18 @@
 //     (datawatch.go) share an entry on the same path (watchtable.go):
 //     go-zookeeper keeps no channel per watch, and a watch is removed from
 //     the server (removeWatches, ZooKeeper 3.5+) when its last user leaves;
+//   - servers named as the user gave them: the layer's own host provider
+//     (hosts.go) hands go-zookeeper one "host:port" entry per attempt and
+//     the dialer resolves the name then (every address, shuffled, tried in
+//     turn; resolve.go), so an address that moved behind its name is
+//     followed and a name that does not resolve yet is skipped with a
+//     warning; TLS verifies the certificate against the name dialled, and
+//     a server refusing TLS (any alert) is not retried: Dial fails with a
+//     *TLSError once every server refused once (tlsrefusal.go);
+//   - reconfiguration followed: /zookeeper/config is read at each session
+//     (and watched once it names members), its members replace the seed in
+//     the host provider's rounds, the seed staying the fallback
+//     (reconfig.go);
 //   - session events from the event callback (never the library's lossy
 //     event channel), fanned out to Sinks; only StateHasSession is usable;
 //   - the negotiated session timeout and session id, read from the connect

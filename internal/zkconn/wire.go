@@ -2,7 +2,6 @@ package zkconn
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"net"
@@ -83,7 +82,6 @@ type wireTracker struct {
 	lastZxid     atomic.Int64 // the highest zxid a reply carried, presented on reconnect
 	log          zerolog.Logger
 	foreign      *foreignStreak  // handshakes answered by another protocol (foreign.go)
-	tls          *tls.Config     // Config.TLS; nil for plain TCP (tlsdial.go)
 	sasl         *SASLCredential // Config.SASL; nil for none (sasl.go)
 	auth         *authFailure    // the first refusal of the SASL credentials
 	onRefused    func()          // told of that refusal, on go-zookeeper's goroutine (Conn.authRefused)
@@ -118,16 +116,6 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 		if err != nil {
 			w.notForeign()
 			return nil, err
-		}
-		if w.tls != nil {
-			if c, err = tlsHandshake(c, w.tls, addr, max(b, minTLSHandshake)); err != nil {
-				if te := (*TLSError)(nil); errors.As(err, &te) && te.Untrusted() {
-					w.foreign.add(addr, err)
-				} else {
-					w.notForeign()
-				}
-				return nil, err
-			}
 		}
 		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]sentRequest{}, authXids: map[int32]bool{},
 			calls: map[int32]*pendingCall{}, ready: make(chan struct{}), closed: make(chan struct{})}

@@ -205,6 +205,9 @@ func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prome
 		return sess, nil
 	case ctx.Err() != nil:
 		return nil, interrupted(ctx, "connect to ZooKeeper at "+f.zk)
+	case tlsAlert(err) != "":
+		return nil, fmt.Errorf("ZooKeeper at %s refused the TLS connection with alert %q: check --zk-tls-cert and --zk-tls-key, "+
+			"a client certificate the servers' ssl.clientAuth trusts (%v)", f.zk, tlsAlert(err), err)
 	case errors.Is(err, recipe.ErrTLS):
 		return nil, fmt.Errorf("TLS to ZooKeeper at %s failed: check --zk-tls-ca, --zk-tls-server-name and that --zk names the secure client ports (%v)", f.zk, err)
 	case errors.Is(err, recipe.ErrAuthFailed):
@@ -364,4 +367,14 @@ func notZooKeeper(err error) []string {
 	}
 	walk(err)
 	return names
+}
+
+// tlsAlert returns the TLS alert a server refused the connection with
+// (recipe.TLSError.Alert), or "".
+func tlsAlert(err error) string {
+	var te *recipe.TLSError
+	if errors.As(err, &te) {
+		return te.Alert
+	}
+	return ""
 }

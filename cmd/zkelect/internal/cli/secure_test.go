@@ -64,6 +64,27 @@ func TestCommandsOverTLSWithSASL(t *testing.T) {
 	}
 }
 
+// TestRefusedClientCertificateIsNamed: servers with ssl.clientAuth=need
+// refuse status without a client certificate: one line naming the TLS
+// alert and the flags to check, at once, not "cannot reach ZooKeeper".
+func TestRefusedClientCertificateIsNamed(t *testing.T) {
+	zks := testenv.New(t, testenv.Options{Servers: 1, TLS: &testenv.TLSOptions{ClientAuth: testenv.ClientAuthNeed}})
+	files, _ := zks.TLSFiles()
+	start := time.Now()
+	p := startProc(t, "status without a client certificate", []string{"status", "--election", "/e", "--connect-timeout", "60s",
+		"--zk", zks.SecureAddrs()[0], "--zk-tls-ca", files.CAFile}, "")
+	code := p.wait(90 * time.Second)
+	stderr := strings.TrimSpace(p.err.String())
+	const want = "refused the TLS connection with alert"
+	if code != 1 || strings.Count(stderr, "\n") != 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--zk-tls-cert") {
+		t.Fatalf("exit %d, stderr %q; want 1 and one line with %q naming --zk-tls-cert", code, stderr, want)
+	}
+	if d := time.Since(start); d > 45*time.Second {
+		t.Errorf("took %v: the refusal waited for the connect timeout", d)
+	}
+	t.Logf("%v: %s", time.Since(start).Round(time.Millisecond), stderr)
+}
+
 // writeOtherCA writes a self-signed certificate that signed nothing of the
 // servers' and returns its path.
 func writeOtherCA(t *testing.T, dir string) string {

@@ -1,0 +1,154 @@
+package zkconn
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/rs/zerolog"
+)
+
+// serverList is the layer's go-zookeeper HostProvider (zk.WithHostProvider).
+// It keeps the servers as the user gave them ("host:port", the seed) and
+// hands go-zookeeper one entry per connection attempt; the name is resolved
+// only when that entry is dialled (resolve.go), so a server whose address
+// moved behind its name (a pod restarted behind a headless Service) is
+// reached at its new address, and a name that does not resolve yet costs
+// one failed attempt, not the Dial. go-zookeeper's own DNSHostProvider
+// resolves every name once, in Init, and fails Connect when one does not
+// resolve (ZOOKEEPER-2184 and ZOOKEEPER-1576, fixed in the Java client's
+// StaticHostProvider the same way).
+//
+// Once /zookeeper/config has been read with client addresses in it
+// (reconfig.go), its members replace the seed in the rounds: servers added
+// by a reconfiguration are dialled, removed ones are not. When a whole
+// round of members fails without a session, the next round adds the seed
+// back (but for servers a reconfiguration removed), so an ensemble
+// reachable only through the names the user gave (its configuration naming
+// addresses the client cannot reach) is still found.
+type serverList struct {
+	log zerolog.Logger
+
+	mu        sync.Mutex
+	seed      []string // as given, "host:port" (go-zookeeper's FormatServers)
+	members   []string // from /zookeeper/config; nil while unknown
+	removed   []string // former members, left out of the seed's rounds too
+	round     []string // the entries of the round in progress
+	pos       int      // the next entry of round
+	last      string   // the entry last returned by Next
+	anchor    string   // the entry last connected to (or a round's last): dialled again after a pause
+	fresh     bool     // the anchor was chosen for the round in progress: no pause before it
+	succeeded bool     // a session was made during the round in progress
+	withSeed  bool     // the round in progress includes the seed beside members
+}
+
+func newServerList(log zerolog.Logger) *serverList { return &serverList{log: log} }
+
+// Init keeps servers, "host:port" each, as the seed; it resolves nothing
+// and never fails (CheckServers has checked the list).
+func (l *serverList) Init(servers []string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seed = slices.Clone(servers)
+	return nil
+}
+
+// Len returns the number of entries a round holds now.
+func (l *serverList) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.entriesLocked(l.withSeed))
+}
+
+// Next returns the entry to dial next. Each round holds every entry once,
+// shuffled, the anchor (the entry last connected to, or else the first
+// round's last) last: after a connection drops the other servers are tried
+// first, and retryStart is true when the anchor comes round again, so
+// go-zookeeper waits a second once per round of failed attempts, before
+// the server it left, as with its own provider (which pauses when it comes
+// back round to the server it last connected to).
+func (l *serverList) Next() (server string, retryStart bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pos >= len(l.round) {
+		l.newRoundLocked()
+	}
+	server = l.round[l.pos]
+	l.pos++
+	l.last = server
+	if server != l.anchor {
+		return server, false
+	}
+	retry := !l.fresh
+	l.fresh = false
+	return server, retry
+}
+
+// newRoundLocked starts a round: the members (the seed too every other
+// round while rounds fail), shuffled, the anchor last.
+func (l *serverList) newRoundLocked() {
+	l.withSeed = !l.succeeded && l.members != nil && !l.withSeed && l.round != nil
+	l.round = l.entriesLocked(l.withSeed)
+	rand.Shuffle(len(l.round), func(i, j int) { l.round[i], l.round[j] = l.round[j], l.round[i] })
+	if i := slices.Index(l.round, l.anchor); i >= 0 {
+		l.round = append(slices.Delete(l.round, i, i+1), l.anchor)
+	} else { // none yet, or no longer an entry: this round's last, dialled without a pause
+		l.anchor, l.fresh = l.round[len(l.round)-1], true
+	}
+	l.pos, l.succeeded = 0, false
+}
+
+// Connected records that the entry last returned by Next made a session:
+// it becomes the anchor.
+func (l *serverList) Connected() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.succeeded = true
+	l.anchor = l.last
+}
+
+// entriesLocked returns the entries of a new round: the members of the
+// ensemble's configuration when known (and the seed too with seed),
+// otherwise the seed.
+func (l *serverList) entriesLocked(seed bool) []string {
+	if l.members == nil {
+		return slices.Clone(l.seed)
+	}
+	out := slices.Clone(l.members)
+	if seed {
+		for _, s := range l.seed {
+			if !slices.Contains(out, s) && !slices.Contains(l.removed, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// servers returns the entries a round holds now (the members, or the seed).
+func (l *serverList) servers() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.entriesLocked(false)
+}
+
+// setMembers makes members (the ensemble's configuration, "host:port"
+// each) the entries of the next rounds, starting a new round at once so a
+// removed server is not dialled again; false when they are the members
+// already.
+func (l *serverList) setMembers(members []string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if slices.Equal(slices.Sorted(slices.Values(members)), slices.Sorted(slices.Values(l.members))) && l.members != nil {
+		return false
+	}
+	for _, m := range l.members {
+		if !slices.Contains(members, m) && !slices.Contains(l.removed, m) {
+			l.removed = append(l.removed, m)
+		}
+	}
+	l.removed = slices.DeleteFunc(l.removed, func(m string) bool { return slices.Contains(members, m) })
+	l.members = slices.Clone(members)
+	l.pos, l.withSeed, l.succeeded = len(l.round), false, true // a new round at once, not a failed one
+	return true
+}
