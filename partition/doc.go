@@ -70,7 +70,12 @@
 // back. The grace is measured from when the other members noticed it leave
 // (their own clocks); after it, they delete its record, and nothing moves:
 // the members leading its shards meanwhile keep them. So a leave moves each
-// of the leaver's shards once.
+// of the leaver's shards once. A member whose session was lost counts its
+// own grace from that session's lease (the instant before which ZooKeeper
+// cannot have expired it, recipe.Session.LeaseDeadlineOf), which is no
+// later than the others' count: cut off for longer than its session and
+// grace, it comes back reserving nothing. Each reservation has its own
+// deadline.
 //
 // Observing leaders: Config.OnLeaderChanged (in a member) and
 // WatchLeaders (in any process, without registering) report each shard's

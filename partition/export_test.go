@@ -61,13 +61,13 @@ func ReservedAfterAssigning(m *Manager, members map[string]int64, others map[str
 	l.view.apply(update{members: live})
 	l.view.opRead = true
 	for _, s := range reserved {
-		l.reserved[s] = true
+		l.grace.reserveFor(s, time.Now())
 	}
 	l.recompute()
 	targets = map[string]string{}
 	for _, s := range reserved {
 		targets[s] = l.targets[s]
-		if l.reserved[s] {
+		if l.grace.isReserved(s) {
 			kept = append(kept, s)
 		}
 	}
@@ -82,7 +82,7 @@ func RecordAfterLongSuspension(m *Manager, shard string) (leading map[string]uin
 	defer l.cancel()
 	now := time.Now()
 	l.leading[shard] = 7
-	l.suspended[shard] = now.Add(-2 * m.sess.Timeout())
+	l.grace.suspend(shard, now.Add(-2*m.sess.Timeout()))
 	l.dropSuspended(now)
 	rec := l.record()
 	return rec.Leading, rec.Reserved

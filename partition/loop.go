@@ -78,9 +78,8 @@ func newLoop(m *Manager) *loop {
 		events:  make(chan runnerEvent, 1024),
 		fatal:   make(chan error, 1),
 		shardState: shardState{
-			runners: map[string]*runner{}, leading: map[string]uint64{}, suspended: map[string]time.Time{},
-			orphaned: map[string]time.Time{}, reserved: map[string]bool{}, targets: map[string]string{},
-			clearing: map[string]bool{},
+			runners: map[string]*runner{}, leading: map[string]uint64{}, grace: newGrace(m.cfg.RestartGrace),
+			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
 		},
 		handoffState: handoffState{moving: map[string]time.Time{}},
 		stepState:    stepState{wake: stoppedTimer()},
@@ -186,7 +185,8 @@ const (
 // most once per minStep, and publishes the record.
 func (l *loop) step() {
 	l.noticeSession()
-	l.noteConnected(time.Now())
+	l.noteLease()
+	l.expireReservation(time.Now())
 	defer l.publish()
 	if l.freezeExpired(time.Now()) {
 		l.dirty = true
@@ -252,8 +252,8 @@ func (l *loop) handle(ev runnerEvent) {
 	switch ev.kind {
 	case evStarted:
 		l.leading[r.id] = ev.token
-		delete(l.suspended, r.id)
-		delete(l.reserved, r.id)
+		l.grace.resume(r.id)
+		l.grace.release(r.id)
 		l.recordChanged = true
 		if since, ok := l.orphaned[r.id]; ok {
 			l.m.met.failovers.Observe(time.Since(since).Seconds())
@@ -261,12 +261,12 @@ func (l *loop) handle(ev runnerEvent) {
 		}
 	case evStopped:
 		delete(l.leading, r.id)
-		delete(l.suspended, r.id)
+		l.grace.resume(r.id)
 		l.recordChanged = true
 		l.reserveLost(r.id, ev.reason)
 	case evSuspended:
 		if _, led := l.leading[r.id]; led {
-			l.suspended[r.id] = time.Now()
+			l.grace.suspend(r.id, time.Now())
 		}
 	case evDeferred:
 		if r.book.handoff {
@@ -278,7 +278,7 @@ func (l *loop) handle(ev runnerEvent) {
 		}
 	case evFinished:
 		delete(l.leading, r.id)
-		delete(l.suspended, r.id)
+		l.grace.resume(r.id)
 		delete(l.moving, r.id)
 		if l.runners[r.id] == r {
 			delete(l.runners, r.id)
@@ -315,9 +315,9 @@ func (l *loop) recompute() {
 	l.m.target.Store(&targets)
 	l.m.met.assignments.Inc()
 	l.stale = true
-	for s := range l.reserved { // a reservation the balance gave elsewhere is void
+	for s := range l.grace.reserved { // a reservation the balance gave elsewhere is void
 		if targets[s] != l.m.cfg.MemberID {
-			delete(l.reserved, s)
+			l.grace.release(s)
 			l.recordChanged = true
 		}
 	}
