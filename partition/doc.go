@@ -59,7 +59,9 @@
 // At most Config.MaxConcurrentHandoffs balancing handoffs run at once per
 // member; taking over shards whose leader died is never throttled. A
 // candidate that wins a shard assigned elsewhere resigns before any callback
-// runs.
+// runs; one that wins just as the shard is moved elsewhere, after its
+// callback started, ends like a handoff, with ErrWithdrawn, once the new
+// target's candidate waits (or goes on, and is handed off with ErrHandoff).
 //
 // Restart grace: the shards of a member that left stay reserved for it for
 // Config.RestartGrace. They are led meanwhile by the members the balance

@@ -87,3 +87,8 @@ func RecordAfterLongSuspension(m *Manager, shard string) (leading map[string]uin
 	rec := l.record()
 	return rec.Leading, rec.Reserved
 }
+
+// HoldWonCampaigns makes m's runners call f(shard) after a campaign won
+// while the shard was assigned here, before the leadership starts: f may
+// block while the test moves the shard. Call it before Run.
+func HoldWonCampaigns(m *Manager, f func(shard string)) { m.wonHook = f }

@@ -273,9 +273,9 @@ func (l *loop) handle(ev runnerEvent) {
 			r.book.handoff = false
 			l.handoffs--
 			l.moving[r.id] = time.Now() // try again once settled again
-			l.stale = true
 			l.nextHandoffs()
 		}
+		l.stale = true // a withdrawal dropped: handed off once settled
 	case evFinished:
 		delete(l.leading, r.id)
 		l.grace.resume(r.id)
@@ -403,7 +403,7 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 		l.unregister()
 	}
 	for _, r := range l.runners {
-		if !r.stopping() {
+		if r.stopReason() == nil {
 			r.stop(ErrStopping)
 		}
 	}
