@@ -87,8 +87,9 @@ func TestRunnerWonDuringAMoveIsWithdrawnThroughTheSuccessorCheck(t *testing.T) {
 	op := newOperator(t, root)
 
 	for _, late := range []bool{false, true} {
+		lead, _ := waitBalanced(t, shards, ms, 20*time.Second)
 		var s string
-		for shard, m := range leaders(t, ms) {
+		for shard, m := range lead {
 			if m == "a" {
 				s = shard
 				break
