@@ -7,7 +7,7 @@
 //
 //	<root>/members/<member>   ephemeral: the member is live (its session owns it)
 //	<root>/owners/<member>    persistent: the member's record, JSON {session, leading, reserved,
-//	                          shard_set, address, labels, weight}; later fields optional
+//	                          shard_set, address, labels, weight, unavailable}; later fields optional
 //	<root>/shards/<shard>     one recipe election per shard (recipe.ShortNaming; Curator LeaderLatch naming before, both order together)
 //	<root>/operator           persistent, optional: the operator state (OperatorState JSON)
 //
@@ -93,6 +93,16 @@
 // when the shard is led again. The member's other sessions, and their
 // leaderships, are not affected; the shards of the expired one stay
 // reserved for the member for its restart grace.
+//
+// A sibling session down: once a sibling session has not been connected
+// for about a session timeout (half a timeout after its lease ran out),
+// the member publishes the shards whose elections sit on it as unavailable
+// (its record's "unavailable" list) and stops claiming or reserving them;
+// every member's assignment deals them to another member, and the member
+// places new elections on its other sessions. When the session is up
+// again (a new one, after an expiry) the list goes and the balance deals
+// the shards as before. Members of earlier releases ignore the list. A
+// member whose primary session is down leaves as a whole.
 //
 // # Design choices
 //

@@ -100,6 +100,12 @@ func (g *grace) capAt(until time.Time) {
 	}
 }
 
+// isSuspended reports whether the leadership of shard s is suspended.
+func (g *grace) isSuspended(s string) bool {
+	_, ok := g.suspended[s]
+	return ok
+}
+
 // suspend notes that the leadership of shard s was suspended at now.
 func (g *grace) suspend(s string, now time.Time) { g.suspended[s] = now }
 

@@ -80,6 +80,7 @@ func newLoop(m *Manager) *loop {
 		shardState: shardState{
 			runners: map[string]*runner{}, leading: map[string]uint64{}, grace: newGrace(m.cfg.RestartGrace),
 			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
+			unavail: unavailable{}, seatHealth: map[*seat]*seatHealth{},
 		},
 		handoffState: handoffState{moving: map[string]time.Time{}},
 		stepState:    stepState{wake: stoppedTimer()},
@@ -187,6 +188,7 @@ func (l *loop) step() {
 	l.noticeSession()
 	l.noteLease()
 	l.expireReservation(time.Now())
+	l.checkSeats(time.Now())
 	defer l.publish()
 	if l.freezeExpired(time.Now()) {
 		l.dirty = true
@@ -254,6 +256,7 @@ func (l *loop) handle(ev runnerEvent) {
 		l.leading[r.id] = ev.token
 		l.grace.resume(r.id)
 		l.grace.release(r.id)
+		delete(l.unavail, r.id) // led after all: available
 		l.recordChanged = true
 		if since, ok := l.orphaned[r.id]; ok {
 			l.m.met.failovers.Observe(time.Since(since).Seconds())
@@ -305,7 +308,7 @@ func (l *loop) recompute() {
 		return // a drain or a freeze we have not read yet must not be acted against
 	}
 	in := l.input(time.Now())
-	all := Assign(in)
+	all := dealUnavailable(Assign(in), in, l.unavailableByMember())
 	l.noteOperatorMetrics(in, all)
 	l.targets = l.concerningUs(all)
 	if len(in.Pins) > 0 {

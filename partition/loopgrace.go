@@ -99,6 +99,9 @@ func (l *loop) expireReservation(now time.Time) {
 // meanwhile, as after a restart. Each reservation has its own deadline:
 // a later loss does not extend an earlier one.
 func (l *loop) reserveLost(s string, reason error) {
+	if _, out := l.unavail[s]; out {
+		return // dealt to another member: nothing to keep for us
+	}
 	if errors.Is(reason, recipe.ErrSessionExpired) && l.grace.reserveFor(s, time.Now()) {
 		l.recordChanged = true
 	}

@@ -17,7 +17,11 @@ type shardState struct {
 	grace    grace
 	orphaned map[string]time.Time // shards whose leader's member we saw gone, and when (failover metric)
 	targets  map[string]string    // the latest assignment's shards targeted here or run here (concerningUs)
-	clearing map[string]bool      // moves to us being cleared (loopoperator.go)
+	// unavail: the shards whose sibling session is down (loopliveness.go),
+	// and what the loop saw of each sibling session.
+	unavail    unavailable
+	seatHealth map[*seat]*seatHealth
+	clearing   map[string]bool // moves to us being cleared (loopoperator.go)
 	// freezeUntil is when the freeze the last assignment honoured lifts
 	// itself; zero when none does.
 	freezeUntil time.Time

@@ -265,7 +265,7 @@ func (r *runner) finish() {
 		}
 	}
 	if r.seat != nil {
-		r.m.pool.leave(r.seat)
+		r.m.pool.leave(r.seat, r.id)
 	}
 	r.report(evFinished, 0)
 	r.workers.Done()
@@ -277,7 +277,7 @@ func (r *runner) finish() {
 func (r *runner) takeSeat() *seat {
 	retry := newBackoff()
 	for {
-		seat, err := r.m.pool.place(r.ctx)
+		seat, err := r.m.pool.place(r.ctx, r.id)
 		if err == nil {
 			return seat
 		}

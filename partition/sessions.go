@@ -3,7 +3,10 @@ package partition
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -41,16 +44,20 @@ type sessions struct {
 	closed bool
 }
 
-// seat is one session, its election starts in flight and the number of
-// elections placed on it (under sessions.mu).
+// seat is one session, its election starts in flight, and the elections
+// placed on it (their number and shards, under sessions.mu).
 type seat struct {
 	sess      *recipe.Session
 	starts    *limiter
 	elections int
+	shards    map[string]bool
+	// down: the loop found the session down (seathealth.go); no election
+	// is placed on it until it is up again.
+	down atomic.Bool
 }
 
 func (p *sessions) newSeat(sess *recipe.Session) *seat {
-	return &seat{sess: sess, starts: newLimiter(p.inFlight, sess.AnswerLag, sess.Timeout)}
+	return &seat{sess: sess, starts: newLimiter(p.inFlight, sess.AnswerLag, sess.Timeout), shards: map[string]bool{}}
 }
 
 func newSessions(primary *recipe.Session, perSession, inFlight int, count prometheus.Gauge, log zerolog.Logger) *sessions {
@@ -71,12 +78,12 @@ func (p *sessions) room(i int) int {
 	return p.perSession
 }
 
-// place takes a place for one election and returns its seat, opening a
-// sibling session when every open one is full. It blocks while another
+// place takes a place for the election of shard and returns its seat,
+// opening a sibling session when every open one is full or down. It blocks while another
 // runner opens one, until ctx ends (ctx's error), or while it opens one
 // itself, until it is open or its Connect fails (its error, wrapped). Give
 // the seat back with leave.
-func (p *sessions) place(ctx context.Context) (*seat, error) {
+func (p *sessions) place(ctx context.Context, shard string) (*seat, error) {
 	select {
 	case p.turn <- struct{}{}:
 	case <-ctx.Done():
@@ -85,8 +92,9 @@ func (p *sessions) place(ctx context.Context) (*seat, error) {
 	defer func() { <-p.turn }()
 	p.mu.Lock()
 	for i, s := range p.open {
-		if s.elections < p.room(i) {
+		if s.elections < p.room(i) && !s.down.Load() {
 			s.elections++
+			s.shards[shard] = true
 			p.mu.Unlock()
 			return s, nil
 		}
@@ -106,6 +114,7 @@ func (p *sessions) place(ctx context.Context) (*seat, error) {
 	}
 	s := p.newSeat(sib)
 	s.elections = 1
+	s.shards[shard] = true
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -120,11 +129,26 @@ func (p *sessions) place(ctx context.Context) (*seat, error) {
 	return s, nil
 }
 
-// leave gives back a place taken by place.
-func (p *sessions) leave(s *seat) {
+// leave gives back the place of shard taken by place.
+func (p *sessions) leave(s *seat, shard string) {
 	p.mu.Lock()
 	s.elections--
+	delete(s.shards, shard)
 	p.mu.Unlock()
+}
+
+// siblings returns the open sibling sessions' seats, oldest first.
+func (p *sessions) siblings() []*seat {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.open[1:])
+}
+
+// shardsOn returns the shards whose elections sit on seat s.
+func (p *sessions) shardsOn(s *seat) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Collect(maps.Keys(s.shards))
 }
 
 // loads returns what each open session carries, the primary first.
