@@ -2,13 +2,17 @@ package partition_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"path"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
 
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
@@ -62,13 +66,14 @@ func (sl *startLog) takenBack(member string, from time.Time) []string {
 const graceTick = 100 * time.Millisecond
 
 // TestCutOffHealedAroundTheRecordDeletionTakesNothingBack cuts a member
-// off (blackholed) during a freeze and heals it at each tick of a sweep
-// (13 ticks, run at once) such that it comes back, on a new session, from
-// before to about a second after the others delete its record
-// (go-zookeeper reconnects two to three seconds after the heal; each run
-// logs where its return fell). Back on a new session after the others
-// deleted its record (their grace over, its shards theirs), it never leads
-// a shard that another member led meanwhile; back before, its grace may
+// off (blackholed, its new connections refused) during a freeze and heals
+// it at each tick of a sweep (17 ticks, run at once) such that it comes
+// back, on a new session, from before the others' grace ends to over a
+// second after they delete its record (go-zookeeper reconnects one to two
+// seconds after the heal, at its own retry steps; each run logs where its
+// return fell). Back on a new session after the others' grace ended (its member znode's deletion plus the grace: they delete its
+// record at their next look, and its shards are theirs), it never leads a
+// shard that another member led meanwhile; back before, its grace may
 // give it its shards back, as a restart within the grace does. It used to
 // count its grace from when its loop last saw the session connected, up
 // to two thirds of a session timeout after the server last heard of it,
@@ -76,7 +81,7 @@ const graceTick = 100 * time.Millisecond
 // the freeze, getting back) shards they had taken over.
 func TestCutOffHealedAroundTheRecordDeletionTakesNothingBack(t *testing.T) {
 	var wg sync.WaitGroup // every point at once, whatever -parallel says: each waits out seconds of timeouts
-	for k := -8; k <= 4; k++ {
+	for k := -6; k <= 10; k++ {
 		wg.Go(func() {
 			t.Run(fmt.Sprintf("heal%+dticks", k), func(t *testing.T) { cutOffAndHealAt(t, time.Duration(k)*graceTick) })
 		})
@@ -90,9 +95,9 @@ func TestCutOffHealedAroundTheRecordDeletionTakesNothingBack(t *testing.T) {
 const sweepGrace = 3 * time.Second
 
 // cutOffAndHealAt runs one point of the sweep: the member c heals offset
-// after one second before the instant the others can first delete its
-// record (its member znode's deletion plus the restart grace), so that it
-// comes back about offset after that instant.
+// after 1.25 s before the instant the others can first delete its record
+// (its member znode's deletion plus the restart grace), so that it comes
+// back around that instant.
 func cutOffAndHealAt(t *testing.T, offset time.Duration) {
 	tr, sl, root, shards := newTracker(), &startLog{}, newRoot(t), partition.Range(0, 9)
 	regs := map[string]*prometheus.Registry{}
@@ -101,20 +106,22 @@ func cutOffAndHealAt(t *testing.T, offset time.Duration) {
 		return []func(*partition.Config){sl.wrap(id), func(c *partition.Config) { c.RestartGrace, c.Metrics = sweepGrace, regs[id] }}
 	}
 	proxy := zkc.NewProxyT(t)
+	via := &cutDialer{via: proxy.Dialer(), rejectAfter: max(offset+6*graceTick, 0) / 2}
 	a := startMember(t, root, "a", shards, tr, tune("a")...)
 	b := startMember(t, root, "b", shards, tr, tune("b")...)
-	c := startMemberOn(t, connectTo(t, proxy.Addrs(), sessionTimeout), root, "c", shards, tr, tune("c")...)
+	c := startMemberOn(t, connectDialing(t, via.dial), root, "c", shards, tr, tune("c")...)
 	waitBalanced(t, shards, []*member{a, b, c}, 20*time.Second)
 	freezeFleet(t, root, regs)
 	had, oldID := len(c.m.Leaderships()), c.sess.ID()
 	cut := time.Now()
+	via.refused.Store(true)
 	proxy.Blackhole()
 	gone := awaitDeleted(t, a.sess, path.Join(root, "members", "c"), 10*time.Second)
 	deleted := make(chan time.Time, 1)
 	go func() { deleted <- awaitDeletedQuiet(a.sess, path.Join(root, "owners", "c"), 10*time.Second) }()
-	time.Sleep(time.Until(gone.Add(sweepGrace - time.Second + offset))) // the heal instant under test, not synchronisation
+	time.Sleep(time.Until(gone.Add(sweepGrace - 1250*time.Millisecond + offset))) // the heal instant under test, not synchronisation
 	proxy.Heal()
-	proxy.Cut() // the connection attempt held meanwhile: reconnect afresh
+	via.refused.Store(false)
 	waitFor(t, 20*time.Second, "c's new session", func() (bool, string) {
 		id := c.sess.ID()
 		return id != oldID && id != 0, fmt.Sprintf("session 0x%x", id)
@@ -125,16 +132,59 @@ func cutOffAndHealAt(t *testing.T, offset time.Duration) {
 		return err == nil && len(live) == 3, fmt.Sprint(live, err)
 	})
 	time.Sleep(1500 * time.Millisecond) // a window for c to take shards, not synchronisation
-	got := sl.takenBack("c", cut)
-	desc := "record never deleted"
-	if del := <-deleted; !del.IsZero() {
-		desc = fmt.Sprintf("new session %+v after its record's deletion", back.Sub(del).Round(time.Millisecond))
-		if del.Before(back) && len(got) != 0 {
-			t.Errorf("c, back after the others deleted its record, took back %v, which another member led while it was cut off", got)
-		}
+	got, graceEnd := sl.takenBack("c", cut), gone.Add(sweepGrace)
+	if back.After(graceEnd) && len(got) != 0 {
+		t.Errorf("c, back %v after the others' grace ended, took back %v, which another member led while it was cut off",
+			back.Sub(graceEnd).Round(time.Millisecond), got)
 	}
-	t.Logf("%s; c leads %d of its %d, %d of them led by another member meanwhile", desc, len(c.m.Leaderships()), had, len(got))
+	desc := "its record never deleted"
+	if del := <-deleted; !del.IsZero() {
+		desc = fmt.Sprintf("%+v after its record's deletion", back.Sub(del).Round(time.Millisecond))
+	}
+	t.Logf("new session %+v after the others' grace ended, %s; c leads %d of its %d, %d of them led by another member meanwhile",
+		back.Sub(graceEnd).Round(time.Millisecond), desc, len(c.m.Leaderships()), had, len(got))
 	tr.check(t, false)
+}
+
+// cutDialer dials through via, or fails after rejectAfter while refused
+// is set: a network that rejects a cut-off client's connections, late by
+// a round trip that differs from one point of the sweep to the next. The
+// client retries at go-zookeeper's pace (a second after each failed
+// round), so its return after the heal falls at the first retry after it:
+// the rejection's delay moves those retries, and with them the return,
+// across the second.
+type cutDialer struct {
+	refused     atomic.Bool
+	rejectAfter time.Duration
+	via         func(network, address string, timeout time.Duration) (net.Conn, error)
+}
+
+func (d *cutDialer) dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	if d.refused.Load() {
+		time.Sleep(min(d.rejectAfter, timeout)) // the network's answer, not synchronisation
+		return nil, errors.New("test: connection refused while cut off")
+	}
+	return d.via(network, address, timeout)
+}
+
+// cutOffTimeout is the session timeout of the member cut off: the longest
+// the shared server grants, so that the span its loop used to miss (two
+// thirds of it) is wider than go-zookeeper's retry steps.
+const cutOffTimeout = 2 * time.Second
+
+// connectDialing opens a session to the shared server through dial, with
+// cutOffTimeout, closed at cleanup.
+func connectDialing(t *testing.T, dial func(network, address string, timeout time.Duration) (net.Conn, error)) *recipe.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	sess, err := recipe.Connect(ctx, zkc.Addrs(), recipe.WithSessionTimeout(cutOffTimeout),
+		recipe.WithLogger(zerolog.Nop()), recipe.WithDialer(dial))
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	return sess
 }
 
 // freezeFleet freezes root and waits until every member whose registry
