@@ -92,3 +92,27 @@ func RecordAfterLongSuspension(m *Manager, shard string) (leading map[string]uin
 // while the shard was assigned here, before the leadership starts: f may
 // block while the test moves the shard. Call it before Run.
 func HoldWonCampaigns(m *Manager, f func(shard string)) { m.wonHook = f }
+
+// HandLoop is a loop of a Manager driven by hand, outside Run: each Step
+// is one of the loop's steps, at the instant the test calls it.
+type HandLoop struct{ l *loop }
+
+// NewHandLoop returns m's loop, outside Run, whose latest assignment
+// targets assigned to m.
+func NewHandLoop(m *Manager, assigned []string) *HandLoop {
+	l := newLoop(m)
+	for _, s := range assigned {
+		l.targets[s] = m.cfg.MemberID
+	}
+	return &HandLoop{l: l}
+}
+
+// Step runs one step of the loop now.
+func (h *HandLoop) Step() { h.l.step() }
+
+// Reserved returns the shards the record the loop would publish now
+// reserves.
+func (h *HandLoop) Reserved() []string { return h.l.ownRecord().Reserved }
+
+// Close releases the loop.
+func (h *HandLoop) Close() { h.l.cancel() }
