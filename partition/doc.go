@@ -101,7 +101,11 @@
 // every member's assignment deals them to another member, and the member
 // places new elections on its other sessions. When the session is up
 // again (a new one, after an expiry) the list goes and the balance deals
-// the shards as before. Members of earlier releases ignore the list. A
+// the shards as before. A sibling that cannot be opened (refused, or not
+// connected within two session timeouts) makes the elections that needed
+// it unavailable the same way, for four session timeouts, after which the
+// member tries again; a shard led elsewhere meanwhile comes back only once
+// a candidate of this member waits in its election. Members of earlier releases ignore the list. A
 // member whose primary session is down leaves as a whole.
 //
 // # Design choices

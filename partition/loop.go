@@ -55,6 +55,7 @@ const (
 	evFinished                   // runner returned; its candidate is closed
 	evDeferred                   // a handoff found no successor campaigning: still leading
 	evSuspended                  // leadership over for a lost connection, OnStoppedLeading returned; campaigning on
+	evUnseated                   // no session could be opened for its election: it cannot lead for now
 )
 
 type runnerEvent struct {
@@ -80,7 +81,7 @@ func newLoop(m *Manager) *loop {
 		shardState: shardState{
 			runners: map[string]*runner{}, leading: map[string]uint64{}, grace: newGrace(m.cfg.RestartGrace),
 			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
-			unavail: unavailable{}, seatHealth: map[*seat]*seatHealth{},
+			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*seat]*seatHealth{},
 		},
 		handoffState: handoffState{moving: map[string]time.Time{}},
 		stepState:    stepState{wake: stoppedTimer()},
@@ -189,6 +190,7 @@ func (l *loop) step() {
 	l.noteLease()
 	l.expireReservation(time.Now())
 	l.checkSeats(time.Now())
+	l.expireUnseated(time.Now())
 	defer l.publish()
 	if l.freezeExpired(time.Now()) {
 		l.dirty = true
@@ -257,6 +259,7 @@ func (l *loop) handle(ev runnerEvent) {
 		l.grace.resume(r.id)
 		l.grace.release(r.id)
 		delete(l.unavail, r.id) // led after all: available
+		delete(l.unseated, r.id)
 		l.recordChanged = true
 		if since, ok := l.orphaned[r.id]; ok {
 			l.m.met.failovers.Observe(time.Since(since).Seconds())
@@ -271,6 +274,8 @@ func (l *loop) handle(ev runnerEvent) {
 		if _, led := l.leading[r.id]; led {
 			l.grace.suspend(r.id, time.Now())
 		}
+	case evUnseated:
+		l.markUnseated(r.id, time.Now())
 	case evDeferred:
 		if r.book.handoff {
 			r.book.handoff = false

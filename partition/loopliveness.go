@@ -1,6 +1,9 @@
 package partition
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // This file is the loop's side of per-session liveness: a member leads
 // the shards it is given, or gives them up. When one of its sibling
@@ -67,11 +70,55 @@ func (l *loop) markUnavailable(s *seat) {
 	}
 }
 
+// unseatedFor is how long a shard whose election found no session counts
+// as unavailable, in session timeouts, before this member tries again.
+const unseatedFor = 4
+
+// markUnseated marks shard s, whose runner could not place its election on
+// a session, unavailable for unseatedFor session timeouts from now, and
+// ends our claims on it.
+func (l *loop) markUnseated(s string, now time.Time) {
+	if _, led := l.leading[s]; led {
+		return
+	}
+	l.unseated.mark(s, now.Add(unseatedFor*l.m.sess.Timeout()))
+	l.grace.release(s)
+	l.dirty, l.recordChanged = true, true
+	l.wakeIn(unseatedFor * l.m.sess.Timeout())
+}
+
+// expireUnseated ends the marks of unseated shards whose time is over.
+func (l *loop) expireUnseated(now time.Time) {
+	changed, next := l.unseated.expire(now)
+	if changed {
+		l.dirty, l.recordChanged = true, true
+	}
+	if !next.IsZero() {
+		l.wakeIn(next.Sub(now))
+	}
+}
+
+// ownUnavailable returns the shards this member publishes as unavailable,
+// sorted: those on a down session and those without one.
+func (l *loop) ownUnavailable() []string {
+	if len(l.unseated) == 0 {
+		return l.unavail.list()
+	}
+	out := l.unavail.list()
+	for s := range l.unseated {
+		if _, dup := l.unavail[s]; !dup {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // unavailableByMember returns the shards each live member of the view
 // (this one included) publishes as unavailable, for dealUnavailable.
 func (l *loop) unavailableByMember() map[string][]string {
 	out := map[string][]string{}
-	if own := l.unavail.list(); len(own) > 0 {
+	if own := l.ownUnavailable(); len(own) > 0 {
 		out[l.m.cfg.MemberID] = own
 	}
 	for id, rec := range l.view.records {

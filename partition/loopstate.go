@@ -20,6 +20,7 @@ type shardState struct {
 	// unavail: the shards whose sibling session is down (loopliveness.go),
 	// and what the loop saw of each sibling session.
 	unavail    unavailable
+	unseated   unseated // shards whose election found no session (loopliveness.go)
 	seatHealth map[*seat]*seatHealth
 	clearing   map[string]bool // moves to us being cleared (loopoperator.go)
 	// freezeUntil is when the freeze the last assignment honoured lifts

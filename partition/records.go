@@ -60,7 +60,7 @@ func (l *loop) ownRecord() record {
 		}
 	}
 	slices.Sort(rec.Reserved)
-	rec.Unavailable = l.unavail.list()
+	rec.Unavailable = l.ownUnavailable()
 	return rec
 }
 

@@ -272,11 +272,12 @@ func (r *runner) finish() {
 }
 
 // takeSeat places the runner's election on one of the member's sessions,
-// retrying with backoff while a sibling session cannot be opened; it
+// retrying with backoff while a sibling session cannot be opened (the
+// first failure reported to the loop, evUnseated: see loopliveness.go); it
 // returns nil once the runner is stopped or the member's sessions closed.
 func (r *runner) takeSeat() *seat {
 	retry := newBackoff()
-	for {
+	for reported := false; ; {
 		seat, err := r.m.pool.place(r.ctx, r.id)
 		if err == nil {
 			return seat
@@ -285,6 +286,10 @@ func (r *runner) takeSeat() *seat {
 			return nil
 		}
 		r.m.log.Warn().Err(err).Str("shard", r.id).Msg("place election on a session")
+		if !reported {
+			reported = true
+			r.report(evUnseated, 0)
+		}
 		retry.wait(r.ctx)
 	}
 }

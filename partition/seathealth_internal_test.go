@@ -88,3 +88,22 @@ func TestUnavailableClearsBySeat(t *testing.T) {
 		t.Errorf("after s1 is up: %v, want [b]", u.list())
 	}
 }
+
+// TestUnseatedExpiresEachShardAtItsTime: a shard whose election found no
+// session counts as unavailable until its own deadline; expire reports
+// the earliest deadline left.
+func TestUnseatedExpiresEachShardAtItsTime(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	u := unseated{}
+	u.mark("a", t0.Add(time.Second))
+	u.mark("b", t0.Add(2*time.Second))
+	if changed, next := u.expire(t0.Add(999 * time.Millisecond)); changed || !next.Equal(t0.Add(time.Second)) {
+		t.Fatalf("before a's time: changed %v, next %v", changed, next)
+	}
+	if changed, next := u.expire(t0.Add(time.Second)); !changed || !next.Equal(t0.Add(2*time.Second)) || len(u) != 1 {
+		t.Fatalf("at a's time: changed %v, next %v, left %v", changed, next, u)
+	}
+	if changed, next := u.expire(t0.Add(2 * time.Second)); !changed || !next.IsZero() || len(u) != 0 {
+		t.Fatalf("at b's time: changed %v, next %v, left %v", changed, next, u)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -42,7 +43,18 @@ type sessions struct {
 	mu     sync.Mutex
 	open   []*seat // open[0] is the primary
 	closed bool
+	// failedAt and failed: the last sibling that could not be opened, and
+	// why; for a session timeout after it, places that need a sibling fail
+	// at once with the same error instead of each waiting out a connect.
+	failedAt time.Time
+	failed   error
 }
+
+// siblingOpenTimeouts bounds the opening of a sibling session, in session
+// timeouts of the primary: a handshake takes milliseconds, and a sibling
+// that cannot be opened leaves its elections without a session (see
+// evUnseated) until it is given up.
+const siblingOpenTimeouts = 2
 
 // seat is one session, its election starts in flight, and the elections
 // placed on it (their number and shards, under sessions.mu).
@@ -99,18 +111,30 @@ func (p *sessions) place(ctx context.Context, shard string) (*seat, error) {
 			return s, nil
 		}
 	}
-	n, closed := len(p.open), p.closed
+	n, closed, failed := len(p.open), p.closed, p.failed
+	if failed != nil && time.Since(p.failedAt) >= p.primary.Timeout() {
+		failed = nil
+	}
 	p.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("partition: %w", recipe.ErrSessionClosed)
 	}
+	if failed != nil {
+		return nil, failed
+	}
 	// A sibling being opened is not given up when this runner stops: an
 	// abandoned handshake leaves go-zookeeper closing it in the background;
-	// Connect is bounded by its connect timeout, and the session serves the
-	// next runners.
-	sib, err := p.primary.Sibling(context.WithoutCancel(ctx))
+	// Connect is bounded by its connect timeout and by siblingOpenTimeouts
+	// session timeouts, and the session serves the next runners.
+	open, cancel := context.WithTimeout(context.WithoutCancel(ctx), siblingOpenTimeouts*p.primary.Timeout())
+	sib, err := p.primary.Sibling(open)
+	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("partition: open session %d of the member (%d elections each): %w", n+1, p.perSession, err)
+		err = fmt.Errorf("partition: open session %d of the member (%d elections each): %w", n+1, p.perSession, err)
+		p.mu.Lock()
+		p.failedAt, p.failed = time.Now(), err
+		p.mu.Unlock()
+		return nil, err
 	}
 	s := p.newSeat(sib)
 	s.elections = 1

@@ -2,6 +2,7 @@ package partition_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync/atomic"
@@ -81,5 +82,31 @@ func TestSiblingSessionDownDealsItsShardsElsewhere(t *testing.T) {
 	proxy.Heal()
 	_, d := waitBalanced(t, shards, ms, 30*time.Second)
 	t.Logf("balanced %v after the heal", d.Round(10*time.Millisecond))
+	tr.check(t, false)
+}
+
+// TestSiblingSessionRefusedDealsItsShardsElsewhere: member a runs 10 of 20
+// shards with MaxShardsPerSession 8, but every connection of a sibling
+// session is refused (as a server over its per-client connection limit
+// refuses it), so 3 of its elections find no session. a publishes them as
+// unavailable and b leads them; the guard accepts no stale write. They
+// used to stay unled for as long as a ran, with b live and idle.
+func TestSiblingSessionRefusedDealsItsShardsElsewhere(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 20)
+	capEight := func(c *partition.Config) { c.MaxShardsPerSession = 8 }
+	refuse := func(string, string, time.Duration) (net.Conn, error) {
+		return nil, errors.New("test: connection refused")
+	}
+	b := startMember(t, root, "b", shards, tr, capEight)
+	a := startMemberOn(t, connectSiblingsVia(t, refuse), root, "a", shards, tr, capEight)
+	ms := []*member{a, b}
+	waitFor(t, 40*time.Second, "every shard led, a's siblings refused", func() (bool, string) {
+		lead := leaders(t, ms)
+		return len(lead) == len(shards), fmt.Sprintf("%d/%d led, a %d, b %d", len(lead), len(shards), len(a.m.Leaderships()), len(b.m.Leaderships()))
+	})
+	t.Logf("a leads %d, b %d", len(a.m.Leaderships()), len(b.m.Leaderships()))
+	if partition.SessionOf(a.m, 1) != nil {
+		t.Errorf("a opened a sibling session through a dialer that refuses every connection")
+	}
 	tr.check(t, false)
 }

@@ -3,6 +3,7 @@ package partition
 import (
 	"maps"
 	"slices"
+	"time"
 )
 
 // unavailable is the shards this member cannot lead now because the
@@ -35,6 +36,35 @@ func (u unavailable) list() []string {
 		return nil
 	}
 	return slices.Sorted(maps.Keys(u))
+}
+
+// unseated is the shards whose runner found no session to place its
+// election on (a sibling session could not be opened: refused, or over a
+// server's connection limit), each until when it counts as unavailable.
+// After that the assignment may deal it here again, and a runner tries
+// again: a shard led elsewhere meanwhile is handed back only once a
+// candidate of ours waits in its election (the handoff's successor
+// check), so a member still unable to open the session takes nothing.
+// Only the loop goroutine touches it.
+type unseated map[string]time.Time
+
+// mark notes shard s as unseated until until.
+func (u unseated) mark(s string, until time.Time) { u[s] = until }
+
+// expire forgets the shards whose time is over at now and reports whether
+// any were; it returns the earliest deadline left (zero when none).
+func (u unseated) expire(now time.Time) (bool, time.Time) {
+	n := len(u)
+	var next time.Time
+	for s, until := range u {
+		switch {
+		case !now.Before(until):
+			delete(u, s)
+		case next.IsZero() || until.Before(next):
+			next = until
+		}
+	}
+	return len(u) != n, next
 }
 
 // dealUnavailable returns the assignment all with every shard that its
