@@ -41,7 +41,9 @@ func (l *loop) checkSeats(now time.Time) {
 				l.m.log.Warn().Int64("session_id", s.sess.ID()).Dur("session_timeout", s.sess.Timeout()).
 					Msg("sibling session down: its shards are published as unavailable and dealt to other members")
 			}
-			l.markUnavailable(s)
+			if h.dueMark(now, s.sess.Timeout()/2) {
+				l.markUnavailable(s)
+			}
 		case wasDown:
 			s.down.Store(false)
 			if l.unavail.clearSeat(s) {

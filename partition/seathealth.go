@@ -16,6 +16,19 @@ type seatHealth struct {
 	lease  time.Time // the latest lease deadline seen; zero before any
 	lostAt time.Time // when it was first seen without a connection; zero while connected
 	down   bool
+	marked time.Time // when the loop last marked its shards unavailable (dueMark)
+}
+
+// dueMark reports whether the shards of the session, down, should be
+// marked again at now: once when it goes down, then every every (a runner
+// still leading on it when it went down may have lost its leadership
+// since), and notes the marking.
+func (h *seatHealth) dueMark(now time.Time, every time.Duration) bool {
+	if !h.marked.IsZero() && now.Sub(h.marked) < every {
+		return false
+	}
+	h.marked = now
+	return true
 }
 
 // observe records a look at the session at now: connected, and its lease
@@ -27,7 +40,7 @@ func (h *seatHealth) observe(now time.Time, connected bool, lease time.Time, ok 
 		h.lease = lease
 	}
 	if connected {
-		h.lostAt, h.down = time.Time{}, false
+		h.lostAt, h.down, h.marked = time.Time{}, false, time.Time{}
 		return false, time.Time{}
 	}
 	if h.lostAt.IsZero() {

@@ -33,6 +33,21 @@ func TestSeatHealthDownHalfATimeoutAfterTheLease(t *testing.T) {
 	}
 }
 
+// TestSeatHealthMarksOnceThenEveryPeriod: a down session's shards are
+// marked when it goes down, then at most once a period, and at once again
+// after it was up in between.
+func TestSeatHealthMarksOnceThenEveryPeriod(t *testing.T) {
+	t0, every := time.Unix(1000, 0), 500*time.Millisecond
+	var h seatHealth
+	if !h.dueMark(t0, every) || h.dueMark(t0.Add(every-time.Millisecond), every) || !h.dueMark(t0.Add(every), every) {
+		t.Fatalf("marks not once then every %v", every)
+	}
+	h.observe(t0.Add(every+time.Millisecond), true, time.Time{}, false, time.Second)
+	if !h.dueMark(t0.Add(every+2*time.Millisecond), every) {
+		t.Fatalf("not marked at once after being up in between")
+	}
+}
+
 // TestSeatHealthWithoutALeaseCountsATimeout: a session with no lease
 // known (expired, not replaced) is down a timeout after it was first seen
 // without a connection.
