@@ -73,12 +73,12 @@ type Config struct {
 
 	// OnStoppedLeading is called once for every OnStartedLeading, after
 	// that call has returned (or HandoffTimeout passed), with the reason:
-	// ErrHandoff, ErrShardRemoved, ErrStopping, or a recipe reason such as
+	// ErrHandoff, ErrWithdrawn, ErrShardRemoved, ErrStopping, or a recipe reason such as
 	// recipe.ErrSessionExpired (also after a pause past the session
 	// timeout: a leadership lost while the session may have expired waits,
 	// at most HandoffTimeout, for recipe's Leadership.Reason). On a handoff it returns before this
 	// member's znode is deleted, so the next leader's OnStartedLeading never
-	// overlaps it. It runs on the shard's own goroutine and should return
+	// overlaps it (ErrWithdrawn likewise). It runs on the shard's own goroutine and should return
 	// promptly. It is NOT bounded by HandoffTimeout: a handoff, a stop and
 	// Run's return wait for it however long it takes, and meanwhile (on a
 	// handoff or a stop) this member's znode stays first, so no other

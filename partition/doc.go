@@ -7,7 +7,7 @@
 //
 //	<root>/members/<member>   ephemeral: the member is live (its session owns it)
 //	<root>/owners/<member>    persistent: the member's record, JSON {session, leading, reserved,
-//	                          shard_set, address, labels, weight}; later fields optional
+//	                          shard_set, address, labels, weight, unavailable}; later fields optional
 //	<root>/shards/<shard>     one recipe election per shard (recipe.ShortNaming; Curator LeaderLatch naming before, both order together)
 //	<root>/operator           persistent, optional: the operator state (OperatorState JSON)
 //
@@ -63,7 +63,9 @@
 // At most Config.MaxConcurrentHandoffs balancing handoffs run at once per
 // member; taking over shards whose leader died is never throttled. A
 // candidate that wins a shard assigned elsewhere resigns before any callback
-// runs.
+// runs; one that wins just as the shard is moved elsewhere, after its
+// callback started, ends like a handoff, with ErrWithdrawn, once the new
+// target's candidate waits (or goes on, and is handed off with ErrHandoff).
 //
 // Restart grace: the shards of a member that left stay reserved for it for
 // Config.RestartGrace. They are led meanwhile by the members the balance
@@ -74,7 +76,12 @@
 // back. The grace is measured from when the other members noticed it leave
 // (their own clocks); after it, they delete its record, and nothing moves:
 // the members leading its shards meanwhile keep them. So a leave moves each
-// of the leaver's shards once.
+// of the leaver's shards once. A member whose session was lost counts its
+// own grace from that session's lease (the instant before which ZooKeeper
+// cannot have expired it, recipe.Session.LeaseDeadlineOf), which is no
+// later than the others' count: cut off for longer than its session and
+// grace, it comes back reserving nothing. Each reservation has its own
+// deadline.
 //
 // Observing leaders: Config.OnLeaderChanged (in a member) and
 // WatchLeaders (in any process, without registering) report each shard's
@@ -90,6 +97,20 @@
 // when the shard is led again. The member's other sessions, and their
 // leaderships, are not affected; the shards of the expired one stay
 // reserved for the member for its restart grace.
+//
+// A sibling session down: once a sibling session has not been connected
+// for about a session timeout (half a timeout after its lease ran out),
+// the member publishes the shards whose elections sit on it as unavailable
+// (its record's "unavailable" list) and stops claiming or reserving them;
+// every member's assignment deals them to another member, and the member
+// places new elections on its other sessions. When the session is up
+// again (a new one, after an expiry) the list goes and the balance deals
+// the shards as before. A sibling that cannot be opened (refused, or not
+// connected within two session timeouts) makes the elections that needed
+// it unavailable the same way, for four session timeouts, after which the
+// member tries again; a shard led elsewhere meanwhile comes back only once
+// a candidate of this member waits in its election. Members of earlier releases ignore the list. A
+// member whose primary session is down leaves as a whole.
 //
 // # Design choices
 //

@@ -43,6 +43,15 @@ var (
 	// ErrHandoff is the reason given to OnStoppedLeading when a leadership
 	// is handed over to another member to balance the shards.
 	ErrHandoff = errors.New("partition: handed off for balance")
+	// ErrWithdrawn is the reason given to OnStoppedLeading when a
+	// candidate won just as the assignment moved its shard to another
+	// member (after the runner last read the assignment, before the member
+	// saw it lead): OnStartedLeading ran, and like a handoff the
+	// leadership ends only once the new target's candidate waits in the
+	// election. If none waits yet it goes on, and ends later with
+	// ErrHandoff. A candidate withdrawn before it won ends without any
+	// callback.
+	ErrWithdrawn = errors.New("partition: withdrawn, shard assigned elsewhere")
 	// ErrShardRemoved is the reason given to OnStoppedLeading when SetShards
 	// removed the shard.
 	ErrShardRemoved = errors.New("partition: shard removed")

@@ -61,13 +61,13 @@ func ReservedAfterAssigning(m *Manager, members map[string]int64, others map[str
 	l.view.Apply(update{Members: live})
 	l.view.OpRead = true
 	for _, s := range reserved {
-		l.reserved[s] = true
+		l.grace.reserveFor(s, time.Now())
 	}
 	l.recompute()
 	targets = map[string]string{}
 	for _, s := range reserved {
 		targets[s] = l.targets[s]
-		if l.reserved[s] {
+		if l.grace.isReserved(s) {
 			kept = append(kept, s)
 		}
 	}
@@ -82,8 +82,37 @@ func RecordAfterLongSuspension(m *Manager, shard string) (leading map[string]uin
 	defer l.cancel()
 	now := time.Now()
 	l.leading[shard] = 7
-	l.suspended[shard] = now.Add(-2 * m.sess.Timeout())
+	l.grace.suspend(shard, now.Add(-2*m.sess.Timeout()))
 	l.dropSuspended(now)
 	rec := l.record()
 	return rec.Leading, rec.Reserved
 }
+
+// HoldWonCampaigns makes m's runners call f(shard) after a campaign won
+// while the shard was assigned here, before the leadership starts: f may
+// block while the test moves the shard. Call it before Run.
+func HoldWonCampaigns(m *Manager, f func(shard string)) { m.wonHook = f }
+
+// HandLoop is a loop of a Manager driven by hand, outside Run: each Step
+// is one of the loop's steps, at the instant the test calls it.
+type HandLoop struct{ l *loop }
+
+// NewHandLoop returns m's loop, outside Run, whose latest assignment
+// targets assigned to m.
+func NewHandLoop(m *Manager, assigned []string) *HandLoop {
+	l := newLoop(m)
+	for _, s := range assigned {
+		l.targets[s] = m.cfg.MemberID
+	}
+	return &HandLoop{l: l}
+}
+
+// Step runs one step of the loop now.
+func (h *HandLoop) Step() { h.l.step() }
+
+// Reserved returns the shards the record the loop would publish now
+// reserves.
+func (h *HandLoop) Reserved() []string { return h.l.ownRecord().Reserved }
+
+// Close releases the loop.
+func (h *HandLoop) Close() { h.l.cancel() }

@@ -56,6 +56,7 @@ const (
 	evFinished                   // runner returned; its candidate is closed
 	evDeferred                   // a handoff found no successor campaigning: still leading
 	evSuspended                  // leadership over for a lost connection, OnStoppedLeading returned; campaigning on
+	evUnseated                   // no session could be opened for its election: it cannot lead for now
 )
 
 type runnerEvent struct {
@@ -79,9 +80,9 @@ func newLoop(m *Manager) *loop {
 		events:  make(chan runnerEvent, 1024),
 		fatal:   make(chan error, 1),
 		shardState: shardState{
-			runners: map[string]*runner{}, leading: map[string]uint64{}, suspended: map[string]time.Time{},
-			orphaned: map[string]time.Time{}, reserved: map[string]bool{}, targets: map[string]string{},
-			clearing: map[string]bool{},
+			runners: map[string]*runner{}, leading: map[string]uint64{}, grace: newGrace(m.cfg.RestartGrace),
+			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
+			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*seat]*seatHealth{},
 		},
 		handoffState: handoffState{moving: map[string]time.Time{}},
 		stepState:    stepState{wake: stoppedTimer()},
@@ -187,7 +188,10 @@ const (
 // most once per minStep, and publishes the record.
 func (l *loop) step() {
 	l.noticeSession()
-	l.noteConnected(time.Now())
+	l.noteLease()
+	l.expireReservation(time.Now())
+	l.checkSeats(time.Now())
+	l.expireUnseated(time.Now())
 	defer l.publish()
 	if l.freezeExpired(time.Now()) {
 		l.dirty = true
@@ -253,8 +257,10 @@ func (l *loop) handle(ev runnerEvent) {
 	switch ev.kind {
 	case evStarted:
 		l.leading[r.id] = ev.token
-		delete(l.suspended, r.id)
-		delete(l.reserved, r.id)
+		l.grace.resume(r.id)
+		l.grace.release(r.id)
+		delete(l.unavail, r.id) // led after all: available
+		delete(l.unseated, r.id)
 		l.recordChanged = true
 		if since, ok := l.orphaned[r.id]; ok {
 			l.m.met.failovers.Observe(time.Since(since).Seconds())
@@ -262,24 +268,26 @@ func (l *loop) handle(ev runnerEvent) {
 		}
 	case evStopped:
 		delete(l.leading, r.id)
-		delete(l.suspended, r.id)
+		l.grace.resume(r.id)
 		l.recordChanged = true
 		l.reserveLost(r.id, ev.reason)
 	case evSuspended:
 		if _, led := l.leading[r.id]; led {
-			l.suspended[r.id] = time.Now()
+			l.grace.suspend(r.id, time.Now())
 		}
+	case evUnseated:
+		l.markUnseated(r.id, time.Now())
 	case evDeferred:
 		if r.book.handoff {
 			r.book.handoff = false
 			l.handoffs--
 			l.moving[r.id] = time.Now() // try again once settled again
-			l.stale = true
 			l.nextHandoffs()
 		}
+		l.stale = true // a withdrawal dropped: handed off once settled
 	case evFinished:
 		delete(l.leading, r.id)
-		delete(l.suspended, r.id)
+		l.grace.resume(r.id)
 		delete(l.moving, r.id)
 		if l.runners[r.id] == r {
 			delete(l.runners, r.id)
@@ -306,7 +314,7 @@ func (l *loop) recompute() {
 		return // a drain or a freeze we have not read yet must not be acted against
 	}
 	in := l.input(time.Now())
-	all := Assign(in)
+	all := dealUnavailable(Assign(in), in, l.unavailableByMember())
 	l.noteOperatorMetrics(in, all)
 	l.targets = l.concerningUs(all)
 	if len(in.Pins) > 0 {
@@ -317,9 +325,9 @@ func (l *loop) recompute() {
 	l.m.target.Store(&targets)
 	l.m.met.assignments.Inc()
 	l.stale = true
-	for s := range l.reserved { // a reservation the balance gave elsewhere is void
+	for s := range l.grace.reserved { // a reservation the balance gave elsewhere is void
 		if targets[s] != l.m.cfg.MemberID {
-			delete(l.reserved, s)
+			l.grace.release(s)
 			l.recordChanged = true
 		}
 	}
@@ -405,7 +413,7 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 		l.unregister()
 	}
 	for _, r := range l.runners {
-		if !r.stopping() {
+		if r.stopReason() == nil {
 			r.stop(ErrStopping)
 		}
 	}

@@ -10,18 +10,19 @@ import "time"
 type shardState struct {
 	runners map[string]*runner
 	leading map[string]uint64 // shards whose runner reported started, with their tokens
-	// suspended: shards in leading whose leadership ended for a lost
-	// connection while their candidate stays first in the election (the
-	// record keeps claiming them: see holdSuspended), and since when.
-	suspended     map[string]time.Time
-	orphaned      map[string]time.Time // shards whose leader's member we saw gone, and when (failover metric)
-	reserved      map[string]bool      // shards an earlier session of ours led
-	reservedUntil time.Time
-	// connectedAt is when the loop last saw its session connected: the
-	// restart grace after the session's loss counts from then.
-	connectedAt time.Time
-	targets     map[string]string // the latest assignment's shards targeted here or run here (concerningUs)
-	clearing    map[string]bool   // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
+	// grace: the shards reserved for us, and those in leading whose
+	// leadership ended for a lost connection while their candidate stays
+	// first in the election (the record keeps claiming them: see
+	// holdSuspended).
+	grace    grace
+	orphaned map[string]time.Time // shards whose leader's member we saw gone, and when (failover metric)
+	targets  map[string]string    // the latest assignment's shards targeted here or run here (concerningUs)
+	// unavail: the shards whose sibling session is down (loopliveness.go),
+	// and what the loop saw of each sibling session.
+	unavail    unavailable
+	unseated   unseated // shards whose election found no session (loopliveness.go)
+	seatHealth map[*seat]*seatHealth
+	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
 	// freezeUntil is when the freeze the last assignment honoured lifts
 	// itself; zero when none does.
 	freezeUntil time.Time

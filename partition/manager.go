@@ -40,6 +40,11 @@ type Manager struct {
 	// shardsLabel), one string shared by all candidates.
 	label string
 
+	// wonHook, set by tests only (export_test.go), runs on a runner's
+	// goroutine between a won campaign's assignment check and its
+	// leadership's start: a test holds it there while it moves the shard.
+	wonHook func(shard string)
+
 	instance []byte // random; the member znode's data tells this Manager from another on the same session
 
 	running atomic.Bool

@@ -83,6 +83,8 @@ func reasonLabel(reason error) string {
 	switch {
 	case errors.Is(reason, ErrHandoff):
 		return "handoff"
+	case errors.Is(reason, ErrWithdrawn):
+		return "withdrawn"
 	case errors.Is(reason, ErrShardRemoved):
 		return "removed"
 	case errors.Is(reason, ErrStopping):

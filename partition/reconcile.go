@@ -49,7 +49,7 @@ func (l *loop) reconcile() {
 			l.start(s)
 		case l.targets[s] == me || r == nil || r.stopping() || r.book.handoff:
 		case !leading:
-			r.stop(errWithdrawn)
+			r.withdraw()
 		case !l.settled(s, now):
 		default:
 			l.queue = append(l.queue, s)
@@ -73,7 +73,7 @@ func (l *loop) stopRemoved(shards []string) {
 		wanted[s] = true
 	}
 	for s, r := range l.runners {
-		if !wanted[s] && !r.stopping() {
+		if !wanted[s] && r.stopReason() == nil {
 			r.book.removed = true
 			r.stop(ErrShardRemoved)
 		}

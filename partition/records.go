@@ -8,132 +8,12 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/zkelect/zkelect/recipe"
 )
 
-// This file keeps this member's record (<root>/owners/<member>) and the
-// restart grace: what we lead and what is reserved for us, our own
-// reservation after a restart or a session expiry, and the deletion of the
-// records of members absent for longer than the grace.
-
-// holdSuspended is why a leadership suspended by a lost connection stays
-// in our record: our candidate's znode is still first and, once the
-// session answers again, leads again with the same token. Every member
-// reconnects at once after a quorum-leader failover and regains thousands
-// of shards over a moment; a record that dropped them meanwhile would show
-// them orphaned to the others, whose assignment would deal them elsewhere,
-// and we would pass them on when we regained them (and get them back
-// later): two moves for a failover every session survived. The claim ends
-// when the shard is led again, its runner ends, a new session replaces
-// ours (noticeSession), or after one session timeout (dropSuspended): by
-// then the session may have expired and the znode gone. Either way the
-// claim becomes a reservation for the restart grace (keepSuspended), as
-// after an expiry: a record that showed the shard unclaimed while we are
-// cut off, even for one write, would let the others' assignment deal it
-// elsewhere for good.
-//
-// dropSuspended ends the claims suspended for longer than a session
-// timeout.
-func (l *loop) dropSuspended(now time.Time) {
-	for s, since := range l.suspended {
-		if now.Sub(since) > l.m.sess.Timeout() {
-			l.keepSuspended(s, now, now.Add(l.m.cfg.RestartGrace))
-		}
-	}
-}
-
-// keepSuspended turns the suspended claim on shard s into a reservation
-// until until (none when RestartGrace is negative or until is past).
-func (l *loop) keepSuspended(s string, now, until time.Time) {
-	delete(l.suspended, s)
-	delete(l.leading, s)
-	l.recordChanged = true
-	if l.m.cfg.RestartGrace < 0 || !now.Before(until) {
-		return
-	}
-	l.reserved[s] = true
-	l.reservedUntil = until
-}
-
-// noticeSession reserves the shards assigned here when the session changes
-// (the old one expired): this member comes back with new znodes, like a
-// restart, and should get the same shards back within the restart grace.
-// The grace counts from when the old session was lost (graceAfterLoss): a
-// member cut off for longer, whose record the others deleted and whose
-// shards they took over, comes back reserving nothing, as a member
-// restarted after its grace does.
-func (l *loop) noticeSession() {
-	id := l.m.sess.ID()
-	if id == 0 || id == l.session {
-		return
-	}
-	now := time.Now()
-	until := l.graceAfterLoss(now)
-	for s := range l.suspended { // their znodes went with the old session
-		l.keepSuspended(s, now, until)
-	}
-	l.expireReservation(now)
-	if l.session != 0 && l.m.cfg.RestartGrace >= 0 && now.Before(until) {
-		for s, m := range l.targets {
-			if m == l.m.cfg.MemberID {
-				l.reserved[s] = true
-			}
-		}
-		l.reservedUntil = until
-		l.recordChanged = true
-		l.m.log.Info().Int64("session_id", id).Int("shards", len(l.reserved)).Msg("new session: shards reserved")
-	}
-	l.session = id
-}
-
-// graceAfterLoss returns when the restart grace of a session lost by now
-// ends: RestartGrace after now, but no later than RestartGrace after the
-// session could have expired, one session timeout after the loop last saw
-// it connected (plus a collect period, how often it looks while nothing
-// else happens). The others count the grace from the expiry.
-func (l *loop) graceAfterLoss(now time.Time) time.Time {
-	until := now.Add(l.m.cfg.RestartGrace)
-	if l.connectedAt.IsZero() {
-		return until
-	}
-	latest := l.connectedAt.Add(l.m.sess.Timeout() + l.collectEvery() + l.m.cfg.RestartGrace)
-	if latest.Before(until) {
-		return latest
-	}
-	return until
-}
-
-// noteConnected notes that the session we know is connected now (not
-// its replacement, which noticeSession has not seen yet).
-func (l *loop) noteConnected(now time.Time) {
-	id := l.m.sess.ID()
-	if id == l.session && l.m.sess.Connected() && l.m.sess.ID() == id {
-		l.connectedAt = now
-	}
-}
-
-// expireReservation ends our own reservation once its grace is over.
-func (l *loop) expireReservation(now time.Time) {
-	if len(l.reserved) > 0 && now.After(l.reservedUntil) {
-		clear(l.reserved)
-		l.recordChanged = true
-	}
-}
-
-// reserveLost reserves a shard whose leadership a session expiry ended (a
-// sibling session's, or the primary's), for the restart grace: its runner
-// campaigns again on the session's replacement, and the reservation keeps
-// the other members from dealing the shard elsewhere meanwhile, as after a
-// restart. It extends the grace of earlier reservations.
-func (l *loop) reserveLost(s string, reason error) {
-	if l.m.cfg.RestartGrace < 0 || !errors.Is(reason, recipe.ErrSessionExpired) {
-		return
-	}
-	l.reserved[s] = true
-	l.reservedUntil = time.Now().Add(l.m.cfg.RestartGrace)
-	l.recordChanged = true
-}
+// This file keeps this member's record (<root>/owners/<member>): what we
+// lead and what is reserved for us (loopgrace.go), our own reservation
+// after a restart, and the deletion of the records of members absent for
+// longer than the grace.
 
 // publish queues the member's record if it changed, at most once per
 // publisher's gap (building it copies every leadership of the member).
@@ -174,12 +54,13 @@ func (l *loop) ownRecord() record {
 		Session: l.m.sess.ID(), Leading: l.leading, ShardSet: l.m.currentShardSet(),
 		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
 	}
-	for s := range l.reserved {
+	for s := range l.grace.reserved {
 		if _, led := l.leading[s]; !led {
 			rec.Reserved = append(rec.Reserved, s)
 		}
 	}
 	slices.Sort(rec.Reserved)
+	rec.Unavailable = l.ownUnavailable()
 	return rec
 }
 
@@ -195,14 +76,14 @@ func (l *loop) adoptOwnRecord() {
 	if err != nil || rec.Session == l.m.sess.ID() || l.m.cfg.RestartGrace < 0 {
 		return
 	}
+	now := time.Now()
 	for s := range rec.Leading {
-		l.reserved[s] = true
+		l.grace.reserveFor(s, now)
 	}
 	for _, s := range rec.Reserved {
-		l.reserved[s] = true
+		l.grace.reserveFor(s, now)
 	}
-	l.reservedUntil = time.Now().Add(l.m.cfg.RestartGrace)
-	l.m.log.Info().Int("shards", len(l.reserved)).Msg("restarted within grace: shards reserved")
+	l.m.log.Info().Int("shards", len(l.grace.reserved)).Msg("restarted within grace: shards reserved")
 }
 
 // collectEvery is the period of collect.
@@ -218,7 +99,7 @@ const orphanedTTL = time.Minute
 // restart grace (version-checked, so a member that came back and rewrote
 // its record keeps it) and ends our own reservation when its grace is over.
 func (l *loop) collect(now time.Time) {
-	l.noteConnected(now)
+	l.noteLease()
 	l.dropSuspended(now)
 	for s, since := range l.orphaned { // taken over elsewhere, or never here
 		if now.Sub(since) > orphanedTTL {

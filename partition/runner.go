@@ -22,10 +22,6 @@ import (
 // loaded session, short enough not to stall the next starts.
 const slotHold = 250 * time.Millisecond
 
-// errWithdrawn is the internal stop reason of a candidate that is not
-// leading and no longer assigned here.
-var errWithdrawn = errors.New("partition: not assigned here")
-
 // runner is one shard's election in this member, run by its own goroutine
 // (run). Its methods are that goroutine's, except stop, stopping and
 // stopReason (any goroutine) and the loop's bookkeeping in book.
@@ -53,10 +49,13 @@ type runner struct {
 
 	parking parking // parked while holding a leadership (runnerpark.go)
 
-	mu        sync.Mutex
-	cancel    context.CancelFunc // ctx's; nil with it
-	reason    error              // why it was stopped; nil while it runs
-	handoffTo string             // the member a handoff asked for and holdEnded has not taken; "" when none
+	mu     sync.Mutex
+	cancel context.CancelFunc // ctx's; nil with it
+	reason error              // why it was stopped; nil while it runs
+	// withdrawing: the shard was assigned elsewhere while the runner
+	// campaigned (runnerwithdraw.go); not taken yet.
+	withdrawing bool
+	handoffTo   string // the member a handoff asked for and holdEnded has not taken; "" when none
 }
 
 // runnerBook is what the loop records about a runner.
@@ -82,7 +81,7 @@ func (r *runner) openContext() {
 		return
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	if r.reason != nil {
+	if r.reason != nil || r.withdrawing {
 		r.cancel()
 	}
 }
@@ -99,10 +98,18 @@ func (r *runner) closeContext() {
 // stop asks the runner to end for reason, cancelling its context and
 // waking it if it is parked.
 func (r *runner) stop(reason error) {
+	r.interrupt(func() {
+		if r.reason == nil {
+			r.reason = reason
+		}
+	})
+}
+
+// interrupt records a request with set (called under mu), cancels the
+// runner's campaigning context and wakes it if it is parked.
+func (r *runner) interrupt(set func()) {
 	r.mu.Lock()
-	if r.reason == nil {
-		r.reason = reason
-	}
+	set()
 	cancel := r.cancel
 	r.mu.Unlock()
 	if cancel != nil {
@@ -142,7 +149,13 @@ func (r *runner) handoffAsked() bool {
 	return r.handoffTo != ""
 }
 
-func (r *runner) stopping() bool { return r.stopReason() != nil }
+// stopping reports whether the runner was stopped or its election
+// withdrawn (and the withdrawal not dropped yet).
+func (r *runner) stopping() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reason != nil || r.withdrawing
+}
 
 func (r *runner) stopReason() error {
 	r.mu.Lock()
@@ -230,6 +243,9 @@ func (r *runner) campaignLoop(holding bool) {
 			r.passOn(lead)
 			break
 		}
+		if h := r.m.wonHook; h != nil {
+			h(r.id)
+		}
 		r.startLeading(lead)
 		r.closeContext()
 		r.park()
@@ -250,19 +266,20 @@ func (r *runner) finish() {
 		}
 	}
 	if r.seat != nil {
-		r.m.pool.leave(r.seat)
+		r.m.pool.leave(r.seat, r.id)
 	}
 	r.report(evFinished, 0)
 	r.workers.Done()
 }
 
 // takeSeat places the runner's election on one of the member's sessions,
-// retrying with backoff while a sibling session cannot be opened; it
+// retrying with backoff while a sibling session cannot be opened (the
+// first failure reported to the loop, evUnseated: see loopliveness.go); it
 // returns nil once the runner is stopped or the member's sessions closed.
 func (r *runner) takeSeat() *seat {
 	retry := newBackoff()
-	for {
-		seat, err := r.m.pool.place(r.ctx)
+	for reported := false; ; {
+		seat, err := r.m.pool.place(r.ctx, r.id)
 		if err == nil {
 			return seat
 		}
@@ -270,6 +287,10 @@ func (r *runner) takeSeat() *seat {
 			return nil
 		}
 		r.m.log.Warn().Err(err).Str("shard", r.id).Msg("place election on a session")
+		if !reported {
+			reported = true
+			r.report(evUnseated, 0)
+		}
 		retry.wait(r.ctx)
 	}
 }
@@ -344,8 +365,11 @@ func (r *runner) holdEnded() (error, bool) {
 	if err := lead.Err(); err != nil {
 		return err, true // lost (expiry, deletion, suspension) wins over our own stop
 	}
-	if r.stopping() {
-		return r.stopReason(), true
+	if reason := r.stopReason(); reason != nil {
+		return reason, true
+	}
+	if r.takeWithdrawal() {
+		return r.withdrawnHeld()
 	}
 	if to := r.takeHandoff(); to != "" {
 		if r.m.targetOf(r.id) == to && r.successorQueued(r.id, to) {
@@ -365,7 +389,8 @@ func (r *runner) holdEnded() (error, bool) {
 // HandoffTimeout) to learn whether it did (recipe's Leadership.Reason).
 // Our own reasons (a handoff, a stop) are returned as they are.
 func (r *runner) finalReason(lead *recipe.Leadership, reason error) error {
-	if lead.Err() == nil || errors.Is(reason, ErrHandoff) || errors.Is(reason, ErrShardRemoved) || errors.Is(reason, ErrStopping) {
+	if lead.Err() == nil || errors.Is(reason, ErrHandoff) || errors.Is(reason, ErrWithdrawn) ||
+		errors.Is(reason, ErrShardRemoved) || errors.Is(reason, ErrStopping) {
 		return reason
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.m.cfg.HandoffTimeout)

@@ -3,7 +3,11 @@ package partition
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -39,18 +43,33 @@ type sessions struct {
 	mu     sync.Mutex
 	open   []*seat // open[0] is the primary
 	closed bool
+	// failedAt and failed: the last sibling that could not be opened, and
+	// why; for a session timeout after it, places that need a sibling fail
+	// at once with the same error instead of each waiting out a connect.
+	failedAt time.Time
+	failed   error
 }
 
-// seat is one session, its election starts in flight and the number of
-// elections placed on it (under sessions.mu).
+// siblingOpenTimeouts bounds the opening of a sibling session, in session
+// timeouts of the primary: a handshake takes milliseconds, and a sibling
+// that cannot be opened leaves its elections without a session (see
+// evUnseated) until it is given up.
+const siblingOpenTimeouts = 2
+
+// seat is one session, its election starts in flight, and the elections
+// placed on it (their number and shards, under sessions.mu).
 type seat struct {
 	sess      *recipe.Session
 	starts    *limiter
 	elections int
+	shards    map[string]bool
+	// down: the loop found the session down (seathealth.go); no election
+	// is placed on it until it is up again.
+	down atomic.Bool
 }
 
 func (p *sessions) newSeat(sess *recipe.Session) *seat {
-	return &seat{sess: sess, starts: newLimiter(p.inFlight, sess.AnswerLag, sess.Timeout)}
+	return &seat{sess: sess, starts: newLimiter(p.inFlight, sess.AnswerLag, sess.Timeout), shards: map[string]bool{}}
 }
 
 func newSessions(primary *recipe.Session, perSession, inFlight int, count prometheus.Gauge, log zerolog.Logger) *sessions {
@@ -71,12 +90,12 @@ func (p *sessions) room(i int) int {
 	return p.perSession
 }
 
-// place takes a place for one election and returns its seat, opening a
-// sibling session when every open one is full. It blocks while another
+// place takes a place for the election of shard and returns its seat,
+// opening a sibling session when every open one is full or down. It blocks while another
 // runner opens one, until ctx ends (ctx's error), or while it opens one
 // itself, until it is open or its Connect fails (its error, wrapped). Give
 // the seat back with leave.
-func (p *sessions) place(ctx context.Context) (*seat, error) {
+func (p *sessions) place(ctx context.Context, shard string) (*seat, error) {
 	select {
 	case p.turn <- struct{}{}:
 	case <-ctx.Done():
@@ -85,27 +104,41 @@ func (p *sessions) place(ctx context.Context) (*seat, error) {
 	defer func() { <-p.turn }()
 	p.mu.Lock()
 	for i, s := range p.open {
-		if s.elections < p.room(i) {
+		if s.elections < p.room(i) && !s.down.Load() {
 			s.elections++
+			s.shards[shard] = true
 			p.mu.Unlock()
 			return s, nil
 		}
 	}
-	n, closed := len(p.open), p.closed
+	n, closed, failed := len(p.open), p.closed, p.failed
+	if failed != nil && time.Since(p.failedAt) >= p.primary.Timeout() {
+		failed = nil
+	}
 	p.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("partition: %w", recipe.ErrSessionClosed)
 	}
+	if failed != nil {
+		return nil, failed
+	}
 	// A sibling being opened is not given up when this runner stops: an
 	// abandoned handshake leaves go-zookeeper closing it in the background;
-	// Connect is bounded by its connect timeout, and the session serves the
-	// next runners.
-	sib, err := p.primary.Sibling(context.WithoutCancel(ctx))
+	// Connect is bounded by its connect timeout and by siblingOpenTimeouts
+	// session timeouts, and the session serves the next runners.
+	open, cancel := context.WithTimeout(context.WithoutCancel(ctx), siblingOpenTimeouts*p.primary.Timeout())
+	sib, err := p.primary.Sibling(open)
+	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("partition: open session %d of the member (%d elections each): %w", n+1, p.perSession, err)
+		err = fmt.Errorf("partition: open session %d of the member (%d elections each): %w", n+1, p.perSession, err)
+		p.mu.Lock()
+		p.failedAt, p.failed = time.Now(), err
+		p.mu.Unlock()
+		return nil, err
 	}
 	s := p.newSeat(sib)
 	s.elections = 1
+	s.shards[shard] = true
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -120,11 +153,26 @@ func (p *sessions) place(ctx context.Context) (*seat, error) {
 	return s, nil
 }
 
-// leave gives back a place taken by place.
-func (p *sessions) leave(s *seat) {
+// leave gives back the place of shard taken by place.
+func (p *sessions) leave(s *seat, shard string) {
 	p.mu.Lock()
 	s.elections--
+	delete(s.shards, shard)
 	p.mu.Unlock()
+}
+
+// siblings returns the open sibling sessions' seats, oldest first.
+func (p *sessions) siblings() []*seat {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.open[1:])
+}
+
+// shardsOn returns the shards whose elections sit on seat s.
+func (p *sessions) shardsOn(s *seat) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Collect(maps.Keys(s.shards))
 }
 
 // loads returns what each open session carries, the primary first.

@@ -41,6 +41,12 @@ type Record struct {
 	// Reserved lists the shards an earlier session of the member led that
 	// this session has not led yet.
 	Reserved []string `json:"reserved,omitempty"`
+	// Unavailable lists shards the member cannot lead now (the sibling
+	// session their elections sit on is down): every member's assignment
+	// deals them to another member. Members of earlier releases ignore
+	// the field: to them the shards are neither led nor reserved by the
+	// member, as they are.
+	Unavailable []string `json:"unavailable,omitempty"`
 	// ShardSet is the digest of the member's shard list (assign.ListDigest):
 	// shards are dealt only among members that run the same list.
 	// Empty in records of earlier releases: taken as the same list.

@@ -1,0 +1,108 @@
+package partition
+
+import (
+	"errors"
+	"time"
+
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// This file is the loop's side of the restart grace (grace.go): what it
+// reserves when a session is lost or a leadership expires, and when the
+// claims it keeps for suspended leaderships end.
+
+// holdSuspended is why a leadership suspended by a lost connection stays
+// in our record: our candidate's znode is still first and, once the
+// session answers again, leads again with the same token. Every member
+// reconnects at once after a quorum-leader failover and regains thousands
+// of shards over a moment; a record that dropped them meanwhile would show
+// them orphaned to the others, whose assignment would deal them elsewhere,
+// and we would pass them on when we regained them (and get them back
+// later): two moves for a failover every session survived. The claim ends
+// when the shard is led again, its runner ends, a new session replaces
+// ours (noticeSession), or after one session timeout (dropSuspended): by
+// then the session may have expired and the znode gone. Either way the
+// claim becomes a reservation for the restart grace, as after an expiry:
+// a record that showed the shard unclaimed while we are cut off, even for
+// one write, would let the others' assignment deal it elsewhere for good.
+//
+// dropSuspended ends the claims suspended for longer than a session
+// timeout.
+func (l *loop) dropSuspended(now time.Time) {
+	for _, s := range l.grace.dropSuspended(now, l.m.sess.Timeout()) {
+		delete(l.leading, s)
+		l.recordChanged = true
+	}
+}
+
+// noticeSession reserves the shards assigned here when the session changes
+// (the old one expired): this member comes back with new znodes, like a
+// restart, and should get the same shards back within the restart grace.
+// The grace counts from the old session's last lease deadline
+// (grace.afterLoss), as the others count it: a member cut off for longer,
+// whose record the others deleted and whose shards they took over, comes
+// back reserving nothing, as a member restarted after its grace does.
+func (l *loop) noticeSession() {
+	id := l.m.sess.ID()
+	if id == 0 || id == l.session {
+		return
+	}
+	now := time.Now()
+	until := l.grace.afterLoss(now)
+	for _, s := range l.grace.suspendedLost(now, until) { // their znodes went with the old session
+		delete(l.leading, s)
+		l.recordChanged = true
+	}
+	l.expireReservation(now)
+	if l.session != 0 && now.Before(until) {
+		n := 0
+		for s, m := range l.targets {
+			if m == l.m.cfg.MemberID && l.grace.reserve(s, now, until) {
+				n++
+			}
+		}
+		l.recordChanged = true
+		l.m.log.Info().Int64("session_id", id).Int("shards", n).Dur("grace_left", until.Sub(now)).
+			Msg("new session: shards reserved")
+	}
+	l.session = id
+	l.noteLease()
+}
+
+// noteLease notes the lease deadline of the session the loop knows (not
+// its replacement, which noticeSession has not seen yet).
+func (l *loop) noteLease() {
+	if l.session == 0 {
+		return
+	}
+	if d, ok := l.m.sess.LeaseDeadlineOf(l.session); ok {
+		l.grace.noteLease(d)
+	}
+}
+
+// expireReservation ends the reservations whose grace is over, and wakes
+// the loop when the next one's is: a record must not claim a shard past
+// its reservation's deadline, when the others may deal it elsewhere.
+func (l *loop) expireReservation(now time.Time) {
+	if l.grace.expire(now) {
+		l.recordChanged, l.dirty = true, true
+	}
+	if next, ok := l.grace.nextExpiry(); ok {
+		l.wakeIn(next.Sub(now))
+	}
+}
+
+// reserveLost reserves a shard whose leadership a session expiry ended (a
+// sibling session's, or the primary's), for the restart grace from now:
+// its runner campaigns again on the session's replacement, and the
+// reservation keeps the other members from dealing the shard elsewhere
+// meanwhile, as after a restart. Each reservation has its own deadline:
+// a later loss does not extend an earlier one.
+func (l *loop) reserveLost(s string, reason error) {
+	if _, out := l.unavail[s]; out {
+		return // dealt to another member: nothing to keep for us
+	}
+	if errors.Is(reason, recipe.ErrSessionExpired) && l.grace.reserveFor(s, time.Now()) {
+		l.recordChanged = true
+	}
+}

@@ -1,0 +1,132 @@
+package partition
+
+import (
+	"slices"
+	"time"
+)
+
+// This file is the loop's side of per-session liveness: a member leads
+// the shards it is given, or gives them up. When one of its sibling
+// sessions is down (seathealth.go) the shards whose elections sit on it
+// cannot be led here: the member stops claiming them (their suspended
+// claims and reservations end), publishes them as unavailable in its
+// record, and every member's assignment deals them to another member
+// (dealUnavailable). New elections are placed on the member's other
+// sessions meanwhile (sessions.place skips a session that is down). Once
+// the session is up again (its replacement, after an expiry), the marks
+// go and the balance deals the shards as before. A member whose primary
+// session is down leaves as a whole, as before: its member znode goes with
+// the session.
+
+// checkSeats looks at every sibling session, marks the shards of one that
+// went down and clears those of one that came back, and wakes the loop
+// when a session not connected now will be down.
+func (l *loop) checkSeats(now time.Time) {
+	for _, s := range l.m.pool.siblings() {
+		h := l.seatHealth[s]
+		if h == nil {
+			h = &seatHealth{}
+			l.seatHealth[s] = h
+		}
+		lease, ok := s.sess.LeaseDeadlineOf(s.sess.ID())
+		wasDown := h.down
+		down, at := h.observe(now, s.sess.Connected(), lease, ok, s.sess.Timeout())
+		if !at.IsZero() {
+			l.wakeIn(at.Sub(now))
+		}
+		switch {
+		case down:
+			if !wasDown {
+				s.down.Store(true)
+				l.m.log.Warn().Int64("session_id", s.sess.ID()).Dur("session_timeout", s.sess.Timeout()).
+					Msg("sibling session down: its shards are published as unavailable and dealt to other members")
+			}
+			if h.dueMark(now, s.sess.Timeout()/2) {
+				l.markUnavailable(s)
+			}
+		case wasDown:
+			s.down.Store(false)
+			if l.unavail.clearSeat(s) {
+				l.dirty, l.recordChanged = true, true
+			}
+			l.m.log.Info().Int64("session_id", s.sess.ID()).Msg("sibling session up again: its shards are dealt as before")
+		}
+	}
+}
+
+// markUnavailable marks the shards whose elections sit on the down seat s
+// and are not led here, and ends our claims on them.
+func (l *loop) markUnavailable(s *seat) {
+	for _, id := range l.m.pool.shardsOn(s) {
+		_, led := l.leading[id]
+		if led && !l.grace.isSuspended(id) {
+			continue
+		}
+		if !l.unavail.mark(id, s) {
+			continue
+		}
+		delete(l.leading, id)
+		l.grace.resume(id)
+		l.grace.release(id)
+		l.dirty, l.recordChanged = true, true
+	}
+}
+
+// unseatedFor is how long a shard whose election found no session counts
+// as unavailable, in session timeouts, before this member tries again.
+const unseatedFor = 4
+
+// markUnseated marks shard s, whose runner could not place its election on
+// a session, unavailable for unseatedFor session timeouts from now, and
+// ends our claims on it.
+func (l *loop) markUnseated(s string, now time.Time) {
+	if _, led := l.leading[s]; led {
+		return
+	}
+	l.unseated.mark(s, now.Add(unseatedFor*l.m.sess.Timeout()))
+	l.grace.release(s)
+	l.dirty, l.recordChanged = true, true
+	l.wakeIn(unseatedFor * l.m.sess.Timeout())
+}
+
+// expireUnseated ends the marks of unseated shards whose time is over.
+func (l *loop) expireUnseated(now time.Time) {
+	changed, next := l.unseated.expire(now)
+	if changed {
+		l.dirty, l.recordChanged = true, true
+	}
+	if !next.IsZero() {
+		l.wakeIn(next.Sub(now))
+	}
+}
+
+// ownUnavailable returns the shards this member publishes as unavailable,
+// sorted: those on a down session and those without one.
+func (l *loop) ownUnavailable() []string {
+	if len(l.unseated) == 0 {
+		return l.unavail.list()
+	}
+	out := l.unavail.list()
+	for s := range l.unseated {
+		if _, dup := l.unavail[s]; !dup {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// unavailableByMember returns the shards each live member of the view
+// (this one included) publishes as unavailable, for dealUnavailable.
+func (l *loop) unavailableByMember() map[string][]string {
+	out := map[string][]string{}
+	if own := l.ownUnavailable(); len(own) > 0 {
+		out[l.m.cfg.MemberID] = own
+	}
+	for id, rec := range l.view.Records {
+		if id != l.m.cfg.MemberID && len(rec.Unavailable) > 0 && rec.Session == l.view.Members[id] {
+			out[id] = rec.Unavailable
+		}
+	}
+	return out
+}

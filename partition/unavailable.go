@@ -1,0 +1,150 @@
+package partition
+
+import (
+	"maps"
+	"slices"
+	"time"
+)
+
+// unavailable is the shards this member cannot lead now because the
+// sibling session their elections sit on is down (seathealth.go), by
+// that session. Its record publishes them (record.Unavailable), and every
+// member's assignment deals them to another member (dealUnavailable) until
+// the session is up again. Only the loop goroutine touches it.
+type unavailable map[string]*seat
+
+// mark notes that shard s cannot be led on seat; false if it was noted.
+func (u unavailable) mark(s string, on *seat) bool {
+	if _, ok := u[s]; ok {
+		return false
+	}
+	u[s] = on
+	return true
+}
+
+// clearSeat forgets the shards noted on seat (it is up again) and reports
+// whether there were any.
+func (u unavailable) clearSeat(on *seat) bool {
+	n := len(u)
+	maps.DeleteFunc(u, func(_ string, x *seat) bool { return x == on })
+	return len(u) != n
+}
+
+// list returns the shards noted, sorted; nil when none.
+func (u unavailable) list() []string {
+	if len(u) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(u))
+}
+
+// unseated is the shards whose runner found no session to place its
+// election on (a sibling session could not be opened: refused, or over a
+// server's connection limit), each until when it counts as unavailable.
+// After that the assignment may deal it here again, and a runner tries
+// again: a shard led elsewhere meanwhile is handed back only once a
+// candidate of ours waits in its election (the handoff's successor
+// check), so a member still unable to open the session takes nothing.
+// Only the loop goroutine touches it.
+type unseated map[string]time.Time
+
+// mark notes shard s as unseated until until.
+func (u unseated) mark(s string, until time.Time) { u[s] = until }
+
+// expire forgets the shards whose time is over at now and reports whether
+// any were; it returns the earliest deadline left (zero when none).
+func (u unseated) expire(now time.Time) (bool, time.Time) {
+	n := len(u)
+	var next time.Time
+	for s, until := range u {
+		switch {
+		case !now.Before(until):
+			delete(u, s)
+		case next.IsZero() || until.Before(next):
+			next = until
+		}
+	}
+	return len(u) != n, next
+}
+
+// dealUnavailable returns the assignment all with every shard that its
+// target lists as unavailable (byMember: member → shards) dealt to another
+// member of in: the shard's current holder if it can take it, else the
+// member with the fewest shards in the assignment (ties to the smaller id)
+// among the live members that are not drained and do not list the shard
+// either. A shard pinned to its target, or that no other member can take,
+// stays. It is a pure function of its arguments, so every member computes
+// the same result from the same view; all is not modified.
+func dealUnavailable(all map[string]string, in Input, byMember map[string][]string) map[string]string {
+	if len(byMember) == 0 {
+		return all
+	}
+	cannot := map[string]map[string]bool{} // shard → members that cannot lead it
+	for m, shards := range byMember {
+		for _, s := range shards {
+			if cannot[s] == nil {
+				cannot[s] = map[string]bool{}
+			}
+			cannot[s][m] = true
+		}
+	}
+	pool := takersOf(in)
+	count := map[string]int{}
+	for _, m := range all {
+		count[m]++
+	}
+	out, cloned := all, false
+	for _, s := range slices.Sorted(maps.Keys(cannot)) {
+		from, ok := all[s]
+		if !ok || !cannot[s][from] || in.Pins[s] == from {
+			continue
+		}
+		to := pickTaker(pool, cannot[s], in.Current[s], count)
+		if to == "" {
+			continue
+		}
+		if !cloned {
+			out, cloned = maps.Clone(all), true
+		}
+		out[s] = to
+		count[from]--
+		count[to]++
+	}
+	return out
+}
+
+// takersOf returns in's live members that are not drained, sorted (all of
+// them when every one is drained, as Assign does).
+func takersOf(in Input) []string {
+	drained := map[string]bool{}
+	for _, m := range in.Drained {
+		drained[m] = true
+	}
+	var out []string
+	for _, m := range in.Members {
+		if !drained[m] {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		out = slices.Clone(in.Members)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// pickTaker returns the holder if it may take the shard, else the taker
+// with the fewest shards (ties to the smaller id) not in cannot; "" when
+// none may.
+func pickTaker(pool []string, cannot map[string]bool, holder string, count map[string]int) string {
+	if holder != "" && !cannot[holder] && slices.Contains(pool, holder) {
+		return holder
+	}
+	best := ""
+	for _, m := range pool {
+		if !cannot[m] && (best == "" || count[m] < count[best]) {
+			best = m
+		}
+	}
+	return best
+}
