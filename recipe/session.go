@@ -183,11 +183,13 @@ func (s *Session) Connected() bool {
 	return ok
 }
 
-// leaseDeadline returns the local lease deadline for a margin: the instant
-// on the monotonic clock before which the server cannot have expired the
-// session, minus margin. ok is false if no request was ever answered.
-func (s *Session) leaseDeadline(margin time.Duration) (time.Time, bool) {
-	d, ok := s.conn.LeaseDeadline()
+// leaseDeadline returns the local lease deadline of session id for a
+// margin: the instant on the monotonic clock before which the server
+// cannot have expired that session, minus margin. ok is false if nothing
+// vouched for that session (none yet, or a later session earned the
+// lease: a new session's handshake never renews an old one's).
+func (s *Session) leaseDeadline(id int64, margin time.Duration) (time.Time, bool) {
+	d, ok := s.conn.LeaseDeadline(id)
 	return d.Add(-margin), ok
 }
 

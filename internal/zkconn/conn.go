@@ -253,11 +253,12 @@ func (s *Conn) Credentials() (id int64, password []byte) { return s.wire.credent
 func (s *Conn) Timeout() time.Duration { return s.wire.timeout() }
 
 // LeaseDeadline returns the instant on the monotonic clock before which
-// the server cannot have expired the session: the latest instant the
+// the server cannot have expired session id: the latest instant the
 // quorum leader is known to have heard of it (a connect response, an
 // answered sync; see leaseclock.go) plus the negotiated session timeout.
-// ok is false while nothing vouches for the session.
-func (s *Conn) LeaseDeadline() (time.Time, bool) { return s.wire.leaseDeadline() }
+// ok is false while nothing vouches for that session: before any answer,
+// and once another session (a new one after an expiry) earned the lease.
+func (s *Conn) LeaseDeadline(id int64) (time.Time, bool) { return s.wire.leaseDeadline(id) }
 
 // AnswerLag returns how long ago the request ZooKeeper answered last was
 // sent (pings and the lease's syncs included); the session timeout before

@@ -75,7 +75,7 @@ type wireTracker struct {
 	requested time.Duration
 
 	lastAnswered atomic.Int64 // send time of the latest answer: monotonic ns since epoch, +1; 0 = none
-	leaseFrom    atomic.Int64 // the quorum leader heard of the session after this (leaseclock.go); as lastAnswered
+	lease        leaseState   // the session the quorum leader heard of, and after when (leaseclock.go)
 	epoch        time.Time
 	negotiated   atomic.Int64 // ns
 	sessionID    atomic.Int64
@@ -328,11 +328,10 @@ func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, password
 	w.mu.Unlock()
 	if w.sessionID.Swap(sessionID) != sessionID {
 		w.lastAnswered.Store(0)
-		w.leaseFrom.Store(0)
 	}
 	w.negotiated.Store(int64(timeout))
 	w.answered(sent)
-	w.vouch(sent) // the quorum leader granted or revalidated the session (leaseclock.go)
+	w.vouch(sessionID, sent) // the quorum leader granted or revalidated the session (leaseclock.go)
 	w.notForeign()
 }
 
@@ -400,7 +399,8 @@ type wireConn struct {
 	rd       jute.Splitter
 	rejected error // an answer to the connect request not believed (ensemble.go)
 
-	syncs         []time.Time // send times of the lease's syncs (leaseclock.go)
+	session       int64          // the session established on the connection (c.mu)
+	syncs         []answeredSync // the latest syncs answered (leaseclock.go)
 	syncsInFlight int
 }
 
@@ -519,6 +519,7 @@ func (c *wireConn) frame(head []byte) {
 		if ok && r.SessionID != 0 {
 			c.w.handshakeTook(time.Since(c.connectSent))
 			c.w.handshake(r.SessionID, r.Timeout, r.Password, c.connectSent)
+			c.session = r.SessionID
 			c.rd.Limit = maxReplyFrame
 			c.established.Store(true)
 			c.saslDue = c.w.sasl != nil
@@ -544,7 +545,7 @@ func (c *wireConn) frame(head []byte) {
 			c.w.answered(r.at)
 			c.answered = time.Now()
 			if r.op == jute.OpSync {
-				c.syncAnswered(r, int32(h.Err))
+				c.syncAnswered(r, int32(h.Err), time.Now())
 			}
 		}
 		if c.authXids[xid] {
