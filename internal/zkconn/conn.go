@@ -36,9 +36,10 @@ type Conn struct {
 	renewing    chan struct{} // closed when renewLease returns (leaseclock.go)
 
 	mu        sync.Mutex
-	id        int64   // current session id, 0 when none
-	former    []int64 // earlier session ids, the latest last (at most maxFormer)
-	connected bool    // StateHasSession and not since disconnected
+	over      chan struct{} // closed when session id expires, or at Close (binding, wirecall.go)
+	id        int64         // current session id, 0 when none
+	former    []int64       // earlier session ids, the latest last (at most maxFormer)
+	connected bool          // StateHasSession and not since disconnected
 	closed    bool
 	sinks     map[Sink]struct{}
 	watches   *watchTable // every server watch of the layer, and node events' routes
@@ -158,6 +159,9 @@ func (s *Conn) Close() error {
 		s.broadcast(Event{Kind: Closed, ID: s.id})
 		s.mu.Unlock()
 		close(s.done)
+		s.mu.Lock()
+		s.endBindingLocked(false) // after done: a call it wakes fails with ErrClosed
+		s.mu.Unlock()
 		<-s.watchdog
 		<-s.renewing
 		s.shutdown()
@@ -227,6 +231,7 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 		log:         cfg.Log,
 		established: make(chan struct{}),
 		done:        make(chan struct{}),
+		over:        make(chan struct{}),
 		sinks:       map[Sink]struct{}{},
 		watches:     newWatchTable(wire),
 	}
