@@ -138,8 +138,8 @@ func (l *loop) serve(ctx context.Context) error {
 			return nil
 		case err := <-l.fatal:
 			return err
-		case <-l.m.sess.Done():
-			return fmt.Errorf("partition: %w", recipe.ErrSessionClosed)
+		case <-l.m.sess.Ended(): // closed, or credentials refused by every server
+			return fmt.Errorf("partition: %w", l.m.sess.EndErr())
 		case u := <-l.updates:
 			l.apply(u)
 		case ev := <-l.events:

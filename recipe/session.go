@@ -129,6 +129,23 @@ func (s *Session) Close() error {
 	return err
 }
 
+// Ended returns a channel closed when the session can never be had again:
+// Close was called, or every configured server refused its SASL
+// credentials within a session timeout (a single server's refusal only
+// moves the session to the others). EndErr says which.
+func (s *Session) Ended() <-chan struct{} { return s.conn.Ended() }
+
+// EndErr returns why the session ended for good: an *AuthError of the last
+// refusal (errors.Is(err, ErrAuthFailed)) when every server refused the
+// credentials, ErrSessionClosed after Close, nil while it has not.
+func (s *Session) EndErr() error {
+	err := s.conn.EndErr()
+	if errors.Is(err, zkconn.ErrClosed) {
+		return ErrSessionClosed
+	}
+	return err
+}
+
 // ID returns the current session id, or 0 while there is none (before the
 // first session, after expiry until the next one, after Close).
 func (s *Session) ID() int64 { return s.conn.ID() }

@@ -32,6 +32,8 @@ type Conn struct {
 	estOnce     sync.Once
 	done        chan struct{} // closed by Close
 	closeOnce   sync.Once
+	ended       chan struct{} // closed by Close or once every server refused the credentials (Ended)
+	endOnce     sync.Once
 	watchdog    chan struct{} // closed when watchRequests returns (deadline.go)
 	renewing    chan struct{} // closed when renewLease returns (leaseclock.go)
 
@@ -159,6 +161,7 @@ func (s *Conn) Close() error {
 		s.broadcast(Event{Kind: Closed, ID: s.id})
 		s.mu.Unlock()
 		close(s.done)
+		s.endOnce.Do(func() { close(s.ended) })
 		s.mu.Lock()
 		s.endBindingLocked(false) // after done: a call it wakes fails with ErrClosed
 		s.mu.Unlock()
@@ -232,6 +235,7 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 		established: make(chan struct{}),
 		done:        make(chan struct{}),
 		over:        make(chan struct{}),
+		ended:       make(chan struct{}),
 		sinks:       map[Sink]struct{}{},
 		watches:     newWatchTable(wire),
 	}

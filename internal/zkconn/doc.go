@@ -46,6 +46,16 @@
 //     was wiped and redeployed: the last zxid is forgotten and the new
 //     session starts from zxid 0 (Generation counts these);
 //     HeldBefore remembers the ids of the sessions it held;
+//   - SASL DIGEST-MD5 on every connection (sasl.go), with a bound of its
+//     own that grows after an exchange that timed out; a server that
+//     refuses the credentials speaks for itself: the session moves to the
+//     others, and is over for good (ErrAuthFailed, Ended) only once every
+//     configured server refused within a session timeout
+//     (saslservers.go);
+//   - calls bound to their session: one that waits for a connection while
+//     its session expires fails at once with zk.ErrSessionExpired
+//     (wirecall.go), and every call fails at once once the session is
+//     over for good;
 //   - one error table (internal/jute's codes, Classify): retry, session
 //     over, or the caller's;
 //   - go-zookeeper's debug line for every reply with a negative xid is

@@ -103,6 +103,7 @@ type wireTracker struct {
 	verdicts     map[string]verdict // servers that answered "expired" in this streak (ensemble.go)
 	generation   int                // wiped ensembles recovered from (ensemble.go)
 	slowBound    time.Duration      // a longer handshake bound learnt from slow handshakes; 0: none
+	saslLog      saslServers        // SASL refusals by server, and the exchange's bound (saslservers.go)
 }
 
 func newWireTracker(servers int, requested time.Duration, log zerolog.Logger) *wireTracker {

@@ -161,12 +161,17 @@ func (s *Conn) write(ctx context.Context, call *pendingCall, frame []byte, redia
 	id, over := s.binding()
 	var b Backoff // until the closed connection is replaced as current
 	for {
+		if err := s.wire.auth.cause(); err != nil {
+			return err // no connection is made again
+		}
 		c := s.wire.awaitReady(ctx, over, time.Until(deadline), redial)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case c == nil && redial && s.isClosed():
 			return ErrClosed
+		case c == nil && s.wire.auth.cause() != nil:
+			return s.wire.auth.cause()
 		case id != 0 && (isDone(over) || c != nil && c.sessionOf() != id):
 			return deadSession(id)
 		case c == nil:
