@@ -21,7 +21,7 @@ type storedOperator struct {
 func (w *watcher) watchOperator(ctx context.Context) {
 	retry := newBackoff()
 	for ctx.Err() == nil {
-		if err := w.operatorOnce(ctx); err != nil {
+		if err := w.operatorOnce(ctx); err != nil && ctx.Err() == nil { // not our own leaving
 			w.log.Warn().Err(err).Msg("watch operator state")
 			retry.wait(ctx)
 			continue

@@ -69,7 +69,7 @@ func (w *watcher) wait() { w.wg.Wait() }
 func (w *watcher) watchMembers(ctx context.Context) {
 	retry := newBackoff()
 	for ctx.Err() == nil {
-		if err := w.membersOnce(ctx); err != nil {
+		if err := w.membersOnce(ctx); err != nil && ctx.Err() == nil { // not our own leaving
 			w.log.Warn().Err(err).Msg("watch members")
 			retry.wait(ctx)
 			continue
@@ -144,7 +144,9 @@ func (w *watcher) watchOwners(ctx context.Context) {
 		ids, _, ch, err := w.sess.ChildrenW(ownersCtx, w.owners)
 		if err != nil {
 			forget()
-			w.log.Warn().Err(err).Msg("watch member records")
+			if ctx.Err() == nil { // not our own leaving
+				w.log.Warn().Err(err).Msg("watch member records")
+			}
 			retry.wait(ctx)
 			continue
 		}
