@@ -41,6 +41,12 @@ import (
 // What it cannot know: when a majority of the configured addresses (every
 // one, for a wipe) is taken over by one other ensemble at once, its
 // answers look like the real ensemble's, and a new session is made there.
+// Nor does it check a new session's data: once an expiry is believed, the
+// next session is asked of the next server, and a server of another
+// ensemble at a minority address that is ahead in zxids grants it. The
+// data cannot settle that alone (a znode missing, or re-created with a
+// higher czxid, is what a live ensemble shows after a delete too; only a
+// czxid lower than one seen proves another ensemble).
 
 // verdict is one server's answer to the session's connect request.
 type verdict uint8
