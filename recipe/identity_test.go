@@ -2,6 +2,7 @@ package recipe_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -118,5 +119,33 @@ func TestWipedEnsembleThenBlipsKeepTheSession(t *testing.T) {
 		if s.ID() != id {
 			t.Fatalf("blip %d after the wipe: session %x replaced by %x", i+1, id, s.ID())
 		}
+	}
+}
+
+// TestZooKeeperGuardRefusesAnotherEnsemblesLeader: the ZooKeeper guard
+// checks the writer's election znode on its own ensemble, where a leader
+// elected on another ensemble has none: its write is refused
+// (ErrNotLeader) whatever its token, while the guard's own ensemble's
+// leader writes.
+func TestZooKeeperGuardRefusesAnotherEnsemblesLeader(t *testing.T) {
+	other := testenv.New(t, testenv.Options{Servers: 1})
+	own := session(t, zkc.ConnectString())
+	foreign := session(t, other.ConnectString())
+	path := electionPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	impostor := lead(t, candidate(t, foreign, path))
+	leader := lead(t, candidate(t, own, path)) // creates path's parents on the guard's ensemble
+	guard, err := zxidfence.NewZooKeeperSession(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := path + "-target"
+	err = guard.Write(ctx, target, zxidfence.LeaderOf(impostor, 0), []byte("impostor"))
+	if !errors.Is(err, zxidfence.ErrNotLeader) {
+		t.Fatalf("write by another ensemble's leader (token %v): %v, want ErrNotLeader", impostor.Token(), err)
+	}
+	if err := guard.Write(ctx, target, zxidfence.LeaderOf(leader, 0), []byte("leader")); err != nil {
+		t.Fatalf("write by the guard's ensemble's leader (token %v): %v", leader.Token(), err)
 	}
 }
