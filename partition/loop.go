@@ -45,6 +45,8 @@ type loop struct {
 	cancel  context.CancelFunc
 	workers sync.WaitGroup // runners, callbacks, deletions, the start queue
 	starts  startQueue     // runners to start
+
+	unwithdrawn unwithdrawn // candidates a stopping member could not withdraw
 }
 
 // eventKind says what a runner reports.
@@ -63,7 +65,7 @@ type runnerEvent struct {
 	r      *runner
 	kind   eventKind
 	token  uint64 // evStarted: the leadership's token
-	reason error  // evStopped: why the leadership ended
+	reason error  // evStopped: why the leadership ended; evFinished: why the candidate's znode stayed
 }
 
 func newLoop(m *Manager) *loop {
@@ -140,8 +142,8 @@ func (l *loop) serve(ctx context.Context) error {
 			return nil
 		case err := <-l.fatal:
 			return err
-		case <-l.m.sess.Done():
-			return fmt.Errorf("partition: %w", recipe.ErrSessionClosed)
+		case <-l.m.sess.Ended(): // closed, or credentials refused by every server
+			return fmt.Errorf("partition: %w", l.m.sess.EndErr())
 		case u := <-l.updates:
 			l.apply(u)
 		case ev := <-l.events:
@@ -286,6 +288,9 @@ func (l *loop) handle(ev runnerEvent) {
 		}
 		l.stale = true // a withdrawal dropped: handed off once settled
 	case evFinished:
+		if ev.reason != nil { // its candidate's znode is left to the session (member stopping)
+			l.unwithdrawn.add(ev.reason)
+		}
 		delete(l.leading, r.id)
 		l.grace.resume(r.id)
 		delete(l.moving, r.id)
@@ -408,9 +413,19 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 	bg.Wait()
 	l.watch.Wait()
 	l.pub.wait()
+	// The farewell (final record, member znode) and the runners' stops go
+	// at once: with ZooKeeper out of reach each waits out its bound, and
+	// the stop takes the longest of them, not their sum.
+	var farewell sync.WaitGroup
+	var recErr, unregErr error
 	if !refused {
-		l.writeFinalRecord()
-		l.unregister()
+		rec := l.finalRecord()
+		farewell.Go(func() {
+			ctx, cancel := context.WithTimeout(l.base, l.m.cfg.HandoffTimeout)
+			defer cancel()
+			recErr = l.pub.write(ctx, rec)
+			unregErr = l.unregister(ctx)
+		})
 	}
 	for _, r := range l.runners {
 		if r.stopReason() == nil {
@@ -420,6 +435,8 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 	for len(l.runners) > 0 {
 		l.handle(<-l.events)
 	}
+	farewell.Wait()
+	l.reportStop(recErr, unregErr)
 	l.cancel()
 	l.workers.Wait()
 	l.m.pool.close()
@@ -431,9 +448,7 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 // a member znode left behind by a live session makes the others count
 // this member as live and leave its shards unled for as long as the
 // session lives (the caller may keep it for other elections).
-func (l *loop) unregister() {
-	ctx, cancel := context.WithTimeout(l.base, l.m.cfg.HandoffTimeout)
-	defer cancel()
+func (l *loop) unregister(ctx context.Context) error {
 	p := l.m.memberPath()
 	err := retry.Do(ctx, func() (bool, error) {
 		ok, st, err := l.m.sess.Exists(ctx, p)
@@ -443,6 +458,7 @@ func (l *loop) unregister() {
 		return !recipe.Retryable(err) || l.m.sessionClosed(), err
 	})
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		l.m.log.Warn().Err(err).Msg("unregister member")
+		return fmt.Errorf("unregister member: %w", err)
 	}
+	return nil
 }

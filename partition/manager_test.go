@@ -87,11 +87,15 @@ func TestSessionExpiryReentersAndKeepsShards(t *testing.T) {
 		startMember(t, root, "c", shards, tr),
 	}
 	before, _ := waitBalanced(t, shards, ms, 20*time.Second)
-	old := ms[2].m.Leaderships()
+	old, oldID := ms[2].m.Leaderships(), ms[2].sess.ID()
 	if err := testenv.ExpireConn(t.Context(), zkc.Addrs(), ms[2].sess.Conn()); err != nil {
 		t.Fatalf("expire session: %v", err)
 	}
-	waitFor(t, 20*time.Second, "c to lead its shards again with new tokens", func() (bool, string) {
+	renewed := waitFor(t, 20*time.Second, "c's new session", func() (bool, string) {
+		id := ms[2].sess.ID()
+		return id != 0 && id != oldID && ms[2].sess.Connected(), fmt.Sprintf("session %x", id)
+	})
+	rejoin := renewed + waitFor(t, 20*time.Second, "c to lead its shards again with new tokens", func() (bool, string) {
 		now := ms[2].m.Leaderships()
 		for s, tok := range old {
 			if now[s] <= tok {
@@ -100,6 +104,8 @@ func TestSessionExpiryReentersAndKeepsShards(t *testing.T) {
 		}
 		return len(now) == len(old), fmt.Sprintf("c leads %d, led %d", len(now), len(old))
 	})
+	t.Logf("c leads its %d shards again %v after its session expired, %v after its new session (session timeout %v)",
+		len(old), rejoin, rejoin-renewed, sessionTimeout)
 	after, _ := waitBalanced(t, shards, ms, 20*time.Second)
 	if n := moved(before, after); n != 0 {
 		t.Errorf("%d shards moved after c's session expiry, want 0 (c within its restart grace)", n)

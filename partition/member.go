@@ -97,7 +97,7 @@ func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instanc
 		case errors.Is(err, ErrDuplicateMember):
 			fail(err)
 			return
-		case err != nil:
+		case err != nil && ctx.Err() == nil: // not our own leaving
 			log.Warn().Err(err).Msg("keep member registered")
 			retry.wait(ctx)
 		default:
@@ -259,7 +259,9 @@ func (p *publisher) flush(ctx context.Context) {
 			p.log.Error().Err(err).Msg("member record not published")
 			return
 		}
-		p.log.Warn().Err(err).Msg("publish member record")
+		if ctx.Err() == nil { // not stopped: the final record follows
+			p.log.Warn().Err(err).Msg("publish member record")
+		}
 		p.mu.Lock()
 		if p.pending == nil {
 			p.pending = r

@@ -140,13 +140,13 @@ func (l *loop) collect(now time.Time) {
 
 // writeFinalRecord stores the shards we lead and those still reserved for
 // us, as a reservation for our next session.
-func (l *loop) writeFinalRecord() {
+// finalRecord is the record a stopping member leaves: what it leads, no
+// reservations.
+func (l *loop) finalRecord() record {
 	rec := l.record()
 	for _, s := range rec.Reserved {
 		rec.Leading[s] = 0
 	}
 	rec.Reserved = nil
-	if err := l.pub.write(l.base, rec); err != nil {
-		l.m.log.Warn().Err(err).Msg("write final record")
-	}
+	return rec
 }

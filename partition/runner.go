@@ -260,15 +260,20 @@ func (r *runner) campaignLoop(holding bool) {
 // finish closes the candidate, gives its seat back and reports evFinished,
 // in that order; the runner's last act.
 func (r *runner) finish() {
+	var unwithdrawn error // reported with evFinished: the stopping member logs one line for all
 	if r.cand != nil {
 		if err := r.cand.Close(); err != nil {
-			r.m.log.Warn().Err(err).Str("shard", r.id).Msg("close candidate")
+			if errors.Is(r.stopReason(), ErrStopping) {
+				unwithdrawn = err
+			} else {
+				r.m.log.Warn().Err(err).Str("shard", r.id).Msg("close candidate")
+			}
 		}
 	}
 	if r.seat != nil {
 		r.m.pool.leave(r.seat, r.id)
 	}
-	r.report(evFinished, 0)
+	r.events <- runnerEvent{r: r, kind: evFinished, reason: unwithdrawn}
 	r.workers.Done()
 }
 
@@ -452,7 +457,13 @@ func (r *runner) awaitCallback(shard string, cb *callback) {
 func (r *runner) resign(lead *recipe.Leadership) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.m.cfg.HandoffTimeout)
 	defer cancel()
-	if err := lead.Resign(ctx); err != nil && !errors.Is(err, recipe.ErrResigned) {
+	err := lead.Resign(ctx)
+	switch {
+	case err == nil || errors.Is(err, recipe.ErrResigned):
+	case errors.Is(r.stopReason(), ErrStopping):
+		// The candidate's Close tries the delete again; a stopping member
+		// logs one line for every shard it could not withdraw (unwithdrawn.go).
+	default:
 		r.m.log.Warn().Err(err).Str("shard", r.id).Msg("resign")
 	}
 }

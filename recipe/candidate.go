@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -162,13 +163,20 @@ func (c *Candidate) Campaign(ctx context.Context) (*Leadership, error) {
 	case r := <-req.reply:
 		return r.lead, r.err
 	case <-ctx.Done():
+	case <-c.sess.Ended(): // credentials refused everywhere, or closed: it cannot succeed
 	}
 	c.mb.post(cancelCampaign{req: req})
-	if r := <-req.reply; r.lead != nil {
+	if r := <-req.reply; r.lead != nil || r.err != nil && ctx.Err() == nil {
 		// Answered with a leadership before the cancellation was seen (won
 		// in the same instant, or already leading): it is valid; giving it
 		// back here could resign a leadership the caller holds elsewhere.
-		return r.lead, nil
+		return r.lead, r.err
+	}
+	if err := c.sess.EndErr(); err != nil && ctx.Err() == nil {
+		if errors.Is(err, ErrSessionClosed) {
+			err = ErrClosed
+		}
+		return nil, fmt.Errorf("campaign on %s: %w", c.path, err)
 	}
 	return nil, fmt.Errorf("campaign on %s: %w", c.path, context.Cause(ctx))
 }

@@ -28,12 +28,18 @@
 //     answers that prove the quorum leader (the server that expires
 //     sessions) heard of the session, whichever server the client is on:
 //     the session cannot expire before (send time of the connect request
-//     the server answered, or of a sync sent on the same connection at
-//     least an eighth of the session timeout before a sync it answered) +
-//     negotiated session timeout. Pings and reads a follower answers do
-//     not renew it: a follower cut off from the quorum leader answers them
-//     for syncLimit ticks while the leader expires the session. The
-//     session sends one sync every sixth of its timeout for the lease.
+//     the server answered, or of a sync whose answer arrived at least an
+//     eighth of the session timeout before a later answered sync was sent
+//     on the same connection: a gap proven at the server, which a stalled
+//     link delivering both syncs together cannot fake) + negotiated
+//     session timeout T, for the session that earned it only (a new
+//     session's handshake never renews the old one's lease). Pings and
+//     reads a follower answers do not renew it: a follower cut off from
+//     the quorum leader answers them for syncLimit ticks while the leader
+//     expires the session. The session sends one sync every T/6 for the
+//     lease; with a round trip r ≤ T/24 the lease has T − margin − T/3 −
+//     r left just before each renewal (5T/12 − r on the default margin),
+//     and T − margin − T/2 − r up to r ≤ 5T/24.
 //     Leadership ends at that instant minus a
 //     margin (a quarter of the session timeout by default, the
 //     TolerateSuspend margin otherwise), and, by default, at the first sign

@@ -19,7 +19,7 @@ func (c *Candidate) leaseHolds() bool {
 // leaseLeft returns how long our local lease still holds, and false when it
 // does not (it ran out, or ZooKeeper never answered this session).
 func (c *Candidate) leaseLeft() (time.Duration, bool) {
-	d, ok := c.sess.leaseDeadline(c.leaseMargin())
+	d, ok := c.sess.leaseDeadline(c.st.sessID, c.leaseMargin())
 	left := time.Until(d)
 	return left, ok && left > 0
 }
@@ -34,7 +34,7 @@ func (c *Candidate) leaseMargin() time.Duration {
 // first when it would run out, and again whenever ZooKeeper's answers have
 // renewed it; l is suspended at once when it does run out.
 func (c *Candidate) armLease(l *Leadership) {
-	d, ok := c.sess.leaseDeadline(c.leaseMargin())
+	d, ok := c.sess.leaseDeadline(l.sessionID, c.leaseMargin())
 	if !ok || !time.Now().Before(d) {
 		c.leaseLost()
 		return
@@ -72,19 +72,22 @@ func (c *Candidate) leaseLost() {
 // open until the candidate learns the session's fate (Leadership.Reason).
 // Any goroutine may call it.
 func (c *Candidate) suspend(l *Leadership) {
-	if c.mayHaveExpired() {
+	if c.mayHaveExpired(l.sessionID) {
 		l.endOpen(ErrSuspended)
 		return
 	}
 	l.end(ErrSuspended)
 }
 
-// mayHaveExpired reports whether the session may have expired by now: its
+// mayHaveExpired reports whether session id may have expired by now: its
 // lease with no margin ran out (ZooKeeper answered no request sent within
-// the last session timeout).
-func (c *Candidate) mayHaveExpired() bool {
-	d, ok := c.sess.leaseDeadline(0)
-	return ok && time.Now().After(d)
+// the last session timeout), or a later session holds the lease.
+func (c *Candidate) mayHaveExpired(id int64) bool {
+	if id == 0 {
+		return false
+	}
+	d, ok := c.sess.leaseDeadline(id, 0)
+	return !ok || time.Now().After(d)
 }
 
 // settleOpen makes the reason of the last leadership that ended with its
@@ -105,7 +108,8 @@ func (c *Candidate) awaitLease() {
 		return
 	}
 	st.leaseWait = &leaseWaiter{
-		margin: c.leaseMargin(),
+		margin:  c.leaseMargin(),
+		session: st.sessID,
 	}
 	w := st.leaseWait
 	w.wake = func() { c.mb.post(leaseBack{w: w}) }
@@ -156,8 +160,9 @@ func (c *Candidate) onLeaseBack(w *leaseWaiter) {
 // leaseWaiter is one candidate waiting for its lease: wake is called once,
 // when the lease with margin holds again.
 type leaseWaiter struct {
-	margin time.Duration
-	wake   func()
+	margin  time.Duration
+	session int64 // the session whose lease it waits for
+	wake    func()
 }
 
 // leaseWait is the session's set of waiting candidates.
@@ -208,7 +213,7 @@ func (s *Session) checkLease() {
 		// Wake with a poll interval of lease left at least, as the candidate
 		// requires to lead: a lag hovering at the threshold must not make
 		// leaderships flap at every poll.
-		if d, ok := s.leaseDeadline(w.margin); ok && time.Until(d) >= leasePoll(s.Timeout()) {
+		if d, ok := s.leaseDeadline(w.session, w.margin); ok && time.Until(d) >= leasePoll(s.Timeout()) {
 			wake = append(wake, w.wake)
 			delete(lw.waiting, w)
 		}

@@ -92,7 +92,7 @@ func (s *Session) checkLeases(seq uint64) {
 	var next time.Time
 	for l, after := range g.due {
 		due := g.epoch.Add(after)
-		d, ok := s.leaseDeadline(l.c.leaseMargin())
+		d, ok := s.leaseDeadline(l.sessionID, l.c.leaseMargin())
 		switch {
 		case !due.After(now) && (!ok || d.Sub(now) < poll):
 			delete(g.due, l)

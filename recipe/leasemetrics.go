@@ -83,7 +83,7 @@ func (g *leaseGauges) untrack(s *Session) {
 // anything vouched for the session. Leaderships end a margin before it
 // runs out (see TolerateSuspend).
 func (s *Session) LeaseRemaining() time.Duration {
-	d, ok := s.leaseDeadline(0)
+	d, ok := s.leaseDeadline(s.ID(), 0)
 	if !ok {
 		return 0
 	}

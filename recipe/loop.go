@@ -255,7 +255,7 @@ func (c *Candidate) mineGone(reason error) {
 		c.restart()
 		return
 	}
-	if c.mayHaveExpired() {
+	if c.mayHaveExpired(st.sessID) {
 		// ZooKeeper deletes an expired session's ephemerals and notifies
 		// their watchers, this session among them, before it closes the
 		// connection: the reason stays open until the session's fate is

@@ -129,6 +129,23 @@ func (s *Session) Close() error {
 	return err
 }
 
+// Ended returns a channel closed when the session can never be had again:
+// Close was called, or every configured server refused its SASL
+// credentials within a session timeout (a single server's refusal only
+// moves the session to the others). EndErr says which.
+func (s *Session) Ended() <-chan struct{} { return s.conn.Ended() }
+
+// EndErr returns why the session ended for good: an *AuthError of the last
+// refusal (errors.Is(err, ErrAuthFailed)) when every server refused the
+// credentials, ErrSessionClosed after Close, nil while it has not.
+func (s *Session) EndErr() error {
+	err := s.conn.EndErr()
+	if errors.Is(err, zkconn.ErrClosed) {
+		return ErrSessionClosed
+	}
+	return err
+}
+
 // ID returns the current session id, or 0 while there is none (before the
 // first session, after expiry until the next one, after Close).
 func (s *Session) ID() int64 { return s.conn.ID() }
@@ -183,11 +200,13 @@ func (s *Session) Connected() bool {
 	return ok
 }
 
-// leaseDeadline returns the local lease deadline for a margin: the instant
-// on the monotonic clock before which the server cannot have expired the
-// session, minus margin. ok is false if no request was ever answered.
-func (s *Session) leaseDeadline(margin time.Duration) (time.Time, bool) {
-	d, ok := s.conn.LeaseDeadline()
+// leaseDeadline returns the local lease deadline of session id for a
+// margin: the instant on the monotonic clock before which the server
+// cannot have expired that session, minus margin. ok is false if nothing
+// vouched for that session (none yet, or a later session earned the
+// lease: a new session's handshake never renews an old one's).
+func (s *Session) leaseDeadline(id int64, margin time.Duration) (time.Time, bool) {
+	d, ok := s.conn.LeaseDeadline(id)
 	return d.Add(-margin), ok
 }
 

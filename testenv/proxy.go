@@ -29,7 +29,7 @@ import (
 // Give the client ConnectString instead of the cluster's. Methods are safe
 // for concurrent use. Close stops it.
 type Proxy struct {
-	targets   []string
+	targets   []string // as given: the routes of Dialer
 	listeners []net.Listener
 	gate      *gate
 	done      chan struct{}
@@ -37,6 +37,7 @@ type Proxy struct {
 
 	mu       sync.Mutex
 	links    map[*link]struct{}
+	routes   []string        // where listener i forwards now (Retarget)
 	latency  time.Duration   // server to client
 	reqDelay time.Duration   // client to server
 	cut      *pendingCut     // armed by CutAfterRequest, taken by the next matching request
@@ -103,6 +104,7 @@ func ListenProxyAt(listen, targets []string) (*Proxy, error) {
 	}
 	p := &Proxy{
 		targets: append([]string(nil), targets...),
+		routes:  append([]string(nil), targets...),
 		gate:    newGate(),
 		done:    make(chan struct{}),
 		links:   make(map[*link]struct{}),
@@ -116,7 +118,7 @@ func ListenProxyAt(listen, targets []string) (*Proxy, error) {
 		p.listeners = append(p.listeners, l)
 	}
 	for i, l := range p.listeners {
-		p.wg.Go(func() { p.acceptLoop(l, p.targets[i]) })
+		p.wg.Go(func() { p.acceptLoop(l, i) })
 	}
 	return p, nil
 }

@@ -41,14 +41,15 @@ type reply struct {
 	handshake bool
 }
 
-// acceptLoop accepts client connections for target until the listener is
-// closed.
-func (p *Proxy) acceptLoop(l net.Listener, target string) {
+// acceptLoop accepts client connections for listener i until it is
+// closed, each forwarded to the route the listener has when it arrives.
+func (p *Proxy) acceptLoop(l net.Listener, i int) {
 	for {
 		conn, err := l.Accept()
 		if err != nil {
 			return
 		}
+		target := p.route(i)
 		lk := &link{p: p, client: conn, done: make(chan struct{})}
 		if !p.register(lk) {
 			_ = conn.Close()

@@ -56,6 +56,27 @@
 // generation are refused with ErrUnknownGeneration; after it, writers of the
 // old generation are stale. A guard never resets by itself.
 //
+// zkelect's session recovers a wiped ensemble by itself only when every
+// configured server answers that the session is gone; its next session
+// then starts from zxid 0, so its leaders' tokens are low, and every
+// guard refuses them (ErrStaleToken) until the operator moves the
+// resources to the next generation and the writers present it
+// (LeaderOf(lead, gen), Fence{Generation: gen, Token: t}). The session
+// counts the wipes it recovered from (internal/zkconn's Conn.Generation),
+// but the generation a guard compares is the operator's: it is never
+// raised for them, so a wipe can never admit itself.
+//
+// What a guard can know of another ensemble. A token is a zxid, and the
+// zxids of two ensembles overlap: from the number alone the memory, SQL
+// and HTTP guards cannot tell a token of another ensemble from one of
+// theirs; they refuse it only when it is lower than the highest they
+// accepted, and they rely on the session never leading on another
+// ensemble (it refuses a server whose answers only a minority of the
+// configured servers share) and on generations. The ZooKeeper guard can
+// know: its multi checks the writer's election znode on the guard's own
+// ensemble, where another ensemble's leader has no znode, so that
+// leader's write fails with ErrNotLeader whatever its token.
+//
 // # Metrics
 //
 // NewMetrics registers accepted and rejected counters per guard kind (and per

@@ -76,3 +76,7 @@ func ConnectRequest(lastZxid int64, timeout time.Duration, id int64, password []
 	e.Buffer(append([]byte{}, password...)) // never a null buffer
 	return e.Frame()
 }
+
+// ConnectSessionID returns the session id a connect request frame
+// presents (0: it asks for a new session).
+func ConnectSessionID(frame []byte) int64 { return int64(binary.BigEndian.Uint64(frame[20:])) }

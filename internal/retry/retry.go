@@ -58,10 +58,14 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 
 // Forever calls round until ctx ends: a loop that re-arms a watch, one
 // round per call. After a round that fails it calls failed with the error
-// and pauses by b; after one that succeeds it resets b.
+// and pauses by b; after one that succeeds it resets b. A round that fails
+// because ctx ended (the caller's own leaving) is not reported to failed.
 func Forever(ctx context.Context, b *Backoff, round func() error, failed func(error)) {
 	for ctx.Err() == nil {
 		if err := round(); err != nil {
+			if ctx.Err() != nil {
+				return // not a failure: our own leaving
+			}
 			failed(err)
 			b.Wait(ctx)
 			continue

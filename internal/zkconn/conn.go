@@ -36,6 +36,8 @@ type Conn struct {
 	estOnce     sync.Once
 	done        chan struct{} // closed by Close
 	closeOnce   sync.Once
+	ended       chan struct{} // closed by Close or once every server refused the credentials (Ended)
+	endOnce     sync.Once
 	watchdog    chan struct{} // closed when watchRequests returns (deadline.go)
 	renewing    chan struct{} // closed when renewLease returns (leaseclock.go)
 	following   chan struct{} // closed when followConfig returns (reconfig.go)
@@ -43,9 +45,10 @@ type Conn struct {
 	followStop  context.CancelFunc
 
 	mu        sync.Mutex
-	id        int64   // current session id, 0 when none
-	former    []int64 // earlier session ids, the latest last (at most maxFormer)
-	connected bool    // StateHasSession and not since disconnected
+	over      chan struct{} // closed when session id expires, or at Close (binding, wirecall.go)
+	id        int64         // current session id, 0 when none
+	former    []int64       // earlier session ids, the latest last (at most maxFormer)
+	connected bool          // StateHasSession and not since disconnected
 	closed    bool
 	sinks     map[Sink]struct{}
 	watches   *watchTable // every server watch of the layer, and node events' routes
@@ -178,6 +181,10 @@ func (s *Conn) Close() error {
 		s.broadcast(Event{Kind: Closed, ID: s.id})
 		s.mu.Unlock()
 		close(s.done)
+		s.endOnce.Do(func() { close(s.ended) })
+		s.mu.Lock()
+		s.endBindingLocked(false) // after done: a call it wakes fails with ErrClosed
+		s.mu.Unlock()
 		<-s.watchdog
 		<-s.renewing
 		s.stopFollowing()
@@ -259,6 +266,8 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 		log:         cfg.Log,
 		established: make(chan struct{}),
 		done:        make(chan struct{}),
+		over:        make(chan struct{}),
+		ended:       make(chan struct{}),
 		sinks:       map[Sink]struct{}{},
 		watches:     newWatchTable(wire),
 	}
@@ -286,11 +295,12 @@ func (s *Conn) Credentials() (id int64, password []byte) { return s.wire.credent
 func (s *Conn) Timeout() time.Duration { return s.wire.timeout() }
 
 // LeaseDeadline returns the instant on the monotonic clock before which
-// the server cannot have expired the session: the latest instant the
+// the server cannot have expired session id: the latest instant the
 // quorum leader is known to have heard of it (a connect response, an
 // answered sync; see leaseclock.go) plus the negotiated session timeout.
-// ok is false while nothing vouches for the session.
-func (s *Conn) LeaseDeadline() (time.Time, bool) { return s.wire.leaseDeadline() }
+// ok is false while nothing vouches for that session: before any answer,
+// and once another session (a new one after an expiry) earned the lease.
+func (s *Conn) LeaseDeadline(id int64) (time.Time, bool) { return s.wire.leaseDeadline(id) }
 
 // AnswerLag returns how long ago the request ZooKeeper answered last was
 // sent (pings and the lease's syncs included); the session timeout before

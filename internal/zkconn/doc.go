@@ -46,12 +46,28 @@
 //   - foreign servers: a frame length no ZooKeeper server sends fails the
 //     connection before go-zookeeper allocates a buffer for it, and Dial
 //     fails with ErrNotZooKeeper once every server answered so (foreign.go);
+//   - ensemble identity (ensemble.go): a server's "expired" ends the
+//     session only once a majority of the configured servers has said so;
+//     one server of another ensemble at a reused address is refused and
+//     logged, never a reason for a new session;
 //   - wiped-ensemble recovery: after every server has refused the session
-//     for two session timeouts, the next connect request presents it
-//     without its last zxid, for the ensemble to judge it: one wiped and
-//     redeployed answers that it expired (a new session follows), servers
-//     restarted after an outage resume it, servers that cannot serve refuse
-//     again; HeldBefore remembers the ids of the sessions it held;
+//     for two session timeouts, connect requests present it without its
+//     last zxid, for the ensemble to judge it: servers restarted after an
+//     outage resume it, servers that cannot serve refuse again, and once
+//     every configured server has answered that it expired the ensemble
+//     was wiped and redeployed: the last zxid is forgotten and the new
+//     session starts from zxid 0 (Generation counts these);
+//     HeldBefore remembers the ids of the sessions it held;
+//   - SASL DIGEST-MD5 on every connection (sasl.go), with a bound of its
+//     own that grows after an exchange that timed out; a server that
+//     refuses the credentials speaks for itself: the session moves to the
+//     others, and is over for good (ErrAuthFailed, Ended) only once every
+//     configured server refused within a session timeout
+//     (saslservers.go);
+//   - calls bound to their session: one that waits for a connection while
+//     its session expires fails at once with zk.ErrSessionExpired
+//     (wirecall.go), and every call fails at once once the session is
+//     over for good;
 //   - one error table (internal/jute's codes, Classify): retry, session
 //     over, or the caller's;
 //   - go-zookeeper's debug line for every reply with a negative xid is

@@ -109,6 +109,7 @@ func (s *Conn) expiredLocked() {
 	}
 	old := s.id
 	s.id, s.connected = 0, false
+	s.endBindingLocked(true)
 	s.former = append(s.former[max(len(s.former)-maxFormer+1, 0):], old)
 	s.watches.connectionLostLocked(zk.StateExpired, zk.ErrSessionExpired)
 	if s.cfg.States != nil {

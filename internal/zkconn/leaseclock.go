@@ -1,6 +1,7 @@
 package zkconn
 
 import (
+	"sync"
 	"time"
 
 	"github.com/zkelect/zkelect/internal/jute"
@@ -24,22 +25,38 @@ import (
 //   - the answer to a sync, which a follower passes to the leader and
 //     answers only once the leader sent it back: every frame the client
 //     sent before that sync on the same connection reached the follower
-//     first, and one sent at least half a tick before it was reported to
-//     the leader in a heartbeat answer that travelled ahead of the sync.
-//     The lease then counts from the send time of the latest sync sent at
-//     least leaseProofGap (an eighth of the session timeout) before the
-//     one answered: the previous one, syncs going every sixth. That is half
-//     a tick or more for sessions of at least four ticks (ZooKeeper's
-//     default bounds are 2 to 20); on shorter ones the leader may have
-//     heard of the session up to a quarter of a tick earlier than the lease
-//     assumes, which the margin must cover.
+//     first, and one that reached the follower at least half a tick before
+//     it was reported to the leader in a heartbeat answer that travelled
+//     ahead of the sync. What the client can prove of arrivals is that an
+//     earlier sync reached the follower before its answer came back, and
+//     that the later sync reached it after it was sent: so the answer to a
+//     sync S renews the lease from the send time of the latest earlier
+//     sync whose answer arrived at least leaseProofGap (an eighth of the
+//     session timeout) before S was sent. Gaps between sends prove
+//     nothing: a stalled link (a blackhole, TCP retransmission, the
+//     follower's pause) delivers two syncs sent far apart together, and
+//     if the follower then loses the quorum leader before its next
+//     heartbeat answer, the leader last heard of the session before the
+//     stall. An eighth of the timeout is half a tick or more for sessions
+//     of at least four ticks (ZooKeeper's default bounds are 2 to 20); on
+//     shorter ones the leader may have heard of the session up to a
+//     quarter of a tick earlier than the lease assumes, which the margin
+//     must cover.
+//
+// The lease belongs to the session it was earned for: a connect response
+// granting a new session starts a lease of that session, and the lease of
+// the old one (which its leaderships are checked against until they learn
+// of the expiry) is never renewed by it (LeaseDeadline takes the id).
 //
 // Pings and reads a follower answers keep the connection, not the lease.
-// The session sends one sync every syncInterval while connected (not per
-// election): 6 requests per session timeout, 0.6 a second on the default
-// 10 s session. The lease with margin m then has, just before each
-// renewal, timeout − m − 2 × syncInterval − (the sync's round trip) left:
-// five twelfths of the timeout less the round trip on the default margin.
+// The session sends one sync every syncInterval i = T/6 while connected
+// (not per election): 6 requests per session timeout T, 0.6 a second on
+// the default 10 s session. With a round trip r, the answer to sync n
+// proves from sync n−j, j = ceil((T/8 + r)/i): j = 1 while r ≤ T/24
+// (83 ms at T = 2 s, 417 ms at 10 s), 2 while r ≤ T/24 + T/6. Just before
+// each renewal (the answer to sync n+1) the lease with margin m then has
+// T − m − (j+1)·i − r left: on the default margin m = T/4 and j = 1 that
+// is 5T/12 − r; with j = 2, T/4 − r.
 
 // leaseProofGap is how long before an answered sync an earlier sync (or
 // the connect request) must have been sent for the answer to prove that
@@ -56,19 +73,39 @@ func syncInterval(t time.Duration) time.Duration { return max(t/6, time.Millisec
 // deadline closes it after a session timeout).
 const maxSyncsInFlight = 6
 
-// vouch records that the quorum leader heard of the session after t.
-func (w *wireTracker) vouch(t time.Time) { w.stamp(&w.leaseFrom, t) }
+// leaseState is the lease clock's state (under its own mutex): the
+// session it was earned for and the latest instant the quorum leader is
+// known to have heard of that session after.
+type leaseState struct {
+	mu   sync.Mutex
+	of   int64
+	from time.Time
+}
+
+// vouch records that the quorum leader heard of session id after t; a
+// lease of another session is replaced.
+func (w *wireTracker) vouch(id int64, t time.Time) {
+	l := &w.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id != l.of || t.After(l.from) {
+		l.of, l.from = id, t
+	}
+}
 
 // leaseDeadline returns the instant (monotonic) before which the server
-// cannot have expired the session: the latest instant the quorum leader is
+// cannot have expired session id: the latest instant the quorum leader is
 // known to have heard of it after, plus the timeout. ok is false while
-// nothing vouches for the session.
-func (w *wireTracker) leaseDeadline() (time.Time, bool) {
-	ns := w.leaseFrom.Load()
-	if ns == 0 {
+// nothing vouches for that session (another session earned the lease, or
+// none did).
+func (w *wireTracker) leaseDeadline(id int64) (time.Time, bool) {
+	l := &w.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id == 0 || id != l.of || l.from.IsZero() {
 		return time.Time{}, false
 	}
-	return w.epoch.Add(time.Duration(ns-1) + w.timeout()), true
+	return l.from.Add(w.timeout()), true
 }
 
 // lastAnswer returns the send time of the latest request or ping answered;
@@ -80,6 +117,10 @@ func (w *wireTracker) lastAnswer() (time.Time, bool) {
 	}
 	return w.epoch.Add(time.Duration(ns - 1)), true
 }
+
+// answeredSync is a sync answered on a connection: when it was sent and
+// when its answer arrived (it reached the server in between).
+type answeredSync struct{ sent, answered time.Time }
 
 // sendSync writes a sync of "/" on c for the lease, unless maxSyncsInFlight
 // are unanswered; false if nothing was written.
@@ -93,7 +134,6 @@ func (c *wireConn) sendSync() bool {
 	}
 	now := time.Now() // before the write: never later than the server's receipt
 	c.pending[xid] = sentRequest{at: now, op: jute.OpSync, lease: true}
-	c.syncs = append(c.syncs[max(len(c.syncs)-2*maxSyncsInFlight+1, 0):], now)
 	c.syncsInFlight++
 	c.mu.Unlock()
 	if !c.inject(frame) {
@@ -106,28 +146,28 @@ func (c *wireConn) sendSync() bool {
 	return true
 }
 
-// syncAnswered renews the lease from the answer, with error code code, to
-// the sync r (the lease's own, or another's: any sync proves as much): from
-// the latest lease sync sent on c at least leaseProofGap before it (c.mu
-// held).
-func (c *wireConn) syncAnswered(r sentRequest, code int32) {
+// syncAnswered renews the lease of the connection's session from the
+// answer, arrived at now with error code code, to the sync r (the lease's
+// own, or another's: any sync proves as much): from the send time of the
+// latest sync answered on c at least leaseProofGap before r was sent
+// (c.mu held). r is then such an earlier sync for later answers.
+func (c *wireConn) syncAnswered(r sentRequest, code int32, now time.Time) {
 	if r.lease {
 		c.syncsInFlight--
 	}
-	sent := r.at
 	if code != 0 {
 		return
 	}
-	limit := sent.Add(-leaseProofGap(c.w.timeout()))
+	limit := r.at.Add(-leaseProofGap(c.w.timeout()))
 	i := len(c.syncs) - 1
-	for i >= 0 && c.syncs[i].After(limit) {
+	for i >= 0 && c.syncs[i].answered.After(limit) {
 		i--
 	}
-	if i < 0 {
-		return
+	if i >= 0 {
+		c.w.vouch(c.session, c.syncs[i].sent)
+		c.syncs = c.syncs[i:]
 	}
-	c.w.vouch(c.syncs[i])
-	c.syncs = c.syncs[i:]
+	c.syncs = append(c.syncs[max(len(c.syncs)-2*maxSyncsInFlight+1, 0):], answeredSync{sent: r.at, answered: now})
 }
 
 // renewLease sends a sync every syncInterval on the connection in use,

@@ -9,33 +9,44 @@ import (
 	"github.com/zkelect/zkelect/internal/jute"
 )
 
-func TestSyncAnswerVouchesFromAnEarlierSync(t *testing.T) {
+func TestSyncAnswerVouchesFromAnEarlierSyncsAnswer(t *testing.T) {
 	const timeout = 2 * time.Second
+	const id = 0x51
 	w := newWireTracker(3, timeout, zerolog.Nop())
-	c := &wireConn{w: w}
+	c := &wireConn{w: w, session: id}
 	t0 := time.Now()
-	c.syncs = []time.Time{t0, t0.Add(timeout / 6), t0.Add(timeout / 3)}
-	early := t0.Add(timeout / 6).Add(timeout / 16) // under an eighth after the second
+	i := timeout / 6
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
 
-	c.syncsInFlight = 4
-	c.syncAnswered(leaseSync(t0.Add(timeout/3)), -112) // session expired: vouches for nothing
-	if _, ok := w.leaseDeadline(); ok {
-		t.Fatal("a failed sync renewed the lease")
+	c.syncsInFlight = 6
+	c.syncAnswered(leaseSync(at(0)), -112, at(10*time.Millisecond)) // session expired: vouches for nothing, proves nothing
+	c.syncAnswered(leaseSync(at(0)), 0, at(10*time.Millisecond))    // the first answer: nothing earlier
+	if _, ok := w.leaseDeadline(id); ok {
+		t.Fatal("a sync with no earlier answered one renewed the lease")
 	}
-	c.syncAnswered(leaseSync(t0.Add(timeout/16)), 0) // no sync an eighth of the timeout before it
-	if _, ok := w.leaseDeadline(); ok {
-		t.Fatal("a sync with no earlier one an eighth of the timeout before it renewed the lease")
+	// Sent an interval later, answered after a stall of 900 ms together
+	// with the next: the send gap (i > T/8) proves nothing of arrivals.
+	c.syncAnswered(leaseSync(at(i)), 0, at(900*time.Millisecond))
+	if d, ok := w.leaseDeadline(id); !ok || !d.Equal(at(timeout)) {
+		t.Fatalf("lease deadline %v (ok %v), want from the first sync, answered T/8 before the second was sent: %v", d, ok, at(timeout))
 	}
-	c.syncAnswered(leaseSync(early), 0) // vouches from the first, not the second
-	if d, ok := w.leaseDeadline(); !ok || !d.Equal(t0.Add(timeout)) {
-		t.Fatalf("lease deadline %v (ok %v), want the first sync's send time + timeout, %v", d, ok, t0.Add(timeout))
+	c.syncAnswered(leaseSync(at(2*i)), 0, at(900*time.Millisecond)) // the second's answer came after the third was sent
+	if d, _ := w.leaseDeadline(id); !d.Equal(at(timeout)) {
+		t.Fatalf("lease deadline %v after the stalled syncs, want still from the first, %v", d, at(timeout))
 	}
-	c.syncAnswered(leaseSync(t0.Add(timeout/3)), 0) // vouches from the second
-	if d, ok := w.leaseDeadline(); !ok || !d.Equal(t0.Add(timeout/6+timeout)) {
-		t.Fatalf("lease deadline %v (ok %v), want the second sync's send time + timeout, %v", d, ok, t0.Add(timeout/6+timeout))
+	c.syncAnswered(leaseSync(at(900*time.Millisecond+timeout/8)), 0, at(time.Second)) // a gap after the stall's answers
+	if d, _ := w.leaseDeadline(id); !d.Equal(at(2*i + timeout)) {
+		t.Fatalf("lease deadline %v, want from the third sync (answered T/8 before), %v", d, at(2*i+timeout))
 	}
-	if len(c.syncs) != 2 || c.syncsInFlight != 0 {
-		t.Fatalf("kept %d syncs, %d in flight; want the vouching one and later (2), 0", len(c.syncs), c.syncsInFlight)
+	w.vouch(id+1, at(time.Second)) // a new session's connect response
+	if _, ok := w.leaseDeadline(id); ok {
+		t.Fatal("a new session's handshake renewed the old session's lease")
+	}
+	if d, ok := w.leaseDeadline(id + 1); !ok || !d.Equal(at(time.Second+timeout)) {
+		t.Fatalf("new session's lease %v (ok %v), want %v", d, ok, at(time.Second+timeout))
+	}
+	if c.syncsInFlight != 1 {
+		t.Fatalf("%d syncs in flight, want 1", c.syncsInFlight)
 	}
 }
 

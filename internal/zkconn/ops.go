@@ -22,7 +22,9 @@ import (
 // timeout, and for its reply at most callBound. Errors are the error
 // table's (go-zookeeper's zk.ErrNoNode, zk.ErrNodeExists, zk.ErrBadVersion,
 // zk.ErrNoAuth, ... or a *CodeError; one wrapping zk.ErrConnectionClosed
-// when the outcome is unknown; see Classify), ErrClosed after Close, a
+// when the outcome is unknown; see Classify), one wrapping
+// zk.ErrSessionExpired at once when the session the call started in
+// expired before it was sent (wirecall.go), ErrClosed after Close, a
 // *PathError for a path ZooKeeper refuses, or ctx's error. Like
 // go-zookeeper's, they do not name the path: callers add what they were
 // doing.

@@ -91,20 +91,29 @@ func (a *authFailure) cause() error {
 
 // loginSASL runs the SASL exchange on a connection whose connect response
 // was just read, before go-zookeeper sees that response; then the
-// connection is ready. A refusal is recorded for the session (no
-// connection is made again) and the connection closed.
+// connection is ready. A refusal closes the connection, and is recorded
+// for the session (no connection is made again) once every configured
+// server has refused (saslservers.go).
 func (c *wireConn) loginSASL() error {
-	err := c.authenticateSASL(c.w.sasl)
+	bound, start := c.w.saslBound(), time.Now()
+	err := c.authenticateSASL(c.w.sasl, bound)
 	if err != nil {
-		if ae := (*AuthError)(nil); errors.As(err, &ae) {
+		ae := (*AuthError)(nil)
+		switch {
+		case errors.As(err, &ae) && c.w.saslRefusedBy(c.addr):
 			c.w.auth.set(err) // Connect returns it, or the session ends (authRefused)
 			if f := c.w.onRefused; f != nil {
 				f()
 			}
+		case ae != nil:
+			c.w.log.Warn().Str("server", c.addr).Err(err).Msg("zookeeper server refused the SASL credentials; trying the others")
+		case isTimeout(err):
+			c.w.saslTimedOut(bound)
 		}
 		_ = c.Close()
 		return err
 	}
+	c.w.saslTook(c.addr, time.Since(start))
 	c.mu.Lock()
 	c.saslDue = false
 	c.checkReady()
@@ -113,9 +122,9 @@ func (c *wireConn) loginSASL() error {
 }
 
 // authenticateSASL runs the SASL DIGEST-MD5 exchange on the connection,
-// within its handshake bound. A transport failure is returned as is (the
-// connection is retried like any other); a refusal is an *AuthError.
-func (c *wireConn) authenticateSASL(cred *SASLCredential) error {
+// within bound. A transport failure is returned as is (the connection is
+// retried like any other); a refusal is an *AuthError.
+func (c *wireConn) authenticateSASL(cred *SASLCredential, bound time.Duration) error {
 	mech, err := sasl.NewDigestMD5(cred.User, cred.Password, saslService, saslServerName)
 	if err != nil {
 		return err
@@ -123,7 +132,7 @@ func (c *wireConn) authenticateSASL(cred *SASLCredential) error {
 	refused := func(err error) error {
 		return &AuthError{Server: c.RemoteAddr().String(), Mechanism: "DIGEST-MD5", User: cred.User, Err: err}
 	}
-	_ = c.Conn.SetDeadline(time.Now().Add(c.bound))
+	_ = c.Conn.SetDeadline(time.Now().Add(bound))
 	defer c.Conn.SetDeadline(time.Time{}) // go-zookeeper sets its own before each read and write
 	token := []byte{}                     // DIGEST-MD5 has no initial response
 	for round := 1; round <= maxSASLRounds; round++ {
@@ -203,17 +212,21 @@ func readSASLReply(r io.Reader) (token []byte, code int32, err error) {
 	return body[20 : 20+tl], 0, nil
 }
 
-// authRefused ends the session after a server refused its credentials
-// (after Connect): no connection is made again, so the server expires the
-// session; its candidates learn it now, as an expiry.
+// authRefused ends the session after every server refused its
+// credentials (after Connect): no connection is made again, so the server
+// expires the session; its candidates learn it now, as an expiry, and
+// Ended is closed.
 func (s *Conn) authRefused() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if isDone(s.established) { // before the first session Dial fails with it
+		defer s.endOnce.Do(func() { close(s.ended) })
+	}
 	if s.closed || s.id == 0 { // before the first session Connect reports it
 		return
 	}
 	s.log.Error().Err(s.wire.auth.cause()).Int64("session_id", s.id).Str("reason", "auth_failed").
-		Msg("zookeeper refused the session's SASL credentials; the session is over")
+		Msg("every zookeeper server refused the session's SASL credentials; the session is over")
 	s.connected = false
 	s.expiredLocked()
 }

@@ -55,10 +55,11 @@ import (
 // mere outage, leave the old session alive on the servers that come back
 // (a restarted server restores its sessions) beside the new one, owning
 // the process's ephemeral znodes. So after every handshake has been
-// refused for twice the session timeout, the next connect request presents
-// the session without its zxid: a serving ensemble that forgot the session
-// answers that it expired (and go-zookeeper asks for a new one), one that
-// knows it resumes it, and servers that cannot serve refuse again. A
+// refused for twice the session timeout, connect requests present the
+// session without its zxid: a server that knows it resumes it, servers
+// that cannot serve refuse again, and once every configured server has
+// answered that it expired (a wiped ensemble, ensemble.go), go-zookeeper
+// asks for a new session, which starts from zxid 0. A
 // session resumed that way may read from a server behind what it saw
 // before; after twice the session timeout without a server, that is the
 // lesser harm.
@@ -73,7 +74,7 @@ type wireTracker struct {
 	requested time.Duration
 
 	lastAnswered atomic.Int64 // send time of the latest answer: monotonic ns since epoch, +1; 0 = none
-	leaseFrom    atomic.Int64 // the quorum leader heard of the session after this (leaseclock.go); as lastAnswered
+	lease        leaseState   // the session the quorum leader heard of, and after when (leaseclock.go)
 	epoch        time.Time
 	negotiated   atomic.Int64 // ns
 	sessionID    atomic.Int64
@@ -96,13 +97,16 @@ type wireTracker struct {
 	password     []byte        // from the last connect response (under mu)
 	passwordOf   int64         // the session password belongs to (under mu)
 	refusals     int
-	probeNext    bool          // the next connect request presents the session without its zxid
-	slowBound    time.Duration // a longer handshake bound learnt from slow handshakes; 0: none
+	probeNext    bool               // connect requests present the session without its zxid (until the streak ends)
+	verdicts     map[string]verdict // servers that answered "expired" in this streak (ensemble.go)
+	generation   int                // wiped ensembles recovered from (ensemble.go)
+	slowBound    time.Duration      // a longer handshake bound learnt from slow handshakes; 0: none
+	saslLog      saslServers        // SASL refusals by server, and the exchange's bound (saslservers.go)
 }
 
 func newWireTracker(servers int, requested time.Duration, log zerolog.Logger) *wireTracker {
 	return &wireTracker{servers: servers, requested: requested, epoch: time.Now(), dialed: make(chan struct{}),
-		log: log, foreign: newForeignStreak(), auth: newAuthFailure()}
+		log: log, foreign: newForeignStreak(), auth: newAuthFailure(), verdicts: map[string]verdict{}}
 }
 
 // dialer wraps d so every connection is tracked.
@@ -117,7 +121,7 @@ func (w *wireTracker) dialer(d zk.Dialer) zk.Dialer {
 			w.notForeign()
 			return nil, err
 		}
-		wc := &wireConn{Conn: c, w: w, bound: b, pending: map[int32]sentRequest{}, authXids: map[int32]bool{},
+		wc := &wireConn{Conn: c, w: w, addr: addr, bound: b, pending: map[int32]sentRequest{}, authXids: map[int32]bool{},
 			calls: map[int32]*pendingCall{}, ready: make(chan struct{}), closed: make(chan struct{})}
 		wc.rd.Capture = wc.wantsBody
 		wc.rd.MaxCapture = maxCaptured
@@ -275,22 +279,21 @@ func (w *wireTracker) stamp(a *atomic.Int64, t time.Time) {
 }
 
 // connectRequest returns the connect request go-zookeeper wrote, as the
-// layer sends it: presenting the session without its zxid after a long
-// streak of refusals (takeProbe, see the file comment), otherwise the
+// layer sends it, and whether it is a probe: presenting the session
+// without its zxid after a long streak of refusals (see the file comment
+// and ensemble.go), otherwise the
 // highest zxid this session has seen on any path. go-zookeeper v1.0.4 presents only the zxid of the
 // last reply to its own requests (it ignores those of the layer's, whose
 // xids are negative), which may be older than a view the session already
 // read: a server behind that view would then accept the session.
-func (w *wireTracker) connectRequest(b []byte) []byte {
-	if w.takeProbe() {
-		w.log.Info().Int64("session_id", w.sessionID.Load()).
-			Msg("every server refused the session for two session timeouts: presenting it without its zxid, for the ensemble to judge it")
-		return jute.WithLastZxid(b, 0)
+func (w *wireTracker) connectRequest(b []byte) (frame []byte, probe bool) {
+	if jute.ConnectSessionID(b) != 0 && w.probing() {
+		return jute.WithLastZxid(b, 0), true
 	}
 	if seen := w.lastZxid.Load(); seen > jute.ConnectLastZxid(b) {
-		return jute.WithLastZxid(b, seen)
+		return jute.WithLastZxid(b, seen), false
 	}
-	return b
+	return b, false
 }
 
 // sawZxid records the zxid of a reply (replies without one carry -1 or 0).
@@ -310,15 +313,14 @@ func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, password
 	if password != nil {
 		w.password, w.passwordOf = password, sessionID
 	}
-	w.refusedSince, w.refusals = time.Time{}, 0
+	w.endStreakLocked()
 	w.mu.Unlock()
 	if w.sessionID.Swap(sessionID) != sessionID {
 		w.lastAnswered.Store(0)
-		w.leaseFrom.Store(0)
 	}
 	w.negotiated.Store(int64(timeout))
 	w.answered(sent)
-	w.vouch(sent) // the quorum leader granted or revalidated the session (leaseclock.go)
+	w.vouch(sessionID, sent) // the quorum leader granted or revalidated the session (leaseclock.go)
 	w.notForeign()
 }
 
@@ -341,28 +343,27 @@ func (w *wireTracker) refused() {
 		w.refusedSince = now
 	}
 	w.refusals++
-	if w.sessionID.Load() != 0 && w.refusals >= w.servers && now.Sub(w.refusedSince) >= 2*w.timeout() {
+	if !w.probeNext && w.sessionID.Load() != 0 && w.refusals >= w.servers && now.Sub(w.refusedSince) >= 2*w.timeout() {
 		w.probeNext = true
+		w.log.Info().Int64("session_id", w.sessionID.Load()).
+			Msg("every server refused the session for two session timeouts: presenting it without its zxid, for the ensemble to judge it")
 	}
 }
 
-// takeProbe reports (once) whether the next connect request presents the
-// session without its zxid.
-func (w *wireTracker) takeProbe() bool {
+// probing reports whether connect requests present the session without its
+// zxid: from a long streak of refusals until a server resumes the session
+// or every server has answered that it expired (ensemble.go).
+func (w *wireTracker) probing() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	f := w.probeNext
-	w.probeNext = false
-	if f {
-		w.refusedSince, w.refusals = time.Time{}, 0
-	}
-	return f
+	return w.probeNext
 }
 
 // wireConn is one tracked TCP connection to a server.
 type wireConn struct {
 	net.Conn
 	w     *wireTracker
+	addr  string // as dialled
 	bound time.Duration
 
 	established atomic.Bool
@@ -374,6 +375,8 @@ type wireConn struct {
 	wmu         sync.Mutex // one frame at a time: go-zookeeper's and injected ones
 	wroteFirst  bool
 	connectSent time.Time
+	presented   int64 // the session id the connect request presented (0: a new session)
+	probe       bool  // it presented the session without its zxid (ensemble.go)
 
 	mu       sync.Mutex
 	pending  map[int32]sentRequest // requests in flight, by xid (pings apart)
@@ -383,8 +386,10 @@ type wireConn struct {
 	authSent int
 	calls    map[int32]*pendingCall // requests of the session awaiting their reply (wirecall.go)
 	rd       jute.Splitter
+	rejected error // an answer to the connect request not believed (ensemble.go)
 
-	syncs         []time.Time // send times of the lease's syncs (leaseclock.go)
+	session       int64          // the session established on the connection (c.mu)
+	syncs         []answeredSync // the latest syncs answered (leaseclock.go)
 	syncsInFlight int
 }
 
@@ -418,7 +423,8 @@ func (c *wireConn) Write(b []byte) (int, error) {
 		c.wroteFirst = true
 		c.connectSent = now
 		if jute.IsConnectRequest(b) {
-			b = c.w.connectRequest(b)
+			c.presented = jute.ConnectSessionID(b)
+			b, c.probe = c.w.connectRequest(b)
 		}
 		return c.Conn.Write(b)
 	}
@@ -460,10 +466,14 @@ func (c *wireConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		c.mu.Lock()
 		ferr := c.rd.Feed(b[:n], c.frame)
-		due := c.saslDue
+		due, rejected := c.saslDue, c.rejected
 		c.mu.Unlock()
 		if ferr != nil {
 			return 0, c.oversized(ferr)
+		}
+		if rejected != nil { // go-zookeeper never reads the answer
+			_ = c.Close()
+			return 0, rejected
 		}
 		if due { // the connect response was just read whole
 			if err := c.loginSASL(); err != nil {
@@ -492,9 +502,13 @@ func isTimeout(err error) bool {
 func (c *wireConn) frame(head []byte) {
 	if !c.established.Load() {
 		r, ok := jute.DecodeConnectResponse(head)
+		if ok && r.SessionID == 0 && c.presented != 0 {
+			c.rejected = c.w.expiryAnswered(c.addr, c.probe)
+		}
 		if ok && r.SessionID != 0 {
 			c.w.handshakeTook(time.Since(c.connectSent))
 			c.w.handshake(r.SessionID, r.Timeout, r.Password, c.connectSent)
+			c.session = r.SessionID
 			c.rd.Limit = maxReplyFrame
 			c.established.Store(true)
 			c.saslDue = c.w.sasl != nil
@@ -520,7 +534,7 @@ func (c *wireConn) frame(head []byte) {
 			c.w.answered(r.at)
 			c.answered = time.Now()
 			if r.op == jute.OpSync {
-				c.syncAnswered(r, int32(h.Err))
+				c.syncAnswered(r, int32(h.Err), time.Now())
 			}
 		}
 		if c.authXids[xid] {

@@ -145,7 +145,9 @@ func (s *Conn) exchange(ctx context.Context, call *pendingCall, frame []byte) ([
 
 // write writes frame, the request of call, on the connection once it is
 // ready, at most a session timeout later (see awaitReady for redial). It
-// fails with ctx's error, ErrClosed (with redial, after Close), or an
+// fails with ctx's error, ErrClosed (with redial, after Close), one
+// wrapping zk.ErrSessionExpired as soon as the session the call is bound
+// to (see binding) has expired, or an
 // error wrapping zk.ErrConnectionClosed: no connection was ready, or the
 // write failed (the request may then have reached the server).
 //
@@ -157,14 +159,22 @@ func (s *Conn) exchange(ctx context.Context, call *pendingCall, frame []byte) ([
 func (s *Conn) write(ctx context.Context, call *pendingCall, frame []byte, redial bool) error {
 	t := s.wire.timeout()
 	deadline := time.Now().Add(t)
+	id, over := s.binding()
 	var b retry.Backoff // until the closed connection is replaced as current
 	for {
-		c := s.wire.awaitReady(ctx, s.done, time.Until(deadline), redial)
+		if err := s.wire.auth.cause(); err != nil {
+			return err // no connection is made again
+		}
+		c := s.wire.awaitReady(ctx, over, time.Until(deadline), redial)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case c == nil && redial && s.isClosed():
 			return ErrClosed
+		case c == nil && s.wire.auth.cause() != nil:
+			return s.wire.auth.cause()
+		case id != 0 && (isDone(over) || c != nil && c.sessionOf() != id):
+			return deadSession(id)
 		case c == nil:
 			return fmt.Errorf("no connection ready (waited at most %v): %w", t, zk.ErrConnectionClosed)
 		}
@@ -194,4 +204,54 @@ func (s *Conn) await(ctx context.Context, call *pendingCall) ([]byte, error) {
 		return nil, ctx.Err()
 	}
 	return nil, fmt.Errorf("no reply: %w", zk.ErrConnectionClosed)
+}
+
+// A call is bound to the session current when it starts: one that waits
+// for a connection while that session expires fails at once with
+// zk.ErrSessionExpired (it cannot succeed: a write meant for the old
+// session must not go out on the new one, and waiting out its bound only
+// delays the caller's re-entry in the new session), as does one that finds
+// the next connection serving another session. A call started while there
+// is no session is bound to the next one.
+
+// binding returns the current session id (0: none) and a channel closed
+// when that session expires or the Conn is closed.
+func (s *Conn) binding() (int64, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id, s.over
+}
+
+// endBindingLocked closes the channel of the calls bound to the current
+// session (s.mu held); next, if true, opens one for the next session.
+func (s *Conn) endBindingLocked(next bool) {
+	if !isDone(s.over) {
+		close(s.over)
+	}
+	if next {
+		s.over = make(chan struct{})
+	}
+}
+
+// deadSession is the error of a call bound to session id, which expired.
+func deadSession(id int64) error {
+	return fmt.Errorf("session 0x%x expired before the request was sent: %w", id, zk.ErrSessionExpired)
+}
+
+// isDone reports whether ch is closed.
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// sessionOf returns the session established on the connection (0 before
+// its connect response).
+func (c *wireConn) sessionOf() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
 }

@@ -138,7 +138,9 @@ func (w *Watcher) watchOwners(ctx context.Context) {
 		ids, _, ch, err := w.sess.ChildrenW(ownersCtx, w.owners)
 		if err != nil {
 			forget()
-			w.log.Warn().Err(err).Msg("watch member records")
+			if ctx.Err() == nil { // not our own leaving
+				w.log.Warn().Err(err).Msg("watch member records")
+			}
 			retry.Wait(ctx)
 			continue
 		}
