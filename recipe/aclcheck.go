@@ -48,9 +48,24 @@ type UnsafeACLError struct {
 }
 
 func (e *UnsafeACLError) Error() string {
-	return fmt.Sprintf("recipe: %s has ACL %s: %s may delete or change it, not only this member's ACL; "+
+	return fmt.Sprintf("recipe: %s has ACL %s: %s may delete or change it, not only this member's ACL%s; "+
 		"give it the group's ACL (zkCli setAcl) or delete it while no member runs, or accept it explicitly",
-		e.Path, FormatACL(e.ACL), FormatACL(e.Grants))
+		e.Path, FormatACL(e.ACL), FormatACL(e.Grants), hiddenDigests(e.Grants))
+}
+
+// hiddenDigests names the cause when acl holds a digest id as ZooKeeper
+// shows it to a session without admin permission on the znode: user:x,
+// the password's hash hidden (FinalRequestProcessor's getACL), so the
+// check cannot tell the group's own entry from one of the same user name
+// with another password. It returns "" when no digest is hidden.
+func hiddenDigests(acl []zk.ACL) string {
+	for _, e := range acl {
+		if e.Scheme == "digest" && strings.HasSuffix(e.ID, ":x") {
+			return " (ZooKeeper hides the hash of a digest id, user:x, from a session without admin permission " +
+				"on the znode, so its entry cannot be told from another password's: give the group admin (a) there)"
+		}
+	}
+	return ""
 }
 
 // Unwrap makes errors.Is(err, ErrUnsafeACL) true.
@@ -105,8 +120,8 @@ func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, m
 		return fmt.Errorf("read the ACL of %s: %w", p, denied(err))
 	}
 	if mask == unsafeOnZnode && sess.grantedToSession(got)&mask == 0 {
-		return fmt.Errorf("%s has ACL %s, which grants this session's identities (%s) no change: %w: %w",
-			p, FormatACL(got), FormatACL(sess.identities()), ErrACLDenied, zk.ErrNoAuth)
+		return fmt.Errorf("%s has ACL %s, which grants this session's identities (%s) no change%s: %w: %w",
+			p, FormatACL(got), FormatACL(sess.identities()), hiddenDigests(got), ErrACLDenied, zk.ErrNoAuth)
 	}
 	var grants []zk.ACL
 	for _, e := range got {

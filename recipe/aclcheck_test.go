@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path"
+	"strings"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -96,4 +97,26 @@ func TestOpenCandidateChecksNothing(t *testing.T) {
 	raw := rawConn(t, zkc.ConnectString())
 	ensurePath(t, raw, p)
 	lead(t, candidate(t, session(t, zkc.ConnectString()), p))
+}
+
+func TestCheckNamesTheHiddenDigestOfAnElectionWithoutAdmin(t *testing.T) {
+	// The group's election path, made by the group with its digest granted
+	// cdrw but not admin: ZooKeeper shows that session the entry as
+	// digest:alice:x, so the check cannot prove it the group's.
+	p := securedElection(t)
+	ensurePath(t, rawConn(t, zkc.ConnectString()), path.Dir(path.Dir(p)))
+	s := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	acl := append(zk.DigestACL(zk.PermAll&^zk.PermAdmin, "alice", "secret"), zk.WorldACL(zk.PermRead)...)
+	for _, z := range []string{path.Dir(p), p} {
+		if _, err := s.Create(context.Background(), z, nil, 0, acl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := recipe.CheckACL(context.Background(), s, p, acl)
+	if !errors.Is(err, recipe.ErrACLDenied) {
+		t.Fatalf("CheckACL of %s, made by the group without admin: %v; want ErrACLDenied", p, err)
+	}
+	if !strings.Contains(err.Error(), "hides the hash of a digest id") {
+		t.Fatalf("CheckACL of %s: %q does not say ZooKeeper hid the digest's hash (user:x) for want of admin", p, err)
+	}
 }
