@@ -57,6 +57,24 @@ func TestDigestCredentialsStayOutOfChildren(t *testing.T) {
 	}
 }
 
+// TestUnusedCredentialsStayOutOfChildren: run without --zk-auth, with
+// $ZKELECT_ZK_CREDENTIALS set all the same (a unit that forgot the flag),
+// does not pass the secret on to its watchdog or its child.
+func TestUnusedCredentialsStayOutOfChildren(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	p := startProc(t, "p1", runArgs(t, zkc.ConnectString(), testPath(t)+"/run", "p1"),
+		envTestChild+"="+events, envZKCredentials+"=cmdgroup:cmdsecret")
+	eventually(t, 20*time.Second, "p1's child to start", func() bool { return countKind(readEvents(t, events), "start") == 1 })
+	wd := watchdogOf(t, p.cmd.Process.Pid)
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(wd) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(env, []byte(envZKCredentials+"=")) {
+		t.Fatalf("the watchdog (pid %d) of a run without --zk-auth inherited %s", wd, envZKCredentials)
+	}
+}
+
 // watchdogOf returns the pid of the watchdog process of parent, found by
 // its command line (watchdog.Arg and the parent's pid).
 func watchdogOf(t *testing.T, parent int) int {
