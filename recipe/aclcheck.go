@@ -108,9 +108,12 @@ func CheckACL(ctx context.Context, sess *Session, p string, acl []zk.ACL) error 
 }
 
 // checkZnodeACL checks one znode's ACL against own for the permissions in
-// mask. A znode (not a parent) whose ACL grants the session none of the
-// permissions in mask belongs to someone else: that is ErrACLDenied (the
-// member lacks the group's credentials), not an open znode.
+// mask. A znode (not a parent) whose ACL grants neither the session's
+// identities nor an entry of own any of the permissions in mask belongs
+// to someone else: that is ErrACLDenied (the member lacks the group's
+// credentials), not an open znode. Entries of own count because not every
+// scheme is an identity the session logged in with: ZooKeeper grants
+// ip:addr (or ip:addr/bits) to every connection from that address.
 func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, mask int32) error {
 	got, _, err := sess.GetACL(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -119,7 +122,7 @@ func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, m
 	if err != nil {
 		return fmt.Errorf("read the ACL of %s: %w", p, denied(err))
 	}
-	if mask == unsafeOnZnode && sess.grantedToSession(got)&mask == 0 {
+	if mask == unsafeOnZnode && (sess.grantedToSession(got)|grantedToOwn(got, own))&mask == 0 {
 		return fmt.Errorf("%s has ACL %s, which grants this session's identities (%s) no change%s: %w: %w",
 			p, FormatACL(got), FormatACL(sess.identities()), hiddenDigests(got), ErrACLDenied, zk.ErrNoAuth)
 	}
@@ -147,6 +150,15 @@ func granted(acl []zk.ACL, scheme, id string) int32 {
 		if a.Scheme == scheme && a.ID == id {
 			p |= a.Perms
 		}
+	}
+	return p
+}
+
+// grantedToOwn returns the permissions acl grants the entries of own.
+func grantedToOwn(acl, own []zk.ACL) int32 {
+	var p int32
+	for _, a := range own {
+		p |= granted(acl, a.Scheme, a.ID)
 	}
 	return p
 }

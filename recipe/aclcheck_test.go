@@ -120,3 +120,19 @@ func TestCheckNamesTheHiddenDigestOfAnElectionWithoutAdmin(t *testing.T) {
 		t.Fatalf("CheckACL of %s: %q does not say ZooKeeper hid the digest's hash (user:x) for want of admin", p, err)
 	}
 }
+
+func TestCandidateSecuredByIPCampaigns(t *testing.T) {
+	// An ACL of the ip scheme is no login: ZooKeeper grants it to every
+	// connection from the address. The candidate's own election path,
+	// made with it, is not someone else's.
+	p := securedElection(t)
+	ipACL := []zk.ACL{{Scheme: "ip", ID: "127.0.0.1", Perms: zk.PermAll}}
+	lead(t, candidate(t, session(t, zkc.ConnectString()), p, recipe.WithACL(ipACL)))
+	acl, _, err := rawConn(t, zkc.ConnectString()).GetACL(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recipe.FormatACL(acl); got != "ip:127.0.0.1:cdrwa" {
+		t.Fatalf("ACL of the election %s = %s; want ip:127.0.0.1:cdrwa", p, got)
+	}
+}
