@@ -128,3 +128,25 @@ func TestIdleRootCannotBeDeletedByOthers(t *testing.T) {
 		t.Fatalf("an anonymous client deleting the empty root %s: %v; want zk.ErrNoAuth (its parent carries the group's ACL)", root, err)
 	}
 }
+
+// TestOpenShardElectionIsRefused: in a root whose named znodes carry the
+// group's ACL (an earlier, open release's root secured by hand with
+// setAcl), a shard election left open, through which anyone may delete
+// its leader's znode, is refused by name.
+func TestOpenShardElectionIsRefused(t *testing.T) {
+	root := securedRoot(t)
+	group := connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
+	op, err := partition.NewOperator(group, root, recipe.GroupACL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.Freeze(context.Background(), "creates the root", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	createOpen(t, group, root+"/shards/1")
+	err = runRefused(t, root)
+	var unsafe *recipe.UnsafeACLError
+	if !errors.As(err, &unsafe) || unsafe.Path != root+"/shards/1" {
+		t.Fatalf("Run with an open shard election = %v; want an *recipe.UnsafeACLError naming %s/shards/1", err, root)
+	}
+}
