@@ -47,10 +47,12 @@ type UnsafeACLError struct {
 	Grants []zk.ACL
 }
 
+// Error names the znode, its ACL and the entries that grant others, in
+// zkCli's notation with digest hashes written x, and the fixes.
 func (e *UnsafeACLError) Error() string {
 	return fmt.Sprintf("recipe: %s has ACL %s: %s may delete or change it, not only this member's ACL%s; "+
 		"give it the group's ACL (zkCli setAcl) or delete it while no member runs, or accept it explicitly",
-		e.Path, FormatACL(e.ACL), FormatACL(e.Grants), hiddenDigests(e.Grants))
+		e.Path, formatRedacted(e.ACL), formatRedacted(e.Grants), hiddenDigests(e.Grants))
 }
 
 // hiddenDigests names the cause when acl holds a digest id as ZooKeeper
@@ -124,7 +126,7 @@ func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, m
 	}
 	if mask == unsafeOnZnode && (sess.grantedToSession(got)|grantedToOwn(got, own))&mask == 0 {
 		return fmt.Errorf("%s has ACL %s, which grants this session's identities (%s) no change%s: %w: %w",
-			p, FormatACL(got), FormatACL(sess.identities()), hiddenDigests(got), ErrACLDenied, zk.ErrNoAuth)
+			p, formatRedacted(got), formatRedacted(sess.identities()), hiddenDigests(got), ErrACLDenied, zk.ErrNoAuth)
 	}
 	var grants []zk.ACL
 	for _, e := range got {
@@ -218,6 +220,21 @@ func FormatACL(acl []zk.ACL) string {
 		parts[i] = a.Scheme + ":" + a.ID + ":" + permLetters(a.Perms)
 	}
 	return strings.Join(parts, ",")
+}
+
+// formatRedacted is FormatACL with each digest id's hash written x, as
+// ZooKeeper shows it to a session without admin permission: the hash is
+// SHA-1 of user:password, open to a dictionary attack, and errors end in
+// logs.
+func formatRedacted(acl []zk.ACL) string {
+	out := make([]zk.ACL, len(acl))
+	for i, a := range acl {
+		if user, _, ok := strings.Cut(a.ID, ":"); ok && a.Scheme == "digest" {
+			a.ID = user + ":x"
+		}
+		out[i] = a
+	}
+	return FormatACL(out)
 }
 
 // permLetters returns perms as zkCli writes them.

@@ -136,3 +136,32 @@ func TestCandidateSecuredByIPCampaigns(t *testing.T) {
 		t.Fatalf("ACL of the election %s = %s; want ip:127.0.0.1:cdrwa", p, got)
 	}
 }
+
+func TestACLErrorsDoNotShowTheDigestHash(t *testing.T) {
+	// The hash of a digest id is SHA-1 of user:password: an error that
+	// ends in a log must not carry it, the session's own included.
+	s := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	hash := zk.DigestACL(zk.PermAll, "alice", "secret")[0].ID // alice:<hash>
+	open := securedElection(t) // alice's digest with admin, and open to all
+	ensurePath(t, rawConn(t, zkc.ConnectString()), path.Dir(path.Dir(open)))
+	mixed := append(zk.DigestACL(zk.PermAll, "alice", "secret"), zk.WorldACL(zk.PermAll)...)
+	if _, err := s.Create(context.Background(), path.Dir(open), nil, 0, recipe.GroupACL()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(context.Background(), open, nil, 0, mixed); err != nil {
+		t.Fatal(err)
+	}
+	foreign := path.Dir(open) + "/bob"
+	if _, err := s.Create(context.Background(), foreign, nil, 0, zk.DigestACL(zk.PermAll, "bob", "other")); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]error{open: recipe.ErrUnsafeACL, foreign: recipe.ErrACLDenied} {
+		err := recipe.CheckACL(context.Background(), s, p, recipe.GroupACL())
+		if !errors.Is(err, want) {
+			t.Fatalf("CheckACL(%s) = %v; want %v", p, err, want)
+		}
+		if strings.Contains(err.Error(), hash[len("alice:"):]) {
+			t.Fatalf("CheckACL(%s) shows alice's digest hash: %q", p, err)
+		}
+	}
+}
