@@ -142,7 +142,8 @@ func TestACLErrorsDoNotShowTheDigestHash(t *testing.T) {
 	// ends in a log must not carry it, the session's own included.
 	s := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
 	hash := zk.DigestACL(zk.PermAll, "alice", "secret")[0].ID // alice:<hash>
-	open := securedElection(t) // alice's digest with admin, and open to all
+	// open carries alice's digest with admin, and is open to all.
+	open := securedElection(t)
 	ensurePath(t, rawConn(t, zkc.ConnectString()), path.Dir(path.Dir(open)))
 	mixed := append(zk.DigestACL(zk.PermAll, "alice", "secret"), zk.WorldACL(zk.PermAll)...)
 	if _, err := s.Create(context.Background(), path.Dir(open), nil, 0, recipe.GroupACL()); err != nil {
