@@ -40,7 +40,11 @@ const (
 // lets others delete or change it: Path, its ACL as read, and Grants, the
 // entries of it that grant identities outside the member's ACL the
 // permissions that matter there (on the znode: create, delete, write,
-// admin; on its parent: delete, admin). It matches ErrUnsafeACL.
+// admin; on its parent: delete, admin). A parent whose ACL the session
+// may not read (ZooKeeper answers getACL to read or admin permission
+// only: an administrator's locked prefix, or someone else's znode) proves
+// nothing either way: ACL and Grants are then nil. It matches
+// ErrUnsafeACL.
 type UnsafeACLError struct {
 	Path   string
 	ACL    []zk.ACL
@@ -50,6 +54,11 @@ type UnsafeACLError struct {
 // Error names the znode, its ACL and the entries that grant others, in
 // zkCli's notation with digest hashes written x, and the fixes.
 func (e *UnsafeACLError) Error() string {
+	if e.ACL == nil {
+		return fmt.Sprintf("recipe: this member cannot read the ACL of %s (ZooKeeper shows it to read or admin permission only), "+
+			"so nothing proves that others may not delete the znode below it; grant the group read on it (zkCli setAcl), "+
+			"or accept it explicitly", e.Path)
+	}
 	return fmt.Sprintf("recipe: %s has ACL %s: %s may delete or change it, not only this member's ACL%s; "+
 		"give it the group's ACL (zkCli setAcl) or delete it while no member runs, or accept it explicitly",
 		e.Path, formatRedacted(e.ACL), formatRedacted(e.Grants), hiddenDigests(e.Grants))
@@ -90,8 +99,10 @@ const (
 // digest, WithSASL's user, the x509 subject of WithTLS's first client
 // certificate). An acl that lets anyone change things (world:anyone with
 // any permission beyond read) is not secured: nothing is checked. A
-// missing znode is no failure (the caller creates it with acl). Other
-// errors are the session's (Session.Get's), wrapped with the path.
+// missing znode is no failure (the caller creates it with acl). A parent
+// whose ACL the session may not read is an *UnsafeACLError with a nil
+// ACL. Other errors are the session's (Session.Get's), wrapped with the
+// path.
 // ZooKeeper's own root "/" is open by default (world:anyone:cdrwa), so a
 // secured election directly under it is refused until the operator
 // narrows "/"'s ACL or the caller accepts it.
@@ -120,6 +131,9 @@ func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, m
 	got, _, err := sess.GetACL(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
+	}
+	if mask == unsafeOnParent && errors.Is(err, zk.ErrNoAuth) {
+		return &UnsafeACLError{Path: p}
 	}
 	if err != nil {
 		return fmt.Errorf("read the ACL of %s: %w", p, denied(err))

@@ -166,3 +166,30 @@ func TestACLErrorsDoNotShowTheDigestHash(t *testing.T) {
 		}
 	}
 }
+
+func TestUnreadableParentIsRefusedUnlessAccepted(t *testing.T) {
+	// An administrator's parent that only the administrator may read, and
+	// the group's election path below it: the group cannot read the
+	// parent's ACL (getACL needs read or admin), so nothing proves that
+	// others may not delete the election path. Refused by default, as an
+	// unsafe ACL that names the fix, it runs once accepted.
+	p := securedElection(t)
+	ensurePath(t, rawConn(t, zkc.ConnectString()), path.Dir(path.Dir(p)))
+	admin := session(t, zkc.ConnectString(), recipe.WithDigestAuth("admin", "root-secret"))
+	if _, err := admin.Create(context.Background(), path.Dir(p), nil, 0, zk.DigestACL(zk.PermAll, "admin", "root-secret")); err != nil {
+		t.Fatal(err)
+	}
+	groupACL := append(zk.DigestACL(zk.PermAll, "alice", "secret"), zk.WorldACL(zk.PermRead)...)
+	if _, err := admin.Create(context.Background(), p, nil, 0, groupACL); err != nil {
+		t.Fatal(err)
+	}
+	s := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_, err := candidate(t, s, p, recipe.WithACL(recipe.GroupACL())).Campaign(ctx)
+	var unsafe *recipe.UnsafeACLError
+	if !errors.As(err, &unsafe) || unsafe.Path != path.Dir(p) || !strings.Contains(err.Error(), "cannot read") {
+		t.Fatalf("campaign under a parent the group cannot read: %v; want an *UnsafeACLError naming %s that says its ACL cannot be read", err, path.Dir(p))
+	}
+	lead(t, candidate(t, s, p, recipe.WithACL(recipe.GroupACL()), recipe.WithACLCheck(recipe.ACLCheckWarn)))
+}
