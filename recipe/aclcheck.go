@@ -54,6 +54,11 @@ type UnsafeACLError struct {
 // Error names the znode, its ACL and the entries that grant others, in
 // zkCli's notation with digest hashes written x, and the fixes.
 func (e *UnsafeACLError) Error() string {
+	if e.Path == "/" {
+		return fmt.Sprintf("recipe: ZooKeeper's root / has ACL %s: %s may delete or change what lies directly below it "+
+			"(/ is open in a fresh ensemble and cannot be deleted); put the path at least two levels deep (/apps/billing), "+
+			"narrow /'s ACL (zkCli setAcl), or accept it explicitly", formatRedacted(e.ACL), formatRedacted(e.Grants))
+	}
 	if e.ACL == nil {
 		return fmt.Sprintf("recipe: this member cannot read the ACL of %s (ZooKeeper shows it to read or admin permission only), "+
 			"so nothing proves that others may not delete the znode below it; grant the group read on it (zkCli setAcl), "+

@@ -193,3 +193,16 @@ func TestUnreadableParentIsRefusedUnlessAccepted(t *testing.T) {
 	}
 	lead(t, candidate(t, s, p, recipe.WithACL(recipe.GroupACL()), recipe.WithACLCheck(recipe.ACLCheckWarn)))
 }
+
+func TestElectionDirectlyUnderTheRootNamesTheFix(t *testing.T) {
+	// "/" is open in a fresh ensemble and cannot be deleted: the refusal
+	// of an election directly below it says to go deeper, not to delete
+	// or re-create its parent.
+	s := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	p := "/" + path.Base(electionPath(t))
+	err := recipe.CheckACL(context.Background(), s, p, recipe.GroupACL())
+	var unsafe *recipe.UnsafeACLError
+	if !errors.As(err, &unsafe) || unsafe.Path != "/" || !strings.Contains(err.Error(), "two levels deep") {
+		t.Fatalf("CheckACL(%s) = %v; want an *UnsafeACLError naming / that says to put the path two levels deep", p, err)
+	}
+}
