@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,27 +57,39 @@ func (m *Manager) checkACL(ctx context.Context, p string) error {
 	return err
 }
 
-// checkChildrenACL checks every child of dir, checkWorkers at a time, and
-// returns the first refusal or error.
+// checkChildrenACL checks every child of dir, checkWorkers at a time,
+// and returns the first refusal or error. Accepted unsafe children are
+// logged once for dir, with their count: a root of an earlier open
+// release may hold thousands.
 func (m *Manager) checkChildrenACL(ctx context.Context, dir string) error {
 	kids, _, err := m.sess.Children(ctx, dir)
 	if err != nil {
 		return fmt.Errorf("list %s: %w", dir, err)
 	}
 	next := make(chan string)
-	errs := make(chan error, checkWorkers)
-	var wg sync.WaitGroup
+	var (
+		mu             sync.Mutex
+		unsafe, failed error // the first of each
+		open           int
+		wg             sync.WaitGroup
+	)
 	for range min(checkWorkers, len(kids)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var first error
 			for p := range next {
-				if err := m.checkACL(ctx, p); err != nil && first == nil {
-					first = err
+				err := recipe.CheckACL(ctx, m.sess, p, m.cfg.ACL)
+				var u *recipe.UnsafeACLError
+				mu.Lock()
+				switch {
+				case errors.As(err, &u):
+					open++
+					unsafe = cmp.Or(unsafe, err)
+				case err != nil:
+					failed = cmp.Or(failed, err)
 				}
+				mu.Unlock()
 			}
-			errs <- first
 		}()
 	}
 	for _, k := range kids {
@@ -84,11 +97,13 @@ func (m *Manager) checkChildrenACL(ctx context.Context, dir string) error {
 	}
 	close(next)
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
+	switch {
+	case failed != nil:
+		return failed
+	case unsafe != nil && m.cfg.ACLCheck == recipe.ACLCheckWarn:
+		m.log.Warn().Err(unsafe).Int("open", open).Int("of", len(kids)).Str("dir", dir).
+			Msg("znodes under the root open to others, accepted (Config.ACLCheck)")
+		return nil
 	}
-	return nil
+	return unsafe
 }

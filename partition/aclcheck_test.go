@@ -149,4 +149,9 @@ func TestOpenShardElectionIsRefused(t *testing.T) {
 	if !errors.As(err, &unsafe) || unsafe.Path != root+"/shards/1" {
 		t.Fatalf("Run with an open shard election = %v; want an *recipe.UnsafeACLError naming %s/shards/1", err, root)
 	}
+
+	shards := partition.Range(0, 2)
+	mb := startMemberOn(t, group, root, "a", shards, newTracker(),
+		withGroupACL, func(c *partition.Config) { c.ACLCheck = recipe.ACLCheckWarn })
+	waitBalanced(t, shards, []*member{mb}, 20*time.Second)
 }
