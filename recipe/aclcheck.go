@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -101,8 +102,8 @@ const (
 // identity what acl does not (see UnsafeACLError for the permissions that
 // count). acl is the ACL the caller gives its znodes: entries of scheme
 // "auth" (GroupACL) stand for sess's own identities (WithDigestAuth's
-// digest, WithSASL's user, the x509 subject of WithTLS's first client
-// certificate). An acl that lets anyone change things (world:anyone with
+// digest, WithSASL's user, the x509 subject of WithTLS's client
+// certificate, from Certificates or GetClientCertificate). An acl that lets anyone change things (world:anyone with
 // any permission beyond read) is not secured: nothing is checked. A
 // missing znode is no failure (the caller creates it with acl). A parent
 // whose ACL the session may not read is an *UnsafeACLError with a nil
@@ -221,14 +222,33 @@ func (s *Session) identities() []zk.ACL {
 	if s.cfg.sasl != nil {
 		ids = append(ids, zk.ACL{Scheme: "sasl", ID: s.cfg.sasl.User})
 	}
-	if t := s.cfg.tls; t != nil && len(t.Certificates) > 0 && len(t.Certificates[0].Certificate) > 0 {
-		if cert, err := x509.ParseCertificate(t.Certificates[0].Certificate[0]); err == nil {
+	if leaf := clientCertificate(s.cfg.tls); leaf != nil {
+		if cert, err := x509.ParseCertificate(leaf); err == nil {
 			// ZooKeeper's X509AuthenticationProvider names the client by
 			// its subject in RFC 2253 form, as pkix.Name.String does.
 			ids = append(ids, zk.ACL{Scheme: "x509", ID: cert.Subject.String()})
 		}
 	}
 	return ids
+}
+
+// clientCertificate returns the DER of the client certificate t presents
+// (nil: none): Certificates' first, or else what GetClientCertificate
+// returns now for a request without constraints (a certificate that
+// rotates is the one it gives every handshake; the server's CA list is
+// not known here).
+func clientCertificate(t *tls.Config) []byte {
+	switch {
+	case t == nil:
+		return nil
+	case len(t.Certificates) > 0 && len(t.Certificates[0].Certificate) > 0:
+		return t.Certificates[0].Certificate[0]
+	case t.GetClientCertificate != nil:
+		if c, err := t.GetClientCertificate(&tls.CertificateRequestInfo{}); err == nil && c != nil && len(c.Certificate) > 0 {
+			return c.Certificate[0]
+		}
+	}
+	return nil
 }
 
 // FormatACL formats acl in zkCli's notation: scheme:id:perms entries
