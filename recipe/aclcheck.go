@@ -50,6 +50,8 @@ type UnsafeACLError struct {
 	Path   string
 	ACL    []zk.ACL
 	Grants []zk.ACL
+
+	hint string // why an entry could not be proved the member's (hiddenDigests)
 }
 
 // Error names the znode, its ACL and the entries that grant others, in
@@ -67,17 +69,24 @@ func (e *UnsafeACLError) Error() string {
 	}
 	return fmt.Sprintf("recipe: %s has ACL %s: %s may delete or change it, not only this member's ACL%s; "+
 		"give it the group's ACL (zkCli setAcl) or delete it while no member runs, or accept it explicitly",
-		e.Path, formatRedacted(e.ACL), formatRedacted(e.Grants), hiddenDigests(e.Grants))
+		e.Path, formatRedacted(e.ACL), formatRedacted(e.Grants), e.hint)
 }
 
-// hiddenDigests names the cause when acl holds a digest id as ZooKeeper
-// shows it to a session without admin permission on the znode: user:x,
-// the password's hash hidden (FinalRequestProcessor's getACL), so the
-// check cannot tell the group's own entry from one of the same user name
-// with another password. It returns "" when no digest is hidden.
-func hiddenDigests(acl []zk.ACL) string {
+// hiddenDigests names the cause when acl holds a digest id of a user of
+// own as ZooKeeper shows it to a session without admin permission on the
+// znode: user:x, the password's hash hidden (FinalRequestProcessor's
+// getACL), so the check cannot tell the group's own entry from one of the
+// same user name with another password. It returns "" when no such digest
+// is hidden.
+func hiddenDigests(acl, own []zk.ACL) string {
+	users := map[string]bool{}
+	for _, o := range own {
+		if user, _, ok := strings.Cut(o.ID, ":"); ok && o.Scheme == "digest" {
+			users[user] = true
+		}
+	}
 	for _, e := range acl {
-		if e.Scheme == "digest" && strings.HasSuffix(e.ID, ":x") {
+		if user, hash, _ := strings.Cut(e.ID, ":"); e.Scheme == "digest" && hash == "x" && users[user] {
 			return " (ZooKeeper hides the hash of a digest id, user:x, from a session without admin permission " +
 				"on the znode, so its entry cannot be told from another password's: give the group admin (a) there)"
 		}
@@ -146,7 +155,7 @@ func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, m
 	}
 	if mask == unsafeOnZnode && (sess.grantedToSession(got)|grantedToOwn(got, own))&mask == 0 {
 		return fmt.Errorf("%s has ACL %s, which grants this session's identities (%s) no change%s: %w: %w",
-			p, formatRedacted(got), formatRedacted(sess.identities()), hiddenDigests(got), ErrACLDenied, zk.ErrNoAuth)
+			p, formatRedacted(got), formatRedacted(sess.identities()), hiddenDigests(got, own), ErrACLDenied, zk.ErrNoAuth)
 	}
 	var grants []zk.ACL
 	for _, e := range got {
@@ -155,7 +164,7 @@ func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, m
 		}
 	}
 	if grants != nil {
-		return &UnsafeACLError{Path: p, ACL: got, Grants: grants}
+		return &UnsafeACLError{Path: p, ACL: got, Grants: grants, hint: hiddenDigests(grants, own)}
 	}
 	return nil
 }

@@ -206,3 +206,22 @@ func TestElectionDirectlyUnderTheRootNamesTheFix(t *testing.T) {
 		t.Fatalf("CheckACL(%s) = %v; want an *UnsafeACLError naming / that says to put the path two levels deep", p, err)
 	}
 }
+
+func TestHiddenDigestHintOnlyForTheGroupsUser(t *testing.T) {
+	// A znode of another digest user, bob, is shown as digest:bob:x too:
+	// its refusal must not send the operator looking for the group's
+	// admin permission.
+	p := securedElection(t)
+	ensurePath(t, rawConn(t, zkc.ConnectString()), path.Dir(path.Dir(p)))
+	bob := session(t, zkc.ConnectString(), recipe.WithDigestAuth("bob", "other"))
+	for _, z := range []string{path.Dir(p), p} {
+		if _, err := bob.Create(context.Background(), z, nil, 0, append(zk.DigestACL(zk.PermAll, "bob", "other"), zk.WorldACL(zk.PermRead)...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := session(t, zkc.ConnectString(), recipe.WithDigestAuth("alice", "secret"))
+	err := recipe.CheckACL(context.Background(), s, p, recipe.GroupACL())
+	if !errors.Is(err, recipe.ErrACLDenied) || strings.Contains(err.Error(), "hides the hash") {
+		t.Fatalf("CheckACL of bob's %s as alice = %v; want ErrACLDenied without the hidden-digest hint", p, err)
+	}
+}
