@@ -48,6 +48,23 @@ func createOpen(t *testing.T, sess *recipe.Session, paths ...string) {
 	}
 }
 
+// groupRoot returns a root the group made with its ACL (root, its
+// children and the operator znode, through an operator verb), and the
+// group's session.
+func groupRoot(t *testing.T) (string, *recipe.Session) {
+	t.Helper()
+	root := securedRoot(t)
+	group := connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
+	op, err := partition.NewOperator(group, root, recipe.GroupACL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.Freeze(context.Background(), "creates the root", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return root, group
+}
+
 // TestSquattedRootIsRefused: a root an anonymous client created open
 // before the first start, with its operator znode, is refused by a secured
 // member, naming the root and its ACL; accepted explicitly, it runs.
@@ -75,20 +92,12 @@ func TestSquattedRootIsRefused(t *testing.T) {
 // znode others may write (left by an operator verb run with --acl open)
 // is refused by name.
 func TestOpenOperatorZnodeIsRefused(t *testing.T) {
-	root := securedRoot(t)
-	group := connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
-	op, err := partition.NewOperator(group, root, recipe.GroupACL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := op.Freeze(context.Background(), "creates the root", time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	root, group := groupRoot(t)
 	if err := group.Delete(context.Background(), root+"/operator", -1); err != nil {
 		t.Fatal(err)
 	}
 	createOpen(t, group, root+"/operator")
-	err = runRefused(t, root)
+	err := runRefused(t, root)
 	var unsafe *recipe.UnsafeACLError
 	if !errors.As(err, &unsafe) || unsafe.Path != root+"/operator" {
 		t.Fatalf("Run with an open operator znode = %v; want an *recipe.UnsafeACLError naming %s/operator", err, root)
@@ -134,17 +143,9 @@ func TestIdleRootCannotBeDeletedByOthers(t *testing.T) {
 // setAcl), a shard election left open, through which anyone may delete
 // its leader's znode, is refused by name.
 func TestOpenShardElectionIsRefused(t *testing.T) {
-	root := securedRoot(t)
-	group := connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
-	op, err := partition.NewOperator(group, root, recipe.GroupACL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := op.Freeze(context.Background(), "creates the root", time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	root, group := groupRoot(t)
 	createOpen(t, group, root+"/shards/1")
-	err = runRefused(t, root)
+	err := runRefused(t, root)
 	var unsafe *recipe.UnsafeACLError
 	if !errors.As(err, &unsafe) || unsafe.Path != root+"/shards/1" {
 		t.Fatalf("Run with an open shard election = %v; want an *recipe.UnsafeACLError naming %s/shards/1", err, root)
