@@ -109,15 +109,7 @@ func TestOpenOperatorZnodeIsRefused(t *testing.T) {
 // are gone: its parent, its children and the operator znode carry the
 // group's ACL.
 func TestIdleRootCannotBeDeletedByOthers(t *testing.T) {
-	root := securedRoot(t)
-	group := connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
-	op, err := partition.NewOperator(group, root, recipe.GroupACL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := op.Freeze(context.Background(), "creates the operator znode", time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	root, group := groupRoot(t)
 	anon := connect(t, sessionTimeout)
 	for _, p := range []string{root + "/operator", root + "/shards", root + "/members", root + "/owners"} {
 		if err := anon.Delete(context.Background(), p, -1); !errors.Is(err, zk.ErrNoAuth) {
