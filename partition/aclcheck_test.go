@@ -48,6 +48,23 @@ func createOpen(t *testing.T, sess *recipe.Session, paths ...string) {
 	}
 }
 
+// groupRoot returns a root the group made with its ACL (root, its
+// children and the operator znode, through an operator verb), and the
+// group's session.
+func groupRoot(t *testing.T) (string, *recipe.Session) {
+	t.Helper()
+	root := securedRoot(t)
+	group := connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
+	op, err := partition.NewOperator(group, root, recipe.GroupACL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.Freeze(context.Background(), "creates the root", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return root, group
+}
+
 // TestSquattedRootIsRefused: a root an anonymous client created open
 // before the first start, with its operator znode, is refused by a secured
 // member, naming the root and its ACL; accepted explicitly, it runs.
@@ -75,20 +92,12 @@ func TestSquattedRootIsRefused(t *testing.T) {
 // znode others may write (left by an operator verb run with --acl open)
 // is refused by name.
 func TestOpenOperatorZnodeIsRefused(t *testing.T) {
-	root := securedRoot(t)
-	group := connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
-	op, err := partition.NewOperator(group, root, recipe.GroupACL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := op.Freeze(context.Background(), "creates the root", time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	root, group := groupRoot(t)
 	if err := group.Delete(context.Background(), root+"/operator", -1); err != nil {
 		t.Fatal(err)
 	}
 	createOpen(t, group, root+"/operator")
-	err = runRefused(t, root)
+	err := runRefused(t, root)
 	var unsafe *recipe.UnsafeACLError
 	if !errors.As(err, &unsafe) || unsafe.Path != root+"/operator" {
 		t.Fatalf("Run with an open operator znode = %v; want an *recipe.UnsafeACLError naming %s/operator", err, root)
@@ -100,15 +109,7 @@ func TestOpenOperatorZnodeIsRefused(t *testing.T) {
 // are gone: its parent, its children and the operator znode carry the
 // group's ACL.
 func TestIdleRootCannotBeDeletedByOthers(t *testing.T) {
-	root := securedRoot(t)
-	group := connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
-	op, err := partition.NewOperator(group, root, recipe.GroupACL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := op.Freeze(context.Background(), "creates the operator znode", time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	root, group := groupRoot(t)
 	anon := connect(t, sessionTimeout)
 	for _, p := range []string{root + "/operator", root + "/shards", root + "/members", root + "/owners"} {
 		if err := anon.Delete(context.Background(), p, -1); !errors.Is(err, zk.ErrNoAuth) {
@@ -127,4 +128,23 @@ func TestIdleRootCannotBeDeletedByOthers(t *testing.T) {
 	if err := anon.Delete(context.Background(), root, -1); !errors.Is(err, zk.ErrNoAuth) {
 		t.Fatalf("an anonymous client deleting the empty root %s: %v; want zk.ErrNoAuth (its parent carries the group's ACL)", root, err)
 	}
+}
+
+// TestOpenShardElectionIsRefused: in a root whose named znodes carry the
+// group's ACL (an earlier, open release's root secured by hand with
+// setAcl), a shard election left open, through which anyone may delete
+// its leader's znode, is refused by name.
+func TestOpenShardElectionIsRefused(t *testing.T) {
+	root, group := groupRoot(t)
+	createOpen(t, group, root+"/shards/1")
+	err := runRefused(t, root)
+	var unsafe *recipe.UnsafeACLError
+	if !errors.As(err, &unsafe) || unsafe.Path != root+"/shards/1" {
+		t.Fatalf("Run with an open shard election = %v; want an *recipe.UnsafeACLError naming %s/shards/1", err, root)
+	}
+
+	shards := partition.Range(0, 2)
+	mb := startMemberOn(t, group, root, "a", shards, newTracker(),
+		withGroupACL, func(c *partition.Config) { c.ACLCheck = recipe.ACLCheckWarn })
+	waitBalanced(t, shards, []*member{mb}, 20*time.Second)
 }

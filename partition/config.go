@@ -174,14 +174,17 @@ type Config struct {
 	// member shares. A member without them is then refused at Run with
 	// recipe.ErrACLDenied. znodes that exist already keep their ACL; with
 	// a secured ACL, Run first reads the ACL of the root, its parent, its
-	// three children and the operator znode, and refuses one that others
-	// may delete or change (see ACLCheck). A non-nil empty ACL is invalid.
+	// three children, the operator znode, and each shard election and
+	// member record that exists, and refuses one that others may delete
+	// or change (see ACLCheck). A non-nil empty ACL is invalid.
 	ACL []zk.ACL
 
 	// ACLCheck says what Run does when, with a secured ACL, the root, its
-	// parent, members/, owners/, shards/ or the operator znode lets
+	// parent, members/, owners/, shards/, the operator znode, a shard
+	// election (shards/<id>) or a member record (owners/<id>) lets
 	// identities outside ACL delete or change it (recipe.CheckACL: a root
-	// squatted open before the first start): recipe.ACLCheckRefuse (the
+	// squatted open before the first start, or one an earlier open release
+	// made and setAcl secured only in part): recipe.ACLCheckRefuse (the
 	// zero value) fails Run with an error wrapping a
 	// *recipe.UnsafeACLError; recipe.ACLCheckWarn logs it and runs;
 	// recipe.ACLCheckOff does not read the ACLs.

@@ -150,3 +150,46 @@ func TestUnmoveCancelsAMove(t *testing.T) {
 	}
 	tr.check(t, true)
 }
+
+// TestMoveToTheLeaderCancelsAMoveElsewhere: asked to move a shard to the
+// member that leads it while an earlier move of it to another member is
+// pending, Move clears that move (the latest word wins, as with Pin);
+// before, it reported no change and left the move, so the shard went to
+// the other member all the same. The root is laid out as members leave
+// it (registrations, records, the shard's election), with no member
+// running to act on the move.
+func TestMoveToTheLeaderCancelsAMoveElsewhere(t *testing.T) {
+	root, sess := newRoot(t), connect(t, 5*time.Second)
+	ctx := t.Context()
+	for _, p := range []string{path.Dir(root), root, root + "/members", root + "/owners", root + "/shards", root + "/shards/s"} {
+		if _, err := sess.Create(ctx, p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+	for id, leading := range map[string]string{"b": `{"s":5}`, "c": `{}`} {
+		rec := fmt.Sprintf(`{"session":%d,"leading":%s}`, sess.ID(), leading)
+		if _, err := sess.Create(ctx, root+"/members/"+id, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sess.Create(ctx, root+"/owners/"+id, []byte(rec), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	op, err := operator.New(sess, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := op.Move(ctx, "s", "c"); err != nil || !changed {
+		t.Fatalf("Move(s, c) while b leads s = %v, %v; want true, nil", changed, err)
+	}
+	changed, err := op.Move(ctx, "s", "b")
+	if err != nil || !changed {
+		t.Fatalf("Move(s, b) to its leader over a move to c = %v, %v; want true, nil (the move to c cleared)", changed, err)
+	}
+	if left := movesLeft(t, op); left != "" {
+		t.Fatalf("moves after Move(s, b) to the leader: %s; want none (s would go to c)", left)
+	}
+	if changed, err := op.Move(ctx, "s", "b"); err != nil || changed {
+		t.Fatalf("Move(s, b) again = %v, %v; want false, nil", changed, err)
+	}
+}

@@ -2,6 +2,7 @@ package recipe
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -40,17 +41,57 @@ const (
 // lets others delete or change it: Path, its ACL as read, and Grants, the
 // entries of it that grant identities outside the member's ACL the
 // permissions that matter there (on the znode: create, delete, write,
-// admin; on its parent: delete, admin). It matches ErrUnsafeACL.
+// admin; on its parent: delete, admin). A parent whose ACL the session
+// may not read (ZooKeeper answers getACL to read or admin permission
+// only: an administrator's locked prefix, or someone else's znode) proves
+// nothing either way: ACL and Grants are then nil. It matches
+// ErrUnsafeACL.
 type UnsafeACLError struct {
 	Path   string
 	ACL    []zk.ACL
 	Grants []zk.ACL
+
+	hint string // why an entry could not be proved the member's (hiddenDigests)
 }
 
+// Error names the znode, its ACL and the entries that grant others, in
+// zkCli's notation with digest hashes written x, and the fixes.
 func (e *UnsafeACLError) Error() string {
-	return fmt.Sprintf("recipe: %s has ACL %s: %s may delete or change it, not only this member's ACL; "+
+	if e.Path == "/" {
+		return fmt.Sprintf("recipe: ZooKeeper's root / has ACL %s: %s may delete or change what lies directly below it "+
+			"(/ is open in a fresh ensemble and cannot be deleted); put the path at least two levels deep (/apps/billing), "+
+			"narrow /'s ACL (zkCli setAcl), or accept it explicitly", formatRedacted(e.ACL), formatRedacted(e.Grants))
+	}
+	if e.ACL == nil {
+		return fmt.Sprintf("recipe: this member cannot read the ACL of %s (ZooKeeper shows it to read or admin permission only), "+
+			"so nothing proves that others may not delete the znode below it; grant the group read on it (zkCli setAcl), "+
+			"or accept it explicitly", e.Path)
+	}
+	return fmt.Sprintf("recipe: %s has ACL %s: %s may delete or change it, not only this member's ACL%s; "+
 		"give it the group's ACL (zkCli setAcl) or delete it while no member runs, or accept it explicitly",
-		e.Path, FormatACL(e.ACL), FormatACL(e.Grants))
+		e.Path, formatRedacted(e.ACL), formatRedacted(e.Grants), e.hint)
+}
+
+// hiddenDigests names the cause when acl holds a digest id of a user of
+// own as ZooKeeper shows it to a session without admin permission on the
+// znode: user:x, the password's hash hidden (FinalRequestProcessor's
+// getACL), so the check cannot tell the group's own entry from one of the
+// same user name with another password. It returns "" when no such digest
+// is hidden.
+func hiddenDigests(acl, own []zk.ACL) string {
+	users := map[string]bool{}
+	for _, o := range own {
+		if user, _, ok := strings.Cut(o.ID, ":"); ok && o.Scheme == "digest" {
+			users[user] = true
+		}
+	}
+	for _, e := range acl {
+		if user, hash, _ := strings.Cut(e.ID, ":"); e.Scheme == "digest" && hash == "x" && users[user] {
+			return " (ZooKeeper hides the hash of a digest id, user:x, from a session without admin permission " +
+				"on the znode, so its entry cannot be told from another password's: give the group admin (a) there)"
+		}
+	}
+	return ""
 }
 
 // Unwrap makes errors.Is(err, ErrUnsafeACL) true.
@@ -70,11 +111,13 @@ const (
 // identity what acl does not (see UnsafeACLError for the permissions that
 // count). acl is the ACL the caller gives its znodes: entries of scheme
 // "auth" (GroupACL) stand for sess's own identities (WithDigestAuth's
-// digest, WithSASL's user, the x509 subject of WithTLS's first client
-// certificate). An acl that lets anyone change things (world:anyone with
+// digest, WithSASL's user, the x509 subject of WithTLS's client
+// certificate, from Certificates or GetClientCertificate). An acl that lets anyone change things (world:anyone with
 // any permission beyond read) is not secured: nothing is checked. A
-// missing znode is no failure (the caller creates it with acl). Other
-// errors are the session's (Session.Get's), wrapped with the path.
+// missing znode is no failure (the caller creates it with acl). A parent
+// whose ACL the session may not read is an *UnsafeACLError with a nil
+// ACL. Other errors are the session's (Session.Get's), wrapped with the
+// path.
 // ZooKeeper's own root "/" is open by default (world:anyone:cdrwa), so a
 // secured election directly under it is refused until the operator
 // narrows "/"'s ACL or the caller accepts it.
@@ -93,20 +136,26 @@ func CheckACL(ctx context.Context, sess *Session, p string, acl []zk.ACL) error 
 }
 
 // checkZnodeACL checks one znode's ACL against own for the permissions in
-// mask. A znode (not a parent) whose ACL grants the session none of the
-// permissions in mask belongs to someone else: that is ErrACLDenied (the
-// member lacks the group's credentials), not an open znode.
+// mask. A znode (not a parent) whose ACL grants neither the session's
+// identities nor an entry of own any of the permissions in mask belongs
+// to someone else: that is ErrACLDenied (the member lacks the group's
+// credentials), not an open znode. Entries of own count because not every
+// scheme is an identity the session logged in with: ZooKeeper grants
+// ip:addr (or ip:addr/bits) to every connection from that address.
 func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, mask int32) error {
 	got, _, err := sess.GetACL(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
+	if mask == unsafeOnParent && errors.Is(err, zk.ErrNoAuth) {
+		return &UnsafeACLError{Path: p}
+	}
 	if err != nil {
 		return fmt.Errorf("read the ACL of %s: %w", p, denied(err))
 	}
-	if mask == unsafeOnZnode && sess.grantedToSession(got)&mask == 0 {
-		return fmt.Errorf("%s has ACL %s, which grants this session's identities (%s) no change: %w: %w",
-			p, FormatACL(got), FormatACL(sess.identities()), ErrACLDenied, zk.ErrNoAuth)
+	if mask == unsafeOnZnode && (sess.grantedToSession(got)|grantedToOwn(got, own))&mask == 0 {
+		return fmt.Errorf("%s has ACL %s, which grants this session's identities (%s) no change%s: %w: %w",
+			p, formatRedacted(got), formatRedacted(sess.identities()), hiddenDigests(got, own), ErrACLDenied, zk.ErrNoAuth)
 	}
 	var grants []zk.ACL
 	for _, e := range got {
@@ -115,7 +164,7 @@ func checkZnodeACL(ctx context.Context, sess *Session, p string, own []zk.ACL, m
 		}
 	}
 	if grants != nil {
-		return &UnsafeACLError{Path: p, ACL: got, Grants: grants}
+		return &UnsafeACLError{Path: p, ACL: got, Grants: grants, hint: hiddenDigests(grants, own)}
 	}
 	return nil
 }
@@ -132,6 +181,15 @@ func granted(acl []zk.ACL, scheme, id string) int32 {
 		if a.Scheme == scheme && a.ID == id {
 			p |= a.Perms
 		}
+	}
+	return p
+}
+
+// grantedToOwn returns the permissions acl grants the entries of own.
+func grantedToOwn(acl, own []zk.ACL) int32 {
+	var p int32
+	for _, a := range own {
+		p |= granted(acl, a.Scheme, a.ID)
 	}
 	return p
 }
@@ -173,14 +231,33 @@ func (s *Session) identities() []zk.ACL {
 	if s.cfg.sasl != nil {
 		ids = append(ids, zk.ACL{Scheme: "sasl", ID: s.cfg.sasl.User})
 	}
-	if t := s.cfg.tls; t != nil && len(t.Certificates) > 0 && len(t.Certificates[0].Certificate) > 0 {
-		if cert, err := x509.ParseCertificate(t.Certificates[0].Certificate[0]); err == nil {
+	if leaf := clientCertificate(s.cfg.tls); leaf != nil {
+		if cert, err := x509.ParseCertificate(leaf); err == nil {
 			// ZooKeeper's X509AuthenticationProvider names the client by
 			// its subject in RFC 2253 form, as pkix.Name.String does.
 			ids = append(ids, zk.ACL{Scheme: "x509", ID: cert.Subject.String()})
 		}
 	}
 	return ids
+}
+
+// clientCertificate returns the DER of the client certificate t presents
+// (nil: none): Certificates' first, or else what GetClientCertificate
+// returns now for a request without constraints (a certificate that
+// rotates is the one it gives every handshake; the server's CA list is
+// not known here).
+func clientCertificate(t *tls.Config) []byte {
+	switch {
+	case t == nil:
+		return nil
+	case len(t.Certificates) > 0 && len(t.Certificates[0].Certificate) > 0:
+		return t.Certificates[0].Certificate[0]
+	case t.GetClientCertificate != nil:
+		if c, err := t.GetClientCertificate(&tls.CertificateRequestInfo{}); err == nil && c != nil && len(c.Certificate) > 0 {
+			return c.Certificate[0]
+		}
+	}
+	return nil
 }
 
 // FormatACL formats acl in zkCli's notation: scheme:id:perms entries
@@ -191,6 +268,21 @@ func FormatACL(acl []zk.ACL) string {
 		parts[i] = a.Scheme + ":" + a.ID + ":" + permLetters(a.Perms)
 	}
 	return strings.Join(parts, ",")
+}
+
+// formatRedacted is FormatACL with each digest id's hash written x, as
+// ZooKeeper shows it to a session without admin permission: the hash is
+// SHA-1 of user:password, open to a dictionary attack, and errors end in
+// logs.
+func formatRedacted(acl []zk.ACL) string {
+	out := make([]zk.ACL, len(acl))
+	for i, a := range acl {
+		if user, _, ok := strings.Cut(a.ID, ":"); ok && a.Scheme == "digest" {
+			a.ID = user + ":x"
+		}
+		out[i] = a
+	}
+	return FormatACL(out)
 }
 
 // permLetters returns perms as zkCli writes them.

@@ -150,6 +150,24 @@ func TestTLSAndSASL(t *testing.T) {
 		}
 	})
 
+	t.Run("RotatingClientCertificatePassesTheACLCheck", func(t *testing.T) {
+		// A client certificate given by GetClientCertificate (one that
+		// rotates) is an x509 identity GroupACL grants like one in
+		// Certificates: the election the candidate made passes its check
+		// at the next campaign.
+		cfg := clientTLS(t, files, true)
+		pair := cfg.Certificates[0]
+		cfg.Certificates = nil
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &pair, nil }
+		path := securedElection(t)
+		s := tlsSession(t, strings.Join(tlsAddrs, ","), recipe.WithTLS(cfg), groupSASL)
+		c := candidate(t, s, path, recipe.WithACL(recipe.GroupACL()))
+		if err := lead(t, c).Resign(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		lead(t, c)
+	})
+
 	t.Run("SASLIdentityOwnsItsZnodes", func(t *testing.T) {
 		path := securedElection(t)
 		s := tlsSession(t, strings.Join(tlsAddrs, ","), recipe.WithTLS(clientTLS(t, files, false)), groupSASL)

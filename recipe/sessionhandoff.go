@@ -16,8 +16,11 @@ import (
 // Siblings of s opened later are handed to t too. It returns an error
 // wrapping watchdog.ErrTransport (recipe/watchdog.ErrTransport) for a
 // session over TLS (WithTLS) or a custom dialer (WithDialer), handing
-// nothing over.
+// nothing over, and ErrNilSession for a nil s.
 func (s *Session) HandOver(t watchdog.Taker) error {
+	if s == nil {
+		return ErrNilSession
+	}
 	if t != nil && (s.cfg.tls != nil || s.cfg.customDialer) {
 		return watchdog.ErrTransport
 	}

@@ -107,4 +107,7 @@ func TestWatchdogRefusesASessionItWouldCloseInClear(t *testing.T) {
 	if err := wd.Watch(session(t, zkc.ConnectString())); err != nil {
 		t.Fatalf("Watch of a plain TCP session = %v", err)
 	}
+	if err := wd.Watch(nil); !errors.Is(err, recipe.ErrNilSession) {
+		t.Fatalf("Watch(nil) = %v; want recipe.ErrNilSession", err)
+	}
 }

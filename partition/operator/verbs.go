@@ -160,7 +160,9 @@ func (o *Operator) Unmove(ctx context.Context, shard string) (bool, error) {
 // without it (member gives another shard away if it is over its share);
 // member then clears it and the shard is free to rebalance. WaitMoved
 // returns once done. It refuses what Pin refuses, and a shard pinned to
-// another member; it changes nothing when member already leads the shard.
+// another member. When member already leads the shard it only clears a
+// move of it to another member (the latest word wins: that move would
+// take the shard away), reporting whether there was one.
 func (o *Operator) Move(ctx context.Context, shard, member string) (bool, error) {
 	if err := o.checkTaker(ctx, shard, member); err != nil {
 		return false, err
@@ -170,7 +172,13 @@ func (o *Operator) Move(ctx context.Context, shard, member string) (bool, error)
 		return false, err
 	}
 	if _, leads := recs[member].Leading[shard]; leads {
-		return false, nil
+		return o.update(ctx, func(s *State) (bool, error) {
+			if to, ok := s.Moves[shard]; !ok || to == member {
+				return false, nil
+			}
+			delete(s.Moves, shard)
+			return true, nil
+		})
 	}
 	return o.update(ctx, func(s *State) (bool, error) {
 		if p, ok := s.Pins[shard]; ok && p != member {

@@ -145,7 +145,8 @@ func (w *Process) Unguard(pgid int) error {
 // (a new session after an expiry), until s is closed; s's siblings
 // (recipe.Session.Sibling) opened later are handed over too. It returns
 // ErrTransport for a session over TLS or a custom dialer (nothing is
-// handed over), recipe.ErrClosed if the watchdog is closed.
+// handed over), recipe.ErrClosed if the watchdog is closed, and
+// recipe.ErrNilSession for a nil s.
 func (w *Process) Watch(s *recipe.Session) error {
 	w.mu.Lock()
 	closed := w.closed

@@ -47,13 +47,30 @@ func TestDigestCredentialsStayOutOfChildren(t *testing.T) {
 	if n := strings.Count(p.err.String(), "--zk-auth digest over plain TCP"); n != 1 {
 		t.Errorf("run warned %d times that digest credentials go in clear; want once:\n%s", n, p.err.String())
 	}
-	wd := watchdogOf(t, p.cmd.Process.Pid)
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(wd) + "/environ")
+	checkNoCredentials(t, watchdogOf(t, p.cmd.Process.Pid))
+}
+
+// TestUnusedCredentialsStayOutOfChildren: run without --zk-auth, with
+// $ZKELECT_ZK_CREDENTIALS set all the same (a unit that forgot the flag),
+// does not pass the secret on to its watchdog or its child.
+func TestUnusedCredentialsStayOutOfChildren(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	p := startProc(t, "p1", runArgs(t, zkc.ConnectString(), testPath(t)+"/run", "p1"),
+		envTestChild+"="+events, envZKCredentials+"=cmdgroup:cmdsecret")
+	eventually(t, 20*time.Second, "p1's child to start", func() bool { return countKind(readEvents(t, events), "start") == 1 })
+	checkNoCredentials(t, watchdogOf(t, p.cmd.Process.Pid))
+}
+
+// checkNoCredentials fails t if process pid's environment holds
+// $ZKELECT_ZK_CREDENTIALS.
+func checkNoCredentials(t *testing.T, pid int) {
+	t.Helper()
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(env, []byte(envZKCredentials+"=")) {
-		t.Fatalf("the watchdog (pid %d) inherited %s", wd, envZKCredentials)
+		t.Fatalf("the watchdog (pid %d) inherited %s", pid, envZKCredentials)
 	}
 }
 

@@ -243,7 +243,8 @@ share); the member then clears it and the shard is free to rebalance. With
 --wait (the default) return once done. Refused for a member that is not live,
 is drained or runs another shard list, a shard without an election, and a
 shard pinned elsewhere. A move expires when its member leaves or is drained
-first; pin, unpin and unmove cancel it.`,
+first; pin, unpin and unmove cancel it, and so does a move to the member that
+leads the shard.`,
 		example: `  zkelect shards move --zk 127.0.0.1:2181 --root /apps/billing --shard 7 --to node-c`,
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&shard, "shard", "", "shard to move (required)")

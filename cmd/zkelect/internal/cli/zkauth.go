@@ -57,10 +57,13 @@ func (a *authFlags) register(fs *pflag.FlagSet) {
 }
 
 // options returns the session options of the flags: none without
-// --zk-auth. Errors name the flag and the fix.
+// --zk-auth, and then $ZKELECT_ZK_CREDENTIALS, unused, leaves this
+// process's environment all the same, so that no child inherits it.
+// Errors name the flag and the fix.
 func (a *authFlags) options() ([]recipe.SessionOption, error) {
 	switch a.scheme {
 	case "":
+		_ = os.Unsetenv(envZKCredentials)
 		if a.file != "" {
 			return nil, errors.New("--zk-auth-file given without --zk-auth: pass --zk-auth " + authDigest + " or " + authSASL)
 		}
