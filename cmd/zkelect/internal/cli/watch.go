@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/zkelect/zkelect/cmd/zkelect/internal/zkelectd"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 )
@@ -109,7 +110,7 @@ func shardTargets(ctx context.Context, sess *recipe.Session, root string, timeou
 	}
 	out := make([]watchTarget, 0, len(owners))
 	for _, s := range sortedShards(owners) {
-		out = append(out, watchTarget{path: shardElectionPath(root, s), shard: s})
+		out = append(out, watchTarget{path: zkelectd.ShardElectionPath(root, s), shard: s})
 	}
 	return out, nil
 }
