@@ -1,7 +1,7 @@
 // Package cli is the zkelect command line: its commands (run, shards,
-// status, watch, prune, fence, version and the operator verbs), the daemon's
-// wiring and the supervisor of its children. cmd/zkelect is a short main over
-// it; cmd/zkelect/zkelect-dev adds the demo, dev and bench commands, which
+// status, watch, prune, fence, version and the operator verbs), their flags
+// and the wiring of what they run, which is package zkelectd's (the daemon)
+// and package supervisor's (a child). cmd/zkelect is a short main over it; cmd/zkelect/zkelect-dev adds the demo, dev and bench commands, which
 // link testenv (and so the testing package and goleak) into that binary only.
 package cli
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"syscall"
 
+	"github.com/zkelect/zkelect/cmd/zkelect/internal/zkelectd"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -33,9 +34,10 @@ func SignalContext(parent context.Context) (ctx context.Context, stop func()) {
 	return signalContext(parent)
 }
 
-// ServeHTTP listens on addr and serves h until ctx is done (see serveHTTP).
+// ServeHTTP listens on addr and serves h until ctx is done (see
+// zkelectd.ServeHTTP).
 func ServeHTTP(ctx context.Context, addr string, h http.Handler) (bound net.Addr, wait func() error, err error) {
-	return serveHTTP(ctx, addr, h)
+	return zkelectd.ServeHTTP(ctx, addr, h)
 }
 
 // ChildProcAttr puts a child in its own process group, killed if this
@@ -43,7 +45,7 @@ func ServeHTTP(ctx context.Context, addr string, h http.Handler) (bound net.Addr
 func ChildProcAttr() *syscall.SysProcAttr { return childProcAttr() }
 
 // ShellQuote quotes s for /bin/sh.
-func ShellQuote(s string) string { return shellQuote(s) }
+func ShellQuote(s string) string { return zkelectd.ShellQuote(s) }
 
 // WriteJSON writes v to w as indented JSON.
 func WriteJSON(w io.Writer, v any) error { return writeJSON(w, v) }

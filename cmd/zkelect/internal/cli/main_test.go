@@ -12,8 +12,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zkelect/zkelect/cmd/zkelect/internal/zkelectd"
 	"github.com/zkelect/zkelect/testenv"
 )
+
+// Package zkelectd's pieces under the names the tests use.
+const envShard = zkelectd.EnvShard
+
+var (
+	shellQuote        = zkelectd.ShellQuote
+	shardElectionPath = zkelectd.ShardElectionPath
+)
+
+// newDaemonMetrics registers the daemon's collectors on reg, as `zkelect
+// shards` does.
+func newDaemonMetrics(reg prometheus.Registerer, member string) *zkelectd.Metrics {
+	return zkelectd.NewMetrics(reg, member, buildVersion())
+}
 
 // zkc is the standalone ZooKeeper server shared by this package's tests.
 var zkc *testenv.Cluster

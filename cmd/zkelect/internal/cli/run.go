@@ -13,18 +13,20 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/zkelect/zkelect/cmd/zkelect/internal/zkelectd"
 	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/recipe/watchdog"
 )
 
-// Environment variables handed to a child started by run (and by shards).
+// Environment variables handed to a child started by run (and by shards):
+// package daemon's.
 const (
-	envFencingToken  = "ZKELECT_FENCING_TOKEN"  // the leadership's token, decimal
-	envElection      = "ZKELECT_ELECTION"       // the election path
-	envZnode         = "ZKELECT_ZNODE"          // the leader's znode
-	envZnodeVersion  = "ZKELECT_ZNODE_VERSION"  // its data version, for the ZooKeeper guard
-	envParticipantID = "ZKELECT_PARTICIPANT_ID" // this candidate's id
+	envFencingToken  = zkelectd.EnvFencingToken  // the leadership's token, decimal
+	envElection      = zkelectd.EnvElection      // the election path
+	envZnode         = zkelectd.EnvZnode         // the leader's znode
+	envZnodeVersion  = zkelectd.EnvZnodeVersion  // its data version, for the ZooKeeper guard
+	envParticipantID = zkelectd.EnvParticipantID // this candidate's id
 )
 
 // restartBackoff is the pause between a child's exit and the next campaign
@@ -151,10 +153,10 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 		return err
 	}
 	ctx, log, sess := c.ctx, c.log, c.sess
-	wd := startWatchdog(f.watchdog, log, sess)
+	wd := zkelectd.StartWatchdog(f.watchdog, log, sess)
 	defer func() {
 		c.close()
-		stopWatchdog(log, wd) // after the session is closed: a kill in between still ends it
+		zkelectd.StopWatchdog(log, wd) // after the session is closed: a kill in between still ends it
 	}()
 	f.grace = childGrace(cmd.Flags(), f.grace, sess.Timeout())
 	if t := sess.Timeout(); f.grace > t/3 {

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/zkelect/zkelect/cmd/zkelect/internal/zkelectd"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zkelecthttp"
@@ -247,17 +248,18 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 
-	reg, metrics := newDaemonRegistry(f.member)
+	reg, metrics := zkelectd.NewRegistry(f.member, buildVersion())
 	sess, err := f.common.connect(ctx, log, reg)
 	if err != nil {
 		return err
 	}
 	f.grace = childGrace(cmd.Flags(), f.grace, sess.Timeout())
-	work := newShardWork(f.member, f.root, execTemplate(f.exec), f.grace, log, metrics)
-	work.watchdog = startWatchdog(f.watchdog, log, sess)
+	work := zkelectd.NewShardWork(f.member, f.root, zkelectd.ExecTemplate(f.exec), f.grace, log, metrics)
+	work.DropEnv = []string{envZKCredentials}
+	work.Watchdog = zkelectd.StartWatchdog(f.watchdog, log, sess)
 	defer func() {
 		sess.Close()
-		stopWatchdog(log, work.watchdog) // after the session is closed: a kill in between still ends it
+		zkelectd.StopWatchdog(log, work.Watchdog) // after the session is closed: a kill in between still ends it
 	}()
 	acl, _ := f.common.znodeACL() // checked by validate
 	mgr, err := partition.NewManager(sess, f.root, partition.Config{
@@ -266,7 +268,7 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 		ACLCheck: f.common.aclCheck(),
 		Shards:   shards,
 		OnStartedLeading: func(ctx context.Context, shard string, token zxidfence.Token) {
-			work.lead(ctx, shard, token)
+			work.Lead(ctx, shard, token)
 		},
 		HandoffTimeout:        f.handoffTimeout,
 		MaxConcurrentHandoffs: f.maxHandoffs,
@@ -285,9 +287,9 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 		return fmt.Errorf("partition root %s: %w", f.root, err)
 	}
 	api, err := zkelecthttp.NewShards(sess, mgr, zkelecthttp.ShardsOptions{
-		Root: f.root, Member: f.member, Shards: shards, Leaderships: &work.held,
-		Checks:          []zkelecthttp.Check{work.childHealth},
-		OnReadiness:     metrics.setReady,
+		Root: f.root, Member: f.member, Shards: shards, Leaderships: work.Leaderships(),
+		Checks:          []zkelecthttp.Check{work.ChildHealth},
+		OnReadiness:     metrics.SetReady,
 		MaxWatchStreams: f.maxWatchStreams,
 	})
 	if err != nil {
@@ -300,11 +302,11 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 	if err != nil {
 		return err
 	}
-	addr, waitHTTP, err := serveHTTPS(hctx, f.listen, newDaemonMux(reg, api), tlsCfg, f.httpIdle)
+	addr, waitHTTP, err := zkelectd.ServeHTTPS(hctx, f.listen, zkelectd.NewMux(reg, api), tlsCfg, f.httpIdle)
 	if err != nil {
 		return err
 	}
-	warnPlain(log, addr, tlsCfg != nil)
+	zkelectd.WarnPlain(log, addr, tlsCfg != nil)
 	apiDone := make(chan error, 1)
 	go func() { apiDone <- api.Run(hctx) }() // follows the root for /v1/owners and /v1/watch
 	defer func() { hcancel(); <-apiDone }()

@@ -86,3 +86,9 @@ func (st *rootStatus) writeCounts(w io.Writer) error {
 	fmt.Fprintf(tw, "(total)\t%d of %d shards\n", led, len(st.Shards))
 	return tw.Flush()
 }
+
+// errNoShards reports a partition root without shards: a mistyped --root,
+// or no shards daemon has run there yet. status and watch say the same.
+func errNoShards(root string) error {
+	return fmt.Errorf("partition root %s has no shards: check --root, or start a shards daemon first", root)
+}

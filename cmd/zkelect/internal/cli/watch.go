@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/zkelect/zkelect/cmd/zkelect/internal/zkelectd"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 )
@@ -73,12 +73,6 @@ func runWatch(cmd *cobra.Command, f *targetFlags) error {
 	return watchAll(ctx, sess, targets, p, log)
 }
 
-// errNoShards reports a partition root without shards: a mistyped --root,
-// or no shards daemon has run there yet. status and watch say the same.
-func errNoShards(root string) error {
-	return fmt.Errorf("partition root %s has no shards: check --root, or start a shards daemon first", root)
-}
-
 // awaitShardTargets lists the shards of a partition root, waiting (and
 // saying so once on stderr) while it has none: watch may start before the
 // fleet. It returns ctx's error if interrupted.
@@ -109,7 +103,7 @@ func shardTargets(ctx context.Context, sess *recipe.Session, root string, timeou
 	}
 	out := make([]watchTarget, 0, len(owners))
 	for _, s := range sortedShards(owners) {
-		out = append(out, watchTarget{path: shardElectionPath(root, s), shard: s})
+		out = append(out, watchTarget{path: zkelectd.ShardElectionPath(root, s), shard: s})
 	}
 	return out, nil
 }
@@ -144,17 +138,6 @@ func watchAll(ctx context.Context, sess *recipe.Session, targets []watchTarget, 
 	return fmt.Errorf("stopped watching: the elections cannot be read (see the log above)")
 }
 
-// watchPrinter writes observations as text or JSON lines, one at a time.
-type watchPrinter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	format string
-}
-
-func newWatchPrinter(w io.Writer, format string) *watchPrinter {
-	return &watchPrinter{w: w, format: format}
-}
-
 // watchLine is one observation as -o json prints it.
 type watchLine struct {
 	Time     time.Time  `json:"time"`
@@ -187,16 +170,4 @@ func (p *watchPrinter) print(t watchTarget, obs recipe.Observation) {
 		text += fmt.Sprintf(" leader=%s token=%s", obs.Leader.ID, tokenText(obs.Leader.Token))
 	}
 	p.emit(line, text)
-}
-
-// emit writes one line: v as JSON with -o json, else text.
-func (p *watchPrinter) emit(v any, text string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.format == "json" {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(p.w, "%s\n", b)
-		return
-	}
-	fmt.Fprintln(p.w, text)
 }

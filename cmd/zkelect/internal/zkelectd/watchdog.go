@@ -1,28 +1,19 @@
-package cli
+package zkelectd
 
 import (
 	"errors"
 
 	"github.com/rs/zerolog"
-	"github.com/spf13/pflag"
 
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/recipe/watchdog"
 )
 
-// watchdogUsage is the --watchdog flag's help.
-const watchdogUsage = "on Linux, a watchdog process kills this process's children and closes its ZooKeeper session " +
-	"the moment this process is killed, so successors lead at once instead of a session timeout later " +
-	"(a paused process is alive and left alone; not over TLS: it closes sessions over plain TCP only)"
-
-// registerWatchdog adds --watchdog (default on) to a command that leads.
-func registerWatchdog(fs *pflag.FlagSet, on *bool) { fs.BoolVar(on, "watchdog", true, watchdogUsage) }
-
-// startWatchdog starts this process's watchdog and hands it sess when on
+// StartWatchdog starts this process's watchdog and hands it sess when on
 // is set; it returns nil (logged) when off, unsupported, over TLS (the
 // watchdog closes sessions over plain TCP only) or failing: the session
 // then waits out its timeout after a crash, as without it.
-func startWatchdog(on bool, log zerolog.Logger, sess *recipe.Session) *watchdog.Process {
+func StartWatchdog(on bool, log zerolog.Logger, sess *recipe.Session) *watchdog.Process {
 	if !on {
 		return nil
 	}
@@ -47,8 +38,8 @@ func startWatchdog(on bool, log zerolog.Logger, sess *recipe.Session) *watchdog.
 	return wd
 }
 
-// stopWatchdog tells wd (nil: none) that this process leaves on purpose.
-func stopWatchdog(log zerolog.Logger, wd *watchdog.Process) {
+// StopWatchdog tells wd (nil: none) that this process leaves on purpose.
+func StopWatchdog(log zerolog.Logger, wd *watchdog.Process) {
 	if wd == nil {
 		return
 	}

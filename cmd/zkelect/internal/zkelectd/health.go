@@ -1,4 +1,4 @@
-package cli
+package zkelectd
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 // reaped (the SIGKILL and the wait) before /healthz fails.
 const stopSlack = time.Second
 
-// childHealth is the daemon's own /healthz rule, beside zkelecthttp's
-// session rule: unhealthy when a shard's --exec child is still running more
-// than --grace (plus stopSlack) after its leadership ended (a stop that does
-// not take).
-func (w *shardWork) childHealth() error {
+// ChildHealth is the daemon's own /healthz rule (a zkelecthttp.Check),
+// beside zkelecthttp's session rule: an error naming the child when a
+// shard's --exec child is still running more than --grace (plus stopSlack)
+// after its leadership ended (a stop that does not take), else nil.
+func (w *ShardWork) ChildHealth() error {
 	if c, ok := w.overdueStop(w.grace + stopSlack); ok {
 		return fmt.Errorf("child pid %d of shard %s still running %v after its leadership ended (--grace %v)",
 			c.pid, c.shard, time.Since(c.since).Round(time.Millisecond), w.grace)

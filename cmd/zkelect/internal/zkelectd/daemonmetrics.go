@@ -1,30 +1,34 @@
-package cli
+package zkelectd
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// newDaemonRegistry returns the shards daemon's own registry (never the
-// global one) with the Go and process collectors and the daemon's metrics;
-// the session and the partition manager add theirs.
-func newDaemonRegistry(member string) (*prometheus.Registry, *daemonMetrics) {
+// NewRegistry returns the shards daemon's own registry (never the global
+// one) with the Go and process collectors and the daemon's metrics
+// (NewMetrics); the session and the partition manager add theirs.
+func NewRegistry(member, version string) (*prometheus.Registry, *Metrics) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return reg, newDaemonMetrics(reg, member)
+	return reg, NewMetrics(reg, member, version)
 }
 
-// daemonMetrics are the shards daemon's own collectors, beside the ones the
+// Metrics are the shards daemon's own collectors, beside the ones the
 // session and the partition manager register.
-type daemonMetrics struct {
+type Metrics struct {
 	childrenRunning prometheus.Gauge
 	childExits      prometheus.Counter
 	ready           prometheus.Gauge
 }
 
-// newDaemonMetrics registers the daemon's collectors on reg.
-func newDaemonMetrics(reg prometheus.Registerer, member string) *daemonMetrics {
-	m := &daemonMetrics{
+// NewMetrics registers the daemon's collectors on reg:
+// zkelect_daemon_children_running, zkelect_daemon_child_exits_total,
+// zkelect_daemon_ready and zkelect_build_info (labelled with version, the
+// binary's, and member). It panics, as prometheus.MustRegister, when reg
+// already holds them.
+func NewMetrics(reg prometheus.Registerer, member, version string) *Metrics {
+	m := &Metrics{
 		childrenRunning: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "zkelect_daemon_children_running",
 			Help: "Shard children (--exec) running now.",
@@ -41,15 +45,16 @@ func newDaemonMetrics(reg prometheus.Registerer, member string) *daemonMetrics {
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "zkelect_build_info",
 		Help:        "Always 1; labels name the zkelect version and the member id.",
-		ConstLabels: prometheus.Labels{"version": buildVersion(), "member": member},
+		ConstLabels: prometheus.Labels{"version": version, "member": member},
 	})
 	info.Set(1)
 	reg.MustRegister(m.childrenRunning, m.childExits, m.ready, info)
 	return m
 }
 
-// setReady sets zkelect_daemon_ready to /readyz's verdict.
-func (m *daemonMetrics) setReady(ok bool) {
+// SetReady sets zkelect_daemon_ready to /readyz's verdict
+// (zkelecthttp.ShardsOptions.OnReadiness).
+func (m *Metrics) SetReady(ok bool) {
 	v := 0.0
 	if ok {
 		v = 1

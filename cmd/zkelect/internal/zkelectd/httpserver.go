@@ -1,4 +1,4 @@
-package cli
+package zkelectd
 
 import (
 	"context"
@@ -15,28 +15,29 @@ import (
 	"github.com/zkelect/zkelect/zkelecthttp"
 )
 
-// newDaemonMux serves /metrics from reg and, from api, /healthz (503 with
+// NewMux serves /metrics from reg and, from api, /healthz (503 with
 // the reason when unhealthy), /readyz, /v1/leaderships, /v1/owners and
 // /v1/watch: the library's handlers (package zkelecthttp), so the daemon's
 // and a library user's endpoints cannot drift.
-func newDaemonMux(reg *prometheus.Registry, api *zkelecthttp.Shards) *http.ServeMux {
+func NewMux(reg *prometheus.Registry, api *zkelecthttp.Shards) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	api.Register(mux)
 	return mux
 }
 
-// serveHTTP listens on addr and serves h until ctx is done, then shuts down
-// within five seconds. It returns once the listener is open; wait blocks
-// until the server has stopped and returns its error.
-func serveHTTP(ctx context.Context, addr string, h http.Handler) (bound net.Addr, wait func() error, err error) {
-	return serveHTTPS(ctx, addr, h, nil, zkelecthttp.IdleTimeout)
+// ServeHTTP listens on addr and serves h until ctx is done, then shuts down
+// within five seconds. It returns once the listener is open (an error
+// naming addr when it cannot be); wait blocks until the server has stopped
+// and returns its error.
+func ServeHTTP(ctx context.Context, addr string, h http.Handler) (bound net.Addr, wait func() error, err error) {
+	return ServeHTTPS(ctx, addr, h, nil, zkelecthttp.IdleTimeout)
 }
 
-// serveHTTPS is serveHTTP over TLS with cfg (plain HTTP when cfg is nil),
+// ServeHTTPS is ServeHTTP over TLS with cfg (plain HTTP when cfg is nil),
 // with zkelecthttp.NewServer's header timeout, closing a keep-alive
 // connection idle for longer than idle.
-func serveHTTPS(ctx context.Context, addr string, h http.Handler, cfg *tls.Config, idle time.Duration) (bound net.Addr, wait func() error, err error) {
+func ServeHTTPS(ctx context.Context, addr string, h http.Handler, cfg *tls.Config, idle time.Duration) (bound net.Addr, wait func() error, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w (choose another --listen address)", addr, err)

@@ -1,4 +1,4 @@
-package cli
+package zkelectd
 
 import (
 	"crypto/tls"
@@ -10,48 +10,30 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/spf13/pflag"
 )
 
-// Environment variables of the daemon's HTTP TLS flags.
-const (
-	envListenTLSCert = "ZKELECT_LISTEN_TLS_CERT"
-	envListenTLSKey  = "ZKELECT_LISTEN_TLS_KEY"
-)
-
-// listenTLSFlags make the daemon's read-only HTTP endpoint serve HTTPS.
-type listenTLSFlags struct {
-	cert, key string
-}
-
-func (f *listenTLSFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.cert, "listen-tls-cert", os.Getenv(envListenTLSCert),
-		"serve --listen over HTTPS with this PEM certificate (chain) file, re-read when it changes (default $"+envListenTLSCert+")")
-	hideDefault(fs, "listen-tls-cert")
-	fs.StringVar(&f.key, "listen-tls-key", os.Getenv(envListenTLSKey),
-		"the PEM private key of --listen-tls-cert (default $"+envListenTLSKey+")")
-	hideDefault(fs, "listen-tls-key")
-}
-
-// config returns the server TLS configuration, or nil without the flags.
-// The pair is loaded once here, so a bad file fails at start.
-func (f *listenTLSFlags) config() (*tls.Config, error) {
-	if f.cert == "" && f.key == "" {
+// ListenTLSConfig returns the daemon's server TLS configuration (TLS 1.2 at
+// least) serving the PEM pair in the files cert and key (--listen-tls-cert,
+// --listen-tls-key), loaded again when either changes; nil without either.
+// The pair is loaded once here, so a bad file fails at start: an error when
+// only one is given or the pair cannot be loaded.
+func ListenTLSConfig(cert, key string) (*tls.Config, error) {
+	if cert == "" && key == "" {
 		return nil, nil
 	}
-	if f.cert == "" || f.key == "" {
+	if cert == "" || key == "" {
 		return nil, errors.New("--listen-tls-cert and --listen-tls-key go together: pass both")
 	}
-	r := &certReloader{certFile: f.cert, keyFile: f.key}
+	r := &certReloader{certFile: cert, keyFile: key}
 	if _, err := r.load(); err != nil {
 		return nil, err
 	}
 	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.certificate}, nil
 }
 
-// warnPlain logs a warning when addr is not loopback and served without
+// WarnPlain logs a warning when addr is not loopback and served without
 // TLS: the endpoint is read-only, but shows the member's shards and tokens.
-func warnPlain(log zerolog.Logger, addr net.Addr, tlsOn bool) {
+func WarnPlain(log zerolog.Logger, addr net.Addr, tlsOn bool) {
 	tcp, ok := addr.(*net.TCPAddr)
 	if tlsOn || !ok || tcp.IP.IsLoopback() {
 		return
