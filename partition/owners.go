@@ -7,8 +7,6 @@ import (
 	"path"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
-
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -19,6 +17,10 @@ const ownersParallel = 64
 
 // Owner is who leads one shard, as ZooKeeper holds it.
 type Owner struct {
+	// Election is the znode of the shard's election:
+	// <root>/shards/<bucket>/<shard>, or <root>/shards/<shard> in a flat
+	// root an older release created (see ElectionPath).
+	Election string
 	// Member is the leading member's id; "" when the shard has no leader,
 	// or when a persistent znode (see Stuck) is first in its election.
 	Member string
@@ -38,7 +40,8 @@ type Owner struct {
 }
 
 // Owners reads, for dashboards and CLIs, the leader and standbys of every
-// shard under root (every child of <root>/shards). It reads from the
+// shard under root (every election under <root>/shards, in its buckets or
+// flat as the root's layout says: one listing per bucket). It reads from the
 // session's view without taking part, many shards in flight at once. A
 // persistent znode in a shard's election is reported as Owner.Stuck, not
 // as a member. It returns an error wrapping ErrInvalidRoot for a bad root, and ZooKeeper
@@ -50,13 +53,9 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 	if err := rootdata.ValidateRoot(root); err != nil {
 		return nil, err
 	}
-	dir := path.Join(root, shardsDir)
-	ids, _, err := sess.Children(ctx, dir)
-	if errors.Is(err, zk.ErrNoNode) {
-		return map[string]Owner{}, nil
-	}
+	layout, ids, err := rootdata.ListRoot(ctx, sess, root)
 	if err != nil {
-		return nil, fmt.Errorf("partition: list %s: %w", dir, err)
+		return nil, fmt.Errorf("partition: %w", err)
 	}
 	owners := make(map[string]Owner, len(ids))
 	var (
@@ -75,7 +74,8 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			o, err := ownerOf(ctx, sess, path.Join(dir, id))
+			o, err := ownerOf(ctx, sess, layout.ShardPath(root, id))
+			o.Election = layout.ShardPath(root, id)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && first == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path"
 	"sort"
 	"strconv"
 	"sync"
@@ -107,12 +108,11 @@ func (w *shardWork) runChild(ctx context.Context, log zerolog.Logger, shard stri
 	argv := w.tmpl.argv(shard, token)
 	env := []string{
 		envFencingToken + "=" + token.Decimal(),
-		envElection + "=" + shardElectionPath(w.root, shard),
 		envParticipantID + "=" + w.member,
 		envShard + "=" + shard,
 	}
-	if lead, ok := recipe.LeadershipFrom(ctx); ok {
-		env = append(env, envZnode+"="+lead.Znode(), envZnodeVersion+"="+strconv.Itoa(int(lead.Version())))
+	if lead, ok := recipe.LeadershipFrom(ctx); ok { // the election is the parent of the leader's znode, in the root's layout
+		env = append(env, envElection+"="+path.Dir(lead.Znode()), envZnode+"="+lead.Znode(), envZnodeVersion+"="+strconv.Itoa(int(lead.Version())))
 	}
 	c, err := startChild(childSpec{
 		Path: argv[0], Args: argv[1:],
@@ -142,6 +142,3 @@ func (w *shardWork) runChild(ctx context.Context, log zerolog.Logger, shard stri
 
 // envShard names the shard in a shards daemon's child environment.
 const envShard = "ZKELECT_SHARD"
-
-// shardElectionPath is the election path of one shard under root.
-func shardElectionPath(root, shard string) string { return root + "/shards/" + shard }

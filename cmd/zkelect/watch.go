@@ -88,7 +88,7 @@ func shardTargets(ctx context.Context, sess *recipe.Session, root string, timeou
 	}
 	out := make([]watchTarget, 0, len(owners))
 	for _, s := range sortedShards(owners) {
-		out = append(out, watchTarget{path: shardElectionPath(root, s), shard: s})
+		out = append(out, watchTarget{path: owners[s].Election, shard: s})
 	}
 	return out, nil
 }

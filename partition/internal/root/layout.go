@@ -8,17 +8,157 @@
 // read and write the root through it.
 package root
 
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"path"
+)
+
 // The root's children:
 //
-//	<root>/members/<member>  ephemeral, one per live member (its session)
-//	<root>/owners/<member>   persistent, the member's Record
-//	<root>/shards/<shard>    persistent, the parent of the shard's election
-//	<root>/operator          persistent, the OperatorState (OperatorNode)
+//	<root>/members/<member>          ephemeral, one per live member (its session)
+//	<root>/owners/<member>           persistent, the member's Record
+//	<root>/shards                    persistent, its data the Layout (empty: flat)
+//	<root>/shards/<bucket>/<shard>   persistent, the parent of the shard's election (bucketed)
+//	<root>/shards/<shard>            persistent, the same in a flat root (releases before buckets)
+//	<root>/operator                  persistent, the OperatorState (OperatorNode)
 const (
 	// MembersDir holds one ephemeral znode per live member.
 	MembersDir = "members"
 	// OwnersDir holds one record per member (Record).
 	OwnersDir = "owners"
-	// ShardsDir holds one election parent per shard.
+	// ShardsDir holds one election parent per shard, in buckets or flat
+	// (Layout).
 	ShardsDir = "shards"
 )
+
+// DefaultBuckets is the bucket count a new root is created with. At
+// 1,000,000 ids of 32 bytes, 1,024 buckets hold 977 ids each on average
+// and 1,059 in the fullest (FNV-1a of "shard-" and 26 digits,
+// TestBoundAdmitsAMillionIDsOf32Bytes): its listing is 128 + 1,059 x
+// (4 + 32) = 38,252 bytes, 3.6% of jute.maxbuffer (1,048,575), and the
+// listing of <root>/shards (1,024 names of 3 bytes) 128 + 1,024 x (4 + 3)
+// = 7,296 bytes. A bucket holds up to (1,048,575 - 128) / 36 = 29,123 ids
+// of 32 bytes, 27 times the fullest one's share at 1,000,000: a root of
+// 1,024 buckets holds about 29,000,000 such ids before a listing is
+// refused (see CheckListing).
+const DefaultBuckets = 1024
+
+// maxBuckets bounds the bucket count a root's data may name: the listing
+// of <root>/shards then stays under 400 KB.
+const maxBuckets = 1 << 16
+
+// Layout is how a root arranges its shards' elections under
+// <root>/shards, as the data of that znode records it: flat (no data, what
+// releases before buckets wrote: <root>/shards/<shard>), or bucketed
+// (<root>/shards/<bucket>/<shard>, the bucket a stable hash of the shard
+// id, so that no listing grows with the whole shard list). A root's
+// layout is written once, with the znode, and never changes.
+type Layout struct {
+	// Buckets is the number of bucket znodes; 0 is the flat layout.
+	Buckets int
+}
+
+// Flat is the layout of a root written by a release before buckets.
+var Flat = Layout{}
+
+// NewRootLayout is the layout a root is created with.
+var NewRootLayout = Layout{Buckets: DefaultBuckets}
+
+// ErrUnknownLayout reports data of <root>/shards this release cannot read:
+// a layout written by a later release, or a damaged znode.
+var ErrUnknownLayout = errors.New("partition: unknown shard layout")
+
+// layoutJSON is the data of a bucketed root's <root>/shards.
+type layoutJSON struct {
+	Layout  string `json:"layout"`
+	Buckets int    `json:"buckets"`
+}
+
+const bucketedName = "buckets"
+
+// Bucketed reports whether shards live in buckets.
+func (l Layout) Bucketed() bool { return l.Buckets > 0 }
+
+// String names the layout for logs: "flat" or "buckets=1024".
+func (l Layout) String() string {
+	if !l.Bucketed() {
+		return "flat"
+	}
+	return fmt.Sprintf("buckets=%d", l.Buckets)
+}
+
+// Encode returns the data of <root>/shards that records l: nil for flat.
+func (l Layout) Encode() []byte {
+	if !l.Bucketed() {
+		return nil
+	}
+	data, _ := json.Marshal(layoutJSON{Layout: bucketedName, Buckets: l.Buckets})
+	return data
+}
+
+// DecodeLayout reads the data of <root>/shards: empty is Flat. Anything
+// else that is not a bucket count of 1 to 65,536 is ErrUnknownLayout.
+func DecodeLayout(data []byte) (Layout, error) {
+	if len(data) == 0 {
+		return Flat, nil
+	}
+	var j layoutJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return Layout{}, fmt.Errorf("%w: %q: %v", ErrUnknownLayout, data, err)
+	}
+	if j.Layout != bucketedName || j.Buckets < 1 || j.Buckets > maxBuckets {
+		return Layout{}, fmt.Errorf("%w: %q (this release reads %q with 1..%d buckets)", ErrUnknownLayout, data, bucketedName, maxBuckets)
+	}
+	return Layout{Buckets: j.Buckets}, nil
+}
+
+// Bucket returns the name of shard id's bucket: FNV-1a (32 bits) of the
+// id modulo the bucket count, in lower-case hex of a fixed width (3
+// digits for 1,024 buckets). It is "" for the flat layout. The function
+// is part of the znode layout and never changes.
+func (l Layout) Bucket(id string) string {
+	if !l.Bucketed() {
+		return ""
+	}
+	return l.bucketName(l.bucketIndex(id))
+}
+
+// bucketName is the name of bucket i.
+func (l Layout) bucketName(i int) string { return fmt.Sprintf("%0*x", l.bucketWidth(), i) }
+
+// bucketIndex is the number of id's bucket, 0 to Buckets-1.
+func (l Layout) bucketIndex(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % uint32(l.Buckets))
+}
+
+// bucketWidth is the hex digits of the largest bucket.
+func (l Layout) bucketWidth() int { return len(fmt.Sprintf("%x", l.Buckets-1)) }
+
+// ShardsPath returns <root>/shards.
+func ShardsPath(root string) string { return path.Join(root, ShardsDir) }
+
+// ShardPath returns the election path of shard id under root: every
+// shard's path comes from here.
+func (l Layout) ShardPath(root, id string) string {
+	if !l.Bucketed() {
+		return path.Join(root, ShardsDir, id)
+	}
+	return path.Join(root, ShardsDir, l.Bucket(id), id)
+}
+
+// isBucket reports whether name is one of l's bucket names.
+func (l Layout) isBucket(name string) bool {
+	if len(name) != l.bucketWidth() {
+		return false
+	}
+	var n int
+	if _, err := fmt.Sscanf(name, "%x", &n); err != nil {
+		return false
+	}
+	return n >= 0 && n < l.Buckets && l.bucketName(n) == name
+}
