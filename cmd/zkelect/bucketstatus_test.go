@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStatusOfABucketedRoot: two shards daemons of this release on a new
+// root lead 200 shards of 32-byte ids in buckets (<root>/shards/<bucket>/
+// <id>); zkelect status lists every shard with its leader and election
+// (from one listing per bucket) and exits 0.
+func TestStatusOfABucketedRoot(t *testing.T) {
+	ids := make([]string, 200)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("tenant-eu-west-1-shard-%09d", i)
+	}
+	list := []string{"--shards", strings.Join(ids, ",")}
+	root, s := testPath(t), testSession(t)
+	startDaemonWith(t, root, "m1", 1, list)
+	startDaemonWith(t, root, "m2", 1, list)
+	eventually(t, 30*time.Second, "200 shards led, 100 by each daemon", func() bool {
+		return balanced(owners(t, s, root), len(ids), "m1", "m2")
+	})
+	p := startProc(t, "status", []string{"status", "--zk", zkc.ConnectString(), "--root", root, "--output", "json"})
+	if code := p.wait(20 * time.Second); code != 0 {
+		t.Fatalf("status exited %d: %s", code, p.err.String())
+	}
+	var st struct {
+		Shards []struct {
+			Shard, Leader string
+		} `json:"shards"`
+	}
+	if err := json.Unmarshal([]byte(p.out.String()), &st); err != nil {
+		t.Fatalf("status output: %v\n%s", err, p.out.String())
+	}
+	if len(st.Shards) != len(ids) {
+		t.Fatalf("status lists %d shards, want %d", len(st.Shards), len(ids))
+	}
+	o := owners(t, s, root)
+	for _, sh := range st.Shards {
+		if sh.Leader != o[sh.Shard].Member || path.Dir(path.Dir(o[sh.Shard].Election)) != root+"/shards" {
+			t.Errorf("shard %s: status says %q, Owners %+v; want the same leader, an election in a bucket", sh.Shard, sh.Leader, o[sh.Shard])
+		}
+	}
+}
