@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 
@@ -32,13 +34,17 @@ func ReadLayout(ctx context.Context, sess *recipe.Session, root string) (Layout,
 	return l, nil
 }
 
+// listParallel bounds the buckets ListShards lists at once: one round
+// trip lists that many, so 1,024 buckets take 32 round trips.
+const listParallel = 32
+
 // ListShards returns the ids of every shard with an election under root,
 // unsorted: the children of <root>/shards (flat), or of each of its
-// buckets (one getChildren per bucket, each within jute.maxbuffer as
-// CheckListing bounds them). A child of a bucketed <root>/shards that is
-// not a bucket (an election an older release made there) is not listed.
-// A root without a shards znode is an error wrapping zk.ErrNoNode; a
-// bucket deleted meanwhile lists nothing.
+// buckets (one getChildren per bucket, listParallel in flight, each within
+// jute.maxbuffer as CheckListing bounds them). A child of a bucketed
+// <root>/shards that is not a bucket (an election an older release made
+// there) is not listed. A root without a shards znode is an error
+// wrapping zk.ErrNoNode; a bucket deleted meanwhile lists nothing.
 func (l Layout) ListShards(ctx context.Context, sess *recipe.Session, root string) ([]string, error) {
 	dir := ShardsPath(root)
 	children, _, err := sess.Children(ctx, dir)
@@ -48,25 +54,34 @@ func (l Layout) ListShards(ctx context.Context, sess *recipe.Session, root strin
 	if !l.Bucketed() {
 		return children, nil
 	}
-	var ids []string
-	for _, b := range children {
-		if !l.isBucket(b) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		p := path.Join(dir, b)
-		in, _, err := sess.Children(ctx, p)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", p, err)
-		}
-		ids = append(ids, in...)
+	buckets := slices.DeleteFunc(children, func(b string) bool { return !l.isBucket(b) })
+	lists := make([][]string, len(buckets))
+	errs := make([]error, len(buckets))
+	sem := make(chan struct{}, listParallel)
+	var wg sync.WaitGroup
+	for i, b := range buckets {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			p := path.Join(dir, b)
+			in, _, err := sess.Children(ctx, p)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+			case err != nil:
+				errs[i] = fmt.Errorf("list %s: %w", p, err)
+			default:
+				lists[i] = in
+			}
+		}()
 	}
-	return ids, nil
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first bucket's failure, not one error a bucket
+		}
+	}
+	return slices.Concat(lists...), nil
 }
 
 // ListRoot reads root's layout and lists its shards (ListShards). A root
