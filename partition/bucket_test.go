@@ -13,8 +13,8 @@ import (
 )
 
 // TestBucketedRootRunsAndOperatesOverBuckets: a root this release creates
-// records buckets in <root>/shards and holds its 300 shards of 32-byte
-// ids in buckets, not as children of <root>/shards; two members elect one
+// records its buckets in <root>/buckets and holds its 300 shards of
+// 32-byte ids in them, none under <root>/shards; two members elect one
 // leader each and balance them; Owners and WatchLeaders report every
 // shard, a move hands one over, and prune deletes an election left in a
 // bucket by a longer list.
@@ -40,13 +40,16 @@ func TestBucketedRootRunsAndOperatesOverBuckets(t *testing.T) {
 	before, _ := waitBalanced(t, shards, ms, 30*time.Second)
 	waitFor(t, 10*time.Second, "WatchLeaders to report every leader", func() (bool, string) { return log.matches(ms) })
 
-	data, _, err := sess.Conn().Get(root + "/shards")
+	data, _, err := sess.Conn().Get(root + "/buckets")
 	if err != nil || string(data) != `{"layout":"buckets","buckets":1024}` {
-		t.Fatalf("<root>/shards holds %q (%v), want the bucket layout", data, err)
+		t.Fatalf("<root>/buckets holds %q (%v), want the bucket layout", data, err)
 	}
-	buckets, _, err := sess.Conn().Children(root + "/shards")
+	buckets, _, err := sess.Conn().Children(root + "/buckets")
 	if err != nil || len(buckets) != 1024 || slices.ContainsFunc(buckets, func(b string) bool { return len(b) != 3 }) {
-		t.Fatalf("<root>/shards has %d children (%v), want its 1,024 buckets (3 hex digits), made with it", len(buckets), err)
+		t.Fatalf("<root>/buckets has %d children (%v), want its 1,024 buckets (3 hex digits), made with it", len(buckets), err)
+	}
+	if flat, _, err := sess.Conn().Children(root + "/shards"); err != nil || len(flat) != 0 {
+		t.Fatalf("<root>/shards of a bucketed root holds %v (%v), want nothing", flat, err)
 	}
 	owners, err := partition.Owners(t.Context(), sess, root)
 	if err != nil || len(owners) != len(shards) {
@@ -54,7 +57,7 @@ func TestBucketedRootRunsAndOperatesOverBuckets(t *testing.T) {
 	}
 	for _, s := range shards {
 		o := owners[s]
-		if o.Member != before[s] || path.Base(o.Election) != s || path.Dir(path.Dir(o.Election)) != root+"/shards" {
+		if o.Member != before[s] || path.Base(o.Election) != s || path.Dir(path.Dir(o.Election)) != root+"/buckets" {
 			t.Fatalf("Owners[%s] = %+v; want leader %s, election in a bucket", s, o, before[s])
 		}
 	}
@@ -82,6 +85,11 @@ func TestBucketedRootRunsAndOperatesOverBuckets(t *testing.T) {
 	}
 	if ok, _, _ := sess.Conn().Exists(p); ok {
 		t.Errorf("%s survived Prune", p)
+	}
+	stray := root + "/shards/" + shards[3] // where an older release would campaign
+	createPersistent(t, sess.Conn(), nil, stray)
+	if owners, err = partition.Owners(t.Context(), sess, root); err != nil || owners[shards[3]].Stray != stray || owners[shards[4]].Stray != "" {
+		t.Errorf("Owners with an election under <root>/shards: %+v, %+v (%v); want it as the shard's Stray", owners[shards[3]], owners[shards[4]], err)
 	}
 	waitBalanced(t, shards, ms, 20*time.Second)
 	tr.check(t, false) // safety; a loaded machine's suspended session makes a handoff overlap its successor's start

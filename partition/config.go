@@ -200,10 +200,10 @@ type Config struct {
 	// DefaultMaxShardsPerSession (5,000), or fewer when the election paths
 	// are too long for that: a session's transaction is 84 bytes plus 4 +
 	// the path per ephemeral (CloseSessionBytes), a shard's path
-	// <root>/shards/<bucket>/<id>/ and a 38-byte candidate name, 69 bytes
-	// in all under "/zkelect" with 6-character ids and 1,024 buckets (65
-	// in a flat root an older release made), so 5,000 shards write
-	// 365,084 bytes. The member znode counts as one of the first session's.
+	// <root>/buckets/<bucket>/<id>/ and a 38-byte candidate name, 70
+	// bytes in all under "/zkelect" with 6-character ids and 1,024
+	// buckets (65 in a flat root an older release made, <root>/shards/<id>/),
+	// so 5,000 shards write 350,084 bytes. The member znode counts as one of the first session's.
 	// NewManager refuses a value whose sessions would exceed JuteMaxBuffer
 	// with a *ConfigError wrapping a *LimitError (errors.Is ErrOverLimit).
 	MaxShardsPerSession int

@@ -13,10 +13,10 @@ import (
 
 // ElectionPath returns the znode of shard's election under root, for a
 // tool that watches or reads one shard (recipe.Observe, Participants):
-// <root>/shards/<bucket>/<shard> in a root with buckets (every root this
+// <root>/buckets/<bucket>/<shard> in a root with buckets (every root this
 // release creates: the bucket is a fixed hash of the shard id),
 // <root>/shards/<shard> in a flat root an older release created. It reads
-// the root's layout from the data of <root>/shards; a root not created
+// the root's layout from the data of <root>/buckets; a root not created
 // yet has the layout this release would create. Errors: ErrNilSession,
 // ErrInvalidRoot, ErrInvalidShardID, an error wrapping
 // rootdata's unknown-layout error for a root of a later release, and

@@ -45,8 +45,8 @@ func TestFlatRootRunsOldAndNewMembersTogether(t *testing.T) {
 	cur := startMember(t, root, "new", shards, tr)
 	waitBalanced(t, shards, []*member{old, cur}, 30*time.Second)
 	conn := cur.sess.Conn()
-	if data, _, err := conn.Get(root + "/shards"); err != nil || len(data) != 0 {
-		t.Fatalf("flat root's <root>/shards holds %q (%v), want no data", data, err)
+	if ok, _, err := conn.Exists(root + "/buckets"); err != nil || ok {
+		t.Fatalf("flat root has a <root>/buckets (%v, %v), want none", ok, err)
 	}
 	children, _, err := conn.Children(root + "/shards")
 	slices.Sort(children)

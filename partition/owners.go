@@ -18,7 +18,7 @@ const ownersParallel = 64
 // Owner is who leads one shard, as ZooKeeper holds it.
 type Owner struct {
 	// Election is the znode of the shard's election:
-	// <root>/shards/<bucket>/<shard>, or <root>/shards/<shard> in a flat
+	// <root>/buckets/<bucket>/<shard>, or <root>/shards/<shard> in a flat
 	// root an older release created (see ElectionPath).
 	Election string
 	// Member is the leading member's id; "" when the shard has no leader,
@@ -37,11 +37,19 @@ type Owner struct {
 	// and every candidate behind it waits until someone deletes it. It is
 	// reported here, never as Member or in Standbys.
 	Stuck string
+	// Stray is the path of an election of the shard outside the root's
+	// layout, "" when there is none: <root>/shards/<shard> in a bucketed
+	// root, where only an older release (which does not read the layout)
+	// or a tool campaigns. Its candidates are not this shard's: a leader
+	// there may act beside Member. Stop the older release, then delete the
+	// stray election (or run prune once it is empty).
+	Stray string
 }
 
 // Owners reads, for dashboards and CLIs, the leader and standbys of every
-// shard under root (every election under <root>/shards, in its buckets or
-// flat as the root's layout says: one listing per bucket). It reads from the
+// shard under root (every election in the root's buckets, one listing
+// per bucket, or under <root>/shards in a flat root), and each election of
+// a bucketed root under <root>/shards as Owner.Stray. It reads from the
 // session's view without taking part, many shards in flight at once. A
 // persistent znode in a shard's election is reported as Owner.Stuck, not
 // as a member. It returns an error wrapping ErrInvalidRoot for a bad root, and ZooKeeper
@@ -87,6 +95,15 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 	wg.Wait()
 	if first != nil {
 		return nil, first
+	}
+	strays, err := layout.StrayElections(ctx, sess, root)
+	if err != nil {
+		return nil, fmt.Errorf("partition: %w", err)
+	}
+	for _, id := range strays {
+		o := owners[id]
+		o.Stray = rootdata.Flat.ShardPath(root, id)
+		owners[id] = o
 	}
 	return owners, addAddresses(ctx, sess, root, owners)
 }

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // TestStatusOfABucketedRoot: two shards daemons of this release on a new
-// root lead 200 shards of 32-byte ids in buckets (<root>/shards/<bucket>/
+// root lead 200 shards of 32-byte ids in buckets (<root>/buckets/<bucket>/
 // <id>); zkelect status lists every shard with its leader and election
 // (from one listing per bucket) and exits 0.
 func TestStatusOfABucketedRoot(t *testing.T) {
@@ -42,8 +44,19 @@ func TestStatusOfABucketedRoot(t *testing.T) {
 	}
 	o := owners(t, s, root)
 	for _, sh := range st.Shards {
-		if sh.Leader != o[sh.Shard].Member || path.Dir(path.Dir(o[sh.Shard].Election)) != root+"/shards" {
+		if sh.Leader != o[sh.Shard].Member || path.Dir(path.Dir(o[sh.Shard].Election)) != root+"/buckets" {
 			t.Errorf("shard %s: status says %q, Owners %+v; want the same leader, an election in a bucket", sh.Shard, sh.Leader, o[sh.Shard])
 		}
+	}
+
+	// An older release campaigning on this root would make <root>/shards/<id>.
+	stray := root + "/shards/" + ids[7]
+	if _, err := s.Conn().Create(stray, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	p = startProc(t, "status", []string{"status", "--zk", zkc.ConnectString(), "--root", root})
+	if code := p.wait(20 * time.Second); code != statusUnled || !strings.Contains(p.err.String(), "1 shards of "+root+" have an election outside its buckets") ||
+		!strings.Contains(p.out.String(), "stray election "+stray) {
+		t.Errorf("status with a stray election exited %d:\n%s%s\nwant %d naming it", code, p.out.String(), p.err.String(), statusUnled)
 	}
 }

@@ -25,15 +25,16 @@ import (
 // framing (3,090,084 bytes measured for 30,000 paths of 99 bytes: 30,000 x
 // 103 + 84). An election's path is
 //
-//	<root>/shards/<bucket>/<id>/_c_<24 hex digits>-<10-digit sequence>
+//	<root>/buckets/<bucket>/<id>/_c_<24 hex digits>-<10-digit sequence>
 //
-// that is len(root) + 8 + len(bucket) + 1 + len(id) + 1 + 38 bytes, the
-// bucket's 3 hex digits and slash absent in a flat root (recipe.ShortNaming:
+// that is len(root) + 9 + len(bucket) + 1 + len(id) + 1 + 38 bytes, or
+// len(root) + 8 + len(id) + 1 + 38 in a flat root, <root>/shards/<id>
+// (recipe.ShortNaming:
 // Curator LeaderLatch's "_c_<36-character GUID>-latch-<seq>", which
 // earlier releases used, takes 56). With the daemon's root "/zkelect" and
-// ids of up to 6 characters a path is 65 bytes (61 flat), so 69 bytes an
+// ids of up to 6 characters a path is 66 bytes (61 flat), so 70 bytes an
 // election, and DefaultMaxShardsPerSession = 5,000 elections write at most
-// 5,000 x 69 + 84 = 365,084 bytes (325,084 flat): 35% of jute.maxbuffer
+// 5,000 x 70 + 84 = 350,084 bytes (325,084 flat): 33% of jute.maxbuffer
 // (1,048,575) and 17% of what the servers read back. The
 // bound the Manager enforces is jute.maxbuffer itself (half what the
 // servers read back): the default is 5,000 or, with longer paths, the
@@ -43,7 +44,7 @@ import (
 //
 // Listings. zkelect status, Owners, prune and a member's start list the
 // shards' elections (ListShards): in a bucketed root one getChildren of
-// <root>/shards (the bucket names) and one of each bucket, in a flat root
+// <root>/buckets (the bucket names) and one of each bucket, in a flat root
 // one getChildren of <root>/shards with every id. A reply is 4 bytes plus
 // 4 + len(name) per child plus listingOverhead bytes (reply header and
 // stat). The Java client, and so zkCli and Curator-based tools, refuse a
@@ -80,7 +81,7 @@ func (l Layout) ElectionPathBytes(root string, ids []string) int {
 	for _, id := range ids {
 		longest = max(longest, len(id))
 	}
-	n := len(path.Join(root, ShardsDir)) + 1 + longest + 1 + candidateNameBytes
+	n := len(l.dir(root)) + 1 + longest + 1 + candidateNameBytes
 	if l.Bucketed() {
 		n += l.bucketWidth() + 1
 	}
@@ -148,7 +149,7 @@ func (l Layout) CheckListing(ids []string, juteMax int) error {
 	}
 	if n := ListingBytes(names); n > juteMax {
 		return &LimitError{Limit: "getChildren", Bytes: n, Max: juteMax,
-			Reason: fmt.Sprintf("listing %d buckets of <root>/shards: %d + %d x (4 + %d)", l.Buckets, listingOverhead, l.Buckets, l.bucketWidth())}
+			Reason: fmt.Sprintf("listing %d buckets of <root>/buckets: %d + %d x (4 + %d)", l.Buckets, listingOverhead, l.Buckets, l.bucketWidth())}
 	}
 	bytes, count, longest := make([]int, l.Buckets), make([]int, l.Buckets), make([]int, l.Buckets)
 	full := 0

@@ -18,20 +18,27 @@ import (
 
 // The root's children:
 //
-//	<root>/members/<member>          ephemeral, one per live member (its session)
-//	<root>/owners/<member>           persistent, the member's Record
-//	<root>/shards                    persistent, its data the Layout (empty: flat)
-//	<root>/shards/<bucket>/<shard>   persistent, the parent of the shard's election (bucketed)
-//	<root>/shards/<shard>            persistent, the same in a flat root (releases before buckets)
-//	<root>/operator                  persistent, the OperatorState (OperatorNode)
+//	<root>/members/<member>           ephemeral, one per live member (its session)
+//	<root>/owners/<member>            persistent, the member's Record
+//	<root>/buckets                    persistent, its data the Layout; absent in a flat root
+//	<root>/buckets/<bucket>/<shard>   persistent, the parent of the shard's election (bucketed)
+//	<root>/shards/<shard>             persistent, the same in a flat root (releases before buckets);
+//	                                  <root>/shards is empty in a bucketed root
+//	<root>/operator                   persistent, the OperatorState (OperatorNode)
+//
+// The buckets have a directory of their own, not <root>/shards, so that a
+// bucket's name never meets a flat election's (bucket "100" and shard
+// "100"), and an election an older release makes in a bucketed root
+// (under <root>/shards, which it reads) stands out.
 const (
 	// MembersDir holds one ephemeral znode per live member.
 	MembersDir = "members"
 	// OwnersDir holds one record per member (Record).
 	OwnersDir = "owners"
-	// ShardsDir holds one election parent per shard, in buckets or flat
-	// (Layout).
+	// ShardsDir holds one election parent per shard in a flat root.
 	ShardsDir = "shards"
+	// BucketsDir holds the buckets of a bucketed root, and its Layout.
+	BucketsDir = "buckets"
 )
 
 // DefaultBuckets is the bucket count a new root is created with. At
@@ -39,7 +46,7 @@ const (
 // and 1,059 in the fullest (FNV-1a of "shard-" and 26 digits,
 // TestBoundAdmitsAMillionIDsOf32Bytes): its listing is 128 + 1,059 x
 // (4 + 32) = 38,252 bytes, 3.6% of jute.maxbuffer (1,048,575), and the
-// listing of <root>/shards (1,024 names of 3 bytes) 128 + 1,024 x (4 + 3)
+// listing of <root>/buckets (1,024 names of 3 bytes) 128 + 1,024 x (4 + 3)
 // = 7,296 bytes. A bucket holds up to (1,048,575 - 128) / 36 = 29,123 ids
 // of 32 bytes, 27 times the fullest one's share at 1,000,000: a root of
 // 1,024 buckets holds about 29,000,000 such ids before a listing is
@@ -47,15 +54,16 @@ const (
 const DefaultBuckets = 1024
 
 // maxBuckets bounds the bucket count a root's data may name: the listing
-// of <root>/shards then stays under 400 KB.
+// of <root>/buckets then stays under 400 KB.
 const maxBuckets = 1 << 16
 
-// Layout is how a root arranges its shards' elections under
-// <root>/shards, as the data of that znode records it: flat (no data, what
-// releases before buckets wrote: <root>/shards/<shard>), or bucketed
-// (<root>/shards/<bucket>/<shard>, the bucket a stable hash of the shard
-// id, so that no listing grows with the whole shard list). A root's
-// layout is written once, with the znode, and never changes.
+// Layout is how a root arranges its shards' elections: flat (no
+// <root>/buckets, what releases before buckets wrote:
+// <root>/shards/<shard>), or bucketed (<root>/buckets/<bucket>/<shard>,
+// the bucket a stable hash of the shard id, so that no listing grows with
+// the whole shard list), as the data of <root>/buckets records it. A
+// root's layout is written once, in the transaction that creates
+// <root>/shards, and never changes.
 type Layout struct {
 	// Buckets is the number of bucket znodes; 0 is the flat layout.
 	Buckets int
@@ -71,7 +79,7 @@ var NewRootLayout = Layout{Buckets: DefaultBuckets}
 // a layout written by a later release, or a damaged znode.
 var ErrUnknownLayout = errors.New("partition: unknown shard layout")
 
-// layoutJSON is the data of a bucketed root's <root>/shards.
+// layoutJSON is the data of a bucketed root's <root>/buckets.
 type layoutJSON struct {
 	Layout  string `json:"layout"`
 	Buckets int    `json:"buckets"`
@@ -90,7 +98,8 @@ func (l Layout) String() string {
 	return fmt.Sprintf("buckets=%d", l.Buckets)
 }
 
-// Encode returns the data of <root>/shards that records l: nil for flat.
+// Encode returns the data of <root>/buckets that records l: nil for flat
+// (which has no <root>/buckets).
 func (l Layout) Encode() []byte {
 	if !l.Bucketed() {
 		return nil
@@ -99,12 +108,9 @@ func (l Layout) Encode() []byte {
 	return data
 }
 
-// DecodeLayout reads the data of <root>/shards: empty is Flat. Anything
-// else that is not a bucket count of 1 to 65,536 is ErrUnknownLayout.
+// DecodeLayout reads the data of <root>/buckets. Anything that is not a
+// bucket count of 1 to 65,536 is ErrUnknownLayout, empty data too.
 func DecodeLayout(data []byte) (Layout, error) {
-	if len(data) == 0 {
-		return Flat, nil
-	}
 	var j layoutJSON
 	if err := json.Unmarshal(data, &j); err != nil {
 		return Layout{}, fmt.Errorf("%w: %q: %v", ErrUnknownLayout, data, err)
@@ -136,11 +142,27 @@ func (l Layout) bucketIndex(id string) int {
 	return int(h.Sum32() % uint32(l.Buckets))
 }
 
-// bucketWidth is the hex digits of the largest bucket.
-func (l Layout) bucketWidth() int { return len(fmt.Sprintf("%x", l.Buckets-1)) }
+// bucketWidth is the hex digits of the largest bucket, 0 for flat.
+func (l Layout) bucketWidth() int {
+	if !l.Bucketed() {
+		return 0
+	}
+	return len(fmt.Sprintf("%x", l.Buckets-1))
+}
 
 // ShardsPath returns <root>/shards.
 func ShardsPath(root string) string { return path.Join(root, ShardsDir) }
+
+// BucketsPath returns <root>/buckets.
+func BucketsPath(root string) string { return path.Join(root, BucketsDir) }
+
+// dir returns the znode under which l lists its shards or buckets.
+func (l Layout) dir(root string) string {
+	if l.Bucketed() {
+		return BucketsPath(root)
+	}
+	return ShardsPath(root)
+}
 
 // ShardPath returns the election path of shard id under root: every
 // shard's path comes from here.
@@ -148,7 +170,7 @@ func (l Layout) ShardPath(root, id string) string {
 	if !l.Bucketed() {
 		return path.Join(root, ShardsDir, id)
 	}
-	return path.Join(root, ShardsDir, l.Bucket(id), id)
+	return path.Join(root, BucketsDir, l.Bucket(id), id)
 }
 
 // isBucket reports whether name is one of l's bucket names.

@@ -5,21 +5,22 @@ import (
 	"testing"
 )
 
-// TestLayoutRecordsItsBuckets: a layout survives its encoding; empty data
-// is the flat layout; data of a later release is refused.
+// TestLayoutRecordsItsBuckets: a bucketed layout survives its encoding
+// (the flat one has none: no <root>/buckets); data of a later release,
+// or none, is refused.
 func TestLayoutRecordsItsBuckets(t *testing.T) {
-	for _, l := range []Layout{Flat, NewRootLayout, {Buckets: 1}, {Buckets: 65536}} {
+	for _, l := range []Layout{NewRootLayout, {Buckets: 1}, {Buckets: 65536}} {
 		got, err := DecodeLayout(l.Encode())
 		if err != nil || got != l {
 			t.Errorf("DecodeLayout(%q) = %v, %v; want %v", l.Encode(), got, err, l)
 		}
 	}
-	for _, bad := range []string{`{"layout":"trie"}`, `{"layout":"buckets","buckets":0}`, `junk`} {
+	for _, bad := range []string{`{"layout":"trie"}`, `{"layout":"buckets","buckets":0}`, `junk`, ``} {
 		if _, err := DecodeLayout([]byte(bad)); !errors.Is(err, ErrUnknownLayout) {
 			t.Errorf("DecodeLayout(%s) = %v, want ErrUnknownLayout", bad, err)
 		}
 	}
-	if b, p := NewRootLayout.Bucket("shard-7"), NewRootLayout.ShardPath("/r", "shard-7"); p != "/r/shards/"+b+"/shard-7" || !NewRootLayout.isBucket(b) {
+	if b, p := NewRootLayout.Bucket("shard-7"), NewRootLayout.ShardPath("/r", "shard-7"); p != "/r/buckets/"+b+"/shard-7" || !NewRootLayout.isBucket(b) {
 		t.Errorf("shard-7: bucket %q, path %q", b, p)
 	}
 	if got := Flat.ShardPath("/r", "shard-7"); got != "/r/shards/shard-7" {

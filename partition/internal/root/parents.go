@@ -95,27 +95,29 @@ func EnsurePaths(ctx context.Context, sess *recipe.Session, root string, acl []z
 	return ReadLayout(ctx, sess, root)
 }
 
-// createShards creates <root>/shards with l's data (Layout.Encode) and,
-// for a bucketed l, every bucket in the same transaction: a candidate's
+// createShards creates <root>/shards and, for a bucketed l, <root>/buckets
+// with l's data (Layout.Encode) and every bucket, in the same transaction
+// (which makes the layout the root's for good): a candidate's
 // first create (recipe.WithNewElection) then finds its bucket, and the
 // election's znode is made in one request with it. 1,024 buckets under a
 // root of 20 bytes with one ACL entry take about 80 KB. A transaction
 // that would exceed half of juteMax (a small jute.maxbuffer, a very long
 // root, a large ACL) creates
-// <root>/shards first and the buckets one request each; a bucket missing
+// <root>/shards and <root>/buckets first and the buckets one request
+// each; a bucket missing
 // after a crash is created by the first candidate that needs it (recipe
 // creates missing ancestors). It returns zk.ErrNodeExists, and ZooKeeper's
 // other errors, for <root>/shards itself as Create does.
 func createShards(ctx context.Context, sess *recipe.Session, root string, acl []zk.ACL, l Layout, juteMax int) error {
-	dir := ShardsPath(root)
+	dir, bdir := ShardsPath(root), BucketsPath(root)
 	if !l.Bucketed() {
 		_, err := sess.Create(ctx, dir, nil, 0, acl)
 		return err
 	}
-	ops := []any{&zk.CreateRequest{Path: dir, Data: l.Encode(), Acl: acl}}
-	size := createRequestBytes(dir, l.Encode(), acl)
+	ops := []any{&zk.CreateRequest{Path: dir, Acl: acl}, &zk.CreateRequest{Path: bdir, Data: l.Encode(), Acl: acl}}
+	size := createRequestBytes(dir, nil, acl) + createRequestBytes(bdir, l.Encode(), acl)
 	for i := range l.Buckets {
-		b := path.Join(dir, l.bucketName(i))
+		b := path.Join(bdir, l.bucketName(i))
 		ops = append(ops, &zk.CreateRequest{Path: b, Acl: acl})
 		size += createRequestBytes(b, nil, acl)
 	}
@@ -123,22 +125,29 @@ func createShards(ctx context.Context, sess *recipe.Session, root string, acl []
 		juteMax = DefaultJuteMaxBuffer
 	}
 	if size <= juteMax/2 {
-		res, err := sess.Multi(ctx, ops...)
-		if err != nil && len(res) > 0 && res[0].Error != nil {
-			return res[0].Error // the first op's own error (ErrNodeExists); the others' are ZooKeeper's roll-back
-		}
+		return createAll(ctx, sess, ops)
+	}
+	if err := createAll(ctx, sess, ops[:2]); err != nil {
 		return err
 	}
-	if _, err := sess.Create(ctx, dir, l.Encode(), 0, acl); err != nil {
-		return err
-	}
-	for _, op := range ops[1:] {
+	for _, op := range ops[2:] {
 		b := op.(*zk.CreateRequest).Path
 		if _, err := sess.Create(ctx, b, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("create bucket %s: %w", b, err)
 		}
 	}
 	return nil
+}
+
+// createAll runs the creates ops in one transaction. It returns the first
+// op's own error when that one failed (zk.ErrNodeExists: <root>/shards is
+// there), not the roll-back error ZooKeeper gives the others.
+func createAll(ctx context.Context, sess *recipe.Session, ops []any) error {
+	res, err := sess.Multi(ctx, ops...)
+	if err != nil && len(res) > 0 && res[0].Error != nil {
+		return res[0].Error
+	}
+	return err
 }
 
 // createRequestBytes is the size of one create in a multi, in bytes: its

@@ -17,13 +17,25 @@ import (
 // it: every listing of the shards (status, Owners, prune, the start's
 // missing-election check) goes through ListShards.
 
-// ReadLayout reads the layout of root from the data of <root>/shards (see
-// Layout). It returns an error wrapping zk.ErrNoNode when the root has no
-// shards znode yet, ErrUnknownLayout for data this release cannot read,
-// and ZooKeeper's other errors wrapped with the path.
+// ReadLayout reads the layout of root from the data of <root>/buckets,
+// Flat when there is none but a <root>/shards (see Layout). It returns an
+// error wrapping zk.ErrNoNode when the root has neither yet,
+// ErrUnknownLayout for data this release cannot read, and ZooKeeper's
+// other errors wrapped with the path.
 func ReadLayout(ctx context.Context, sess *recipe.Session, root string) (Layout, error) {
-	p := ShardsPath(root)
+	p := BucketsPath(root)
 	data, _, err := sess.Get(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		// <root>/shards and <root>/buckets are created together: read
+		// after the buckets' absence, shards proves the root flat.
+		if ok, _, xerr := sess.Exists(ctx, ShardsPath(root)); xerr != nil || !ok {
+			if xerr == nil {
+				xerr = zk.ErrNoNode
+			}
+			return Layout{}, fmt.Errorf("read %s: %w", ShardsPath(root), xerr)
+		}
+		return Flat, nil
+	}
 	if err != nil {
 		return Layout{}, fmt.Errorf("read %s: %w", p, err)
 	}
@@ -39,14 +51,15 @@ func ReadLayout(ctx context.Context, sess *recipe.Session, root string) (Layout,
 const listParallel = 32
 
 // ListShards returns the ids of every shard with an election under root,
-// unsorted: the children of <root>/shards (flat), or of each of its
-// buckets (one getChildren per bucket, listParallel in flight, each within
-// jute.maxbuffer as CheckListing bounds them). A child of a bucketed
-// <root>/shards that is not a bucket (an election an older release made
-// there) is not listed. A root without a shards znode is an error
-// wrapping zk.ErrNoNode; a bucket deleted meanwhile lists nothing.
+// unsorted: the children of <root>/shards (flat), or of each bucket under
+// <root>/buckets (one getChildren per bucket, listParallel in flight, each
+// within jute.maxbuffer as CheckListing bounds them). A child of
+// <root>/buckets that is not a bucket is not listed, nor, in a bucketed
+// root, an election under <root>/shards (an older release's: see
+// StrayElections). A root without the znode is an error wrapping
+// zk.ErrNoNode; a bucket deleted meanwhile lists nothing.
 func (l Layout) ListShards(ctx context.Context, sess *recipe.Session, root string) ([]string, error) {
-	dir := ShardsPath(root)
+	dir := l.dir(root)
 	children, _, err := sess.Children(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
@@ -99,4 +112,25 @@ func ListRoot(ctx context.Context, sess *recipe.Session, root string) (Layout, [
 		return l, nil, nil
 	}
 	return l, ids, err
+}
+
+// StrayElections returns the shard elections under <root>/shards of a
+// bucketed root, sorted: a bucketed root's members never campaign there,
+// so each is an older release's (it does not read the layout and
+// campaigns beside the bucketed election: the shard may have two
+// leaders) or a tool's. A flat root has none.
+func (l Layout) StrayElections(ctx context.Context, sess *recipe.Session, root string) ([]string, error) {
+	if !l.Bucketed() {
+		return nil, nil
+	}
+	p := ShardsPath(root)
+	ids, _, err := sess.Children(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", p, err)
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
