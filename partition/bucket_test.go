@@ -20,23 +20,10 @@ import (
 // bucket by a longer list.
 func TestBucketedRootRunsAndOperatesOverBuckets(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), longIDs(300)
-	log := newLeaderLog(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	done, ended := make(chan error, 1), make(chan struct{})
-	log.endsWith(ended)
 	sess := connect(t, sessionTimeout)
 	ms := []*member{startMember(t, root, "a", shards, tr), startMember(t, root, "b", shards, tr)}
-	go func() {
-		err := partition.WatchLeaders(ctx, sess, root, log.record)
-		close(ended)
-		done <- err
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("WatchLeaders: %v", err)
-		}
-	}()
+	log, stop := watchLeaders(t, sess, root)
+	defer stop()
 	before, _ := waitBalanced(t, shards, ms, 30*time.Second)
 	waitFor(t, 10*time.Second, "WatchLeaders to report every leader", func() (bool, string) { return log.matches(ms) })
 
