@@ -2,6 +2,7 @@ package partition_test
 
 import (
 	"context"
+	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -103,5 +104,27 @@ func TestFlatRootRefusesAListItCannotList(t *testing.T) {
 	}
 	if ok, _, _ := sess.Conn().Exists(root + "/members/m"); ok {
 		t.Errorf("the refused member registered")
+	}
+}
+
+// TestRootOfALaterLayoutIsRefused: a root whose <root>/buckets records a
+// layout this release cannot read is refused by Run and Owners with
+// ErrUnknownLayout, naming the data, rather than run in a guessed layout.
+func TestRootOfALaterLayoutIsRefused(t *testing.T) {
+	sess := connect(t, sessionTimeout)
+	root := newRoot(t)
+	createPersistent(t, sess.Conn(), nil, "/partition-test", root, root+"/shards")
+	createPersistent(t, sess.Conn(), []byte(`{"layout":"trie","fanout":64}`), root+"/buckets")
+	m, err := partition.NewManager(sess, root, partition.Config{MemberID: "m", Shards: longIDs(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := m.Run(ctx); !errors.Is(err, partition.ErrUnknownLayout) || !strings.Contains(err.Error(), `"trie"`) {
+		t.Errorf("Run on a root of a later layout: %v, want ErrUnknownLayout naming it", err)
+	}
+	if _, err := partition.Owners(ctx, sess, root); !errors.Is(err, partition.ErrUnknownLayout) {
+		t.Errorf("Owners on a root of a later layout: %v, want ErrUnknownLayout", err)
 	}
 }

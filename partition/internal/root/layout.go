@@ -111,12 +111,13 @@ func (l Layout) Encode() []byte {
 // DecodeLayout reads the data of <root>/buckets. Anything that is not a
 // bucket count of 1 to 65,536 is ErrUnknownLayout, empty data too.
 func DecodeLayout(data []byte) (Layout, error) {
+	shown := string(data[:min(len(data), 100)])
 	var j layoutJSON
 	if err := json.Unmarshal(data, &j); err != nil {
-		return Layout{}, fmt.Errorf("%w: %q: %v", ErrUnknownLayout, data, err)
+		return Layout{}, fmt.Errorf("%w: %s: %v", ErrUnknownLayout, shown, err)
 	}
 	if j.Layout != bucketedName || j.Buckets < 1 || j.Buckets > maxBuckets {
-		return Layout{}, fmt.Errorf("%w: %q (this release reads %q with 1..%d buckets)", ErrUnknownLayout, data, bucketedName, maxBuckets)
+		return Layout{}, fmt.Errorf("%w: %s (this release reads {\"layout\":%q} with 1..%d buckets)", ErrUnknownLayout, shown, bucketedName, maxBuckets)
 	}
 	return Layout{Buckets: j.Buckets}, nil
 }
