@@ -180,7 +180,11 @@ func runShards(ctx context.Context, cfg MemberConfig, sess *recipe.Session, rec 
 		MemberID: cfg.Member,
 		Shards:   partition.Range(0, cfg.Shards),
 		OnStartedLeading: func(lctx context.Context, shard string, token zxidfence.Token) {
-			znode, ok := electionZnode(lctx, sess, root+"/shards/"+shard, token)
+			election, err := partition.ElectionPath(lctx, sess, root, shard)
+			if err != nil {
+				election = root + "/shards/" + shard // not found below: reported
+			}
+			znode, ok := electionZnode(lctx, sess, election, token)
 			if !ok {
 				fmt.Printf("member %s: shard %s token %s: no election znode with that czxid (leadership over: %v)\n",
 					cfg.Member, shard, token, lctx.Err())

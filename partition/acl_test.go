@@ -115,7 +115,7 @@ func checkGroupACLStopsOthers(t *testing.T, group func() *recipe.Session, otherS
 	before := ms[0].m.Leaderships()
 
 	other := otherSess.Conn()
-	shardDir := root + "/shards/" + shards[0]
+	shardDir := electionOf(t, otherSess, root, shards[0])
 	znodes, _, err := other.Children(shardDir)
 	if err != nil || len(znodes) == 0 {
 		t.Fatalf("an unauthenticated client lists %s: %v, %v; want the candidates (anyone may read)", shardDir, znodes, err)

@@ -8,6 +8,9 @@ import (
 	"path"
 	"sync"
 
+	"github.com/go-zookeeper/zk"
+
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -16,9 +19,9 @@ import (
 const checkWorkers = 8
 
 // checkRootACL reads the ACL of the root and its parent, of members/,
-// owners/ and shards/, and of the operator znode (recipe.CheckACL), as
+// owners/, shards/ and buckets/ (absent in a flat root), and of the operator znode (recipe.CheckACL), as
 // Config.ACLCheck says; then of every existing shard election (children
-// of shards/) and member record (children of owners/): members create
+// of shards/; in a bucketed root, the buckets) and member record (children of owners/): members create
 // them with Config.ACL, but a root that an earlier, open release made and
 // an operator secured by hand (setAcl of the znodes refused by name
 // above) keeps them open, and an open shard election lets anyone delete
@@ -31,14 +34,14 @@ func (m *Manager) checkRootACL(ctx context.Context) error {
 		return nil
 	}
 	paths := []string{m.root, path.Join(m.root, membersDir), path.Join(m.root, ownersDir),
-		path.Join(m.root, shardsDir), m.operatorPath()}
+		path.Join(m.root, shardsDir), rootdata.BucketsPath(m.root), m.operatorPath()}
 	for _, p := range paths {
 		if err := m.checkACL(ctx, p); err != nil {
 			return err
 		}
 	}
-	for _, dir := range []string{shardsDir, ownersDir} {
-		if err := m.checkChildrenACL(ctx, path.Join(m.root, dir)); err != nil {
+	for _, dir := range []string{path.Join(m.root, shardsDir), path.Join(m.root, ownersDir), rootdata.BucketsPath(m.root)} {
+		if err := m.checkChildrenACL(ctx, dir); err != nil {
 			return err
 		}
 	}
@@ -63,6 +66,9 @@ func (m *Manager) checkACL(ctx context.Context, p string) error {
 // release may hold thousands.
 func (m *Manager) checkChildrenACL(ctx context.Context, dir string) error {
 	kids, _, err := m.sess.Children(ctx, dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil // buckets/ in a flat root
+	}
 	if err != nil {
 		return fmt.Errorf("list %s: %w", dir, err)
 	}

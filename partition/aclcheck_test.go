@@ -111,7 +111,7 @@ func TestOpenOperatorZnodeIsRefused(t *testing.T) {
 func TestIdleRootCannotBeDeletedByOthers(t *testing.T) {
 	root, group := groupRoot(t)
 	anon := connect(t, sessionTimeout)
-	for _, p := range []string{root + "/operator", root + "/shards", root + "/members", root + "/owners"} {
+	for _, p := range []string{root + "/operator", root + "/buckets/000", root + "/buckets", root + "/shards", root + "/members", root + "/owners"} {
 		if err := anon.Delete(context.Background(), p, -1); !errors.Is(err, zk.ErrNoAuth) {
 			t.Errorf("an anonymous client deleting %s: %v; want zk.ErrNoAuth", p, err)
 		}
@@ -120,7 +120,16 @@ func TestIdleRootCannotBeDeletedByOthers(t *testing.T) {
 		t.Errorf("an anonymous client writing the operator znode: %v; want zk.ErrNoAuth", err)
 	}
 	// Emptied by the group, the root still cannot be deleted by others.
-	for _, p := range []string{root + "/operator", root + "/shards", root + "/members", root + "/owners"} {
+	buckets, _, err := group.Children(context.Background(), root+"/buckets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range buckets {
+		if err := group.Delete(context.Background(), root+"/buckets/"+b, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{root + "/operator", root + "/buckets", root + "/shards", root + "/members", root + "/owners"} {
 		if err := group.Delete(context.Background(), p, -1); err != nil {
 			t.Fatal(err)
 		}

@@ -161,7 +161,7 @@ func diagnose(b *testing.B, root string, shards []string, ms []*member) {
 			continue
 		}
 		shown++
-		ps, err := recipe.Participants(context.Background(), ms[0].sess, root+"/shards/"+s)
+		ps, err := recipe.Participants(context.Background(), ms[0].sess, electionOf(b, ms[0].sess, root, s))
 		b.Logf("shard %s: not led; participants %+v (%v)", s, ps, err)
 		for _, mb := range ms {
 			data, _, _ := mb.sess.Conn().Get(root + "/owners/" + mb.id)

@@ -1,6 +1,7 @@
 package partition_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -85,10 +86,10 @@ func listingAt(n int) []string {
 	return append(ids, strings.Repeat("y", rest-4))
 }
 
-// TestShardListingAtTheLimit: a shard list whose listing of <root>/shards
-// is exactly JuteMaxBuffer bytes is accepted, and Owners lists every shard
-// of it from ZooKeeper; one byte more is refused by NewManager and
-// SetShards, which then changes nothing.
+// TestShardListingAtTheLimit: a flat root (an older release's) whose
+// listing of <root>/shards is exactly JuteMaxBuffer bytes is listed by
+// Owners in full; one byte more is accepted by NewManager and SetShards
+// (a new root holds it in buckets) and refused by Run on the flat root.
 func TestShardListingAtTheLimit(t *testing.T) {
 	sess := connect(t, sessionTimeout)
 	root := newRoot(t)
@@ -102,12 +103,19 @@ func TestShardListingAtTheLimit(t *testing.T) {
 		t.Fatalf("NewManager(listing of exactly jute.maxbuffer): %v", err)
 	}
 	over := append(ids[:len(ids)-1:len(ids)-1], ids[len(ids)-1]+"y")
-	overLimit(t, m.SetShards(over), "Shards", "getChildren")
+	if err := m.SetShards(over); err != nil {
+		t.Fatalf("SetShards(one byte over a flat listing): %v, want accepted before Run reads the layout", err)
+	}
 	cfg.Shards = over
-	_, err = partition.NewManager(sess, root, cfg)
-	overLimit(t, err, "Shards", "getChildren")
+	over1, err := partition.NewManager(sess, root, cfg)
+	if err != nil {
+		t.Fatalf("NewManager(one byte over a flat listing): %v", err)
+	}
 
 	createPersistent(t, sess.Conn(), nil, "/partition-test", root, root+"/shards")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	overLimit(t, over1.Run(ctx), "Shards", "getChildren")
 	createShardZnodes(t, sess, root, ids)
 	start := time.Now()
 	owners, err := partition.Owners(t.Context(), sess, root)

@@ -203,18 +203,22 @@ type Config struct {
 	// DefaultMaxShardsPerSession (5,000), or fewer when the election paths
 	// are too long for that: a session's transaction is 84 bytes plus 4 +
 	// the path per ephemeral (CloseSessionBytes), a shard's path
-	// <root>/shards/<id>/ and a 38-byte candidate name, 65 bytes in all
-	// under "/zkelect" with 6-character ids, so 5,000 shards write 325,084
-	// bytes. The member znode counts as one of the first session's.
+	// <root>/buckets/<bucket>/<id>/ and a 38-byte candidate name, 70
+	// bytes in all under "/zkelect" with 6-character ids and 1,024
+	// buckets (65 in a flat root an older release made, <root>/shards/<id>/),
+	// so 5,000 shards write 350,084 bytes. The member znode counts as one of the first session's.
 	// NewManager refuses a value whose sessions would exceed JuteMaxBuffer
 	// with a *ConfigError wrapping a *LimitError (errors.Is ErrOverLimit).
 	MaxShardsPerSession int
 
 	// JuteMaxBuffer is the servers' and clients' jute.maxbuffer, in bytes.
 	// It bounds one session's closeSession transaction (see
-	// MaxShardsPerSession) and the listing of <root>/shards: a shard list
-	// whose getChildren reply (ListingBytes) would exceed it is refused by
-	// NewManager and SetShards (a *ConfigError wrapping a *LimitError).
+	// MaxShardsPerSession) and every listing of the shards' elections: a
+	// shard list whose fullest getChildren reply would exceed it (a
+	// bucket's, in a root with buckets; all of <root>/shards in a flat
+	// root an older release made, ListingBytes) is refused by NewManager
+	// and SetShards, and by Run once it has read the root's layout (a
+	// *ConfigError wrapping a *LimitError that states the arithmetic).
 	// Zero selects DefaultJuteMaxBuffer (1,048,575, ZooKeeper's default);
 	// set it only to the value every server and client of the ensemble
 	// runs with.
@@ -310,12 +314,12 @@ func (c Config) validate(root string, sessionTimeout time.Duration) (settings, e
 	if s.JuteMaxBuffer == 0 {
 		s.JuteMaxBuffer = DefaultJuteMaxBuffer
 	}
-	perSession, err := rootdata.SessionCap(root, c.MemberID, s.shards, c.MaxShardsPerSession, s.JuteMaxBuffer)
+	perSession, err := rootdata.NewRootLayout.SessionCap(root, c.MemberID, s.shards, c.MaxShardsPerSession, s.JuteMaxBuffer)
 	if err != nil {
 		return settings{}, &ConfigError{Field: "MaxShardsPerSession", Reason: "is over ZooKeeper's limit", Err: err}
 	}
 	s.MaxShardsPerSession = perSession
-	if err := rootdata.CheckListing(s.shards, s.JuteMaxBuffer); err != nil {
+	if err := rootdata.NewRootLayout.CheckListing(s.shards, s.JuteMaxBuffer); err != nil {
 		return settings{}, &ConfigError{Field: "Shards", Reason: "is over ZooKeeper's limit", Err: err}
 	}
 	if s.HandoffTimeout == 0 {

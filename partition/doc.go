@@ -8,7 +8,10 @@
 //	<root>/members/<member>   ephemeral: the member is live (its session owns it)
 //	<root>/owners/<member>    persistent: the member's record, JSON {session, leading, reserved,
 //	                          shard_set, address, labels, weight, unavailable}; later fields optional
-//	<root>/shards/<shard>     one recipe election per shard (recipe.ShortNaming; Curator LeaderLatch naming before, both order together)
+//	<root>/buckets            persistent: the shard layout, JSON {"layout":"buckets","buckets":1024}; absent: flat
+//	<root>/buckets/<bucket>/<shard>  one recipe election per shard (recipe.ShortNaming; Curator LeaderLatch naming before, both order together);
+//	                          bucket: FNV-1a of the shard id modulo the bucket count, in fixed-width hex ("3f2")
+//	<root>/shards/<shard>     the same in a flat root, made by a release before buckets (empty in a bucketed root)
 //	<root>/operator           persistent, optional: the operator state (OperatorState JSON)
 //
 // A member's elections run on the recipe.Session given to NewManager and,
@@ -19,8 +22,25 @@
 // They are one member: one id, one member znode and record (on the first
 // session), one set of callbacks and metrics. Requests for many shards are
 // in flight together on each session (Config.MaxInFlight). A shard list
-// whose listing of <root>/shards would exceed jute.maxbuffer is refused
-// (Config.JuteMaxBuffer).
+// one of whose listings would exceed jute.maxbuffer is refused
+// (Config.JuteMaxBuffer), with the arithmetic in the error.
+//
+// # Buckets and older releases
+//
+// A root this release creates spreads its elections over 1,024 bucket
+// znodes under <root>/buckets, made with <root>/shards in one
+// transaction, so that no listing
+// holds the whole shard list: it holds 1,000,000 ids of 32 bytes with its
+// fullest bucket listing in 38 KB (see the bucket arithmetic in
+// partition/internal/root). A root an older release created has no
+// <root>/buckets and is read and run flat by this release,
+// so old and new members share its elections during a rolling upgrade; a
+// flat root stays flat (no migration). An older release must not run on a
+// bucketed root: it does not read the layout and would campaign in
+// <root>/shards/<shard>, an election beside the bucketed one, so a shard
+// could have a leader of each release at once (Owners reports such
+// elections as Owner.Stray, zkelect status as an error). Roll a fleet forward on its existing root, and create
+// new roots only with this release.
 //
 // # Guarantees
 //

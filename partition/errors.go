@@ -34,6 +34,10 @@ var (
 	ErrOverLimit = rootdata.ErrOverLimit
 	// ErrNilSession reports a nil *recipe.Session.
 	ErrNilSession = rootdata.ErrNilSession
+	// ErrUnknownLayout reports a root whose <root>/shards records a shard
+	// layout this release cannot read (a later release's, or damaged
+	// data): Run, Owners and the operator verbs refuse to guess it.
+	ErrUnknownLayout = rootdata.ErrUnknownLayout
 	// ErrPruneRefused reports that Prune found a live member that may run
 	// the shards it was asked to remove (see Prune); the error names it.
 	ErrPruneRefused = operator.ErrPruneRefused

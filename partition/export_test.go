@@ -1,8 +1,12 @@
 package partition
 
 import (
+	"context"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -116,3 +120,15 @@ func (h *HandLoop) Reserved() []string { return h.l.ownRecord().Reserved }
 
 // Close releases the loop.
 func (h *HandLoop) Close() { h.l.cancel() }
+
+// UseFlatLayout makes m create a missing <root>/shards as releases before
+// buckets did (no layout data: a flat root), standing for an older
+// release's member; on a root that exists it reads the layout as always.
+func UseFlatLayout(m *Manager) { m.newLayout = rootdata.Flat }
+
+// EnsureRoot creates root's znodes as a member of this release would (a
+// bucketed root when it is new).
+func EnsureRoot(ctx context.Context, sess *recipe.Session, root string) error {
+	_, err := rootdata.EnsurePaths(ctx, sess, root, zk.WorldACL(zk.PermAll), rootdata.NewRootLayout, 0)
+	return err
+}

@@ -132,7 +132,7 @@ func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn fun
 	if err := checkWatch(sess, root, fn == nil); err != nil {
 		return err
 	}
-	if err := rootdata.EnsurePaths(ctx, sess, root, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := rootdata.EnsurePaths(ctx, sess, root, zk.WorldACL(zk.PermAll), rootdata.NewRootLayout, 0); err != nil {
 		log := sess.Logger()
 		log.Debug().Err(err).Str("root", root).Msg("create root znodes for watching leaders; waiting for a member to")
 	}

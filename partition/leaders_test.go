@@ -143,29 +143,35 @@ func TestSlowOnLeaderChangedHoldsUpNothing(t *testing.T) {
 	tr.check(t, true)
 }
 
+// watchLeaders runs WatchLeaders on root into a leaderLog until stop,
+// which fails the test if WatchLeaders returned an error.
+func watchLeaders(t *testing.T, sess *recipe.Session, root string) (log *leaderLog, stop func()) {
+	t.Helper()
+	log = newLeaderLog(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done, ended := make(chan error, 1), make(chan struct{})
+	log.endsWith(ended)
+	go func() {
+		err := partition.WatchLeaders(ctx, sess, root, log.record)
+		close(ended)
+		done <- err
+	}()
+	return log, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("WatchLeaders: %v", err)
+		}
+	}
+}
+
 // TestWatchLeadersFromOutside follows the leaders from a session that is
 // not a member, started before any member: it sees every leader after the
 // cold start, the takeover of a stopped member's shards, and no call after
 // it returned.
 func TestWatchLeadersFromOutside(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 30)
-	log := newLeaderLog(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	ended := make(chan struct{})
-	log.endsWith(ended)
-	sess := connect(t, sessionTimeout)
-	go func() {
-		err := partition.WatchLeaders(ctx, sess, root, log.record)
-		close(ended)
-		done <- err
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("WatchLeaders: %v", err)
-		}
-	}()
+	log, stop := watchLeaders(t, connect(t, sessionTimeout), root)
+	defer stop()
 	ms := []*member{startMember(t, root, "a", shards, tr), startMember(t, root, "b", shards, tr), startMember(t, root, "c", shards, tr)}
 	waitBalanced(t, shards, ms, 20*time.Second)
 	waitFor(t, 10*time.Second, "WatchLeaders to report every leader", func() (bool, string) { return log.matches(ms) })

@@ -64,7 +64,7 @@ func TestCallbackWritesThroughZooKeeperGuard(t *testing.T) {
 	}
 	for shard, znode := range written {
 		lead, ok := m.m.Leadership(shard)
-		if !ok || lead.Znode() != znode || !strings.HasPrefix(znode, path.Join(root, "shards", shard)+"/") {
+		if !ok || lead.Znode() != znode || !strings.HasPrefix(znode, electionOf(t, m.sess, root, shard)+"/") {
 			t.Errorf("shard %s: Manager.Leadership = %v, %v; the callback wrote with znode %s", shard, lead, ok, znode)
 		}
 	}

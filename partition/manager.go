@@ -48,7 +48,13 @@ type Manager struct {
 	instance []byte // random; the member znode's data tells this Manager from another on the same session
 
 	running atomic.Bool
-	target  atomic.Pointer[map[string]string] // latest assignment, the part concerning us (the loop's targets)
+	// layout is the root's shard layout, read by Run before any election
+	// starts (nil before); newLayout is what Run creates a missing
+	// <root>/shards with (rootdata.NewRootLayout; Flat in tests standing
+	// for an older release).
+	layout    atomic.Pointer[rootdata.Layout]
+	newLayout rootdata.Layout
+	target    atomic.Pointer[map[string]string] // latest assignment, the part concerning us (the loop's targets)
 
 	mu       sync.Mutex
 	shards   []string // the shards to run, set by SetShards
@@ -89,6 +95,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		instance:    []byte(rand.Text()),
 		pool:        newSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
 		naming:      recipe.ShortNaming(),
+		newLayout:   rootdata.NewRootLayout,
 		label:       path.Join(root, shardsDir) + "/*",
 		sess:        sess,
 		root:        root,
@@ -129,7 +136,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	l := newLoop(m)
 	// Best effort: without the listing, a shard whose znode is missing gets
 	// it from its candidate, three round trips later.
-	fresh, err := rootdata.NewShards(ctx, m.sess, m.root, m.currentShards())
+	fresh, err := rootdata.NewShards(ctx, m.sess, m.root, m.rootLayout(), m.currentShards())
 	if err != nil {
 		m.log.Warn().Err(err).Msg("list shard znodes")
 	}
@@ -171,11 +178,8 @@ func (m *Manager) SetShards(ids []string) error {
 	if err := rootdata.ValidateShards(ids); err != nil {
 		return &ConfigError{Field: "Shards", Reason: "has an invalid id", Err: err}
 	}
-	if _, err := rootdata.SessionCap(m.root, m.cfg.MemberID, ids, m.cfg.MaxShardsPerSession, m.cfg.JuteMaxBuffer); err != nil {
-		return &ConfigError{Field: "Shards", Reason: "has ids too long for MaxShardsPerSession", Err: err}
-	}
-	if err := rootdata.CheckListing(ids, m.cfg.JuteMaxBuffer); err != nil {
-		return &ConfigError{Field: "Shards", Reason: "is over ZooKeeper's limit", Err: err}
+	if err := m.checkShards(m.rootLayout(), ids); err != nil {
+		return err
 	}
 	set := shardSetDigest(ids)
 	m.mu.Lock()
@@ -195,7 +199,30 @@ func (m *Manager) SetShards(ids []string) error {
 // opened. Siblings stay open (possibly with no elections) until Run
 // returns.
 func (m *Manager) Sessions() []SessionLoad {
-	return m.pool.loads(rootdata.ElectionPathBytes(m.root, m.currentShards()))
+	return m.pool.loads(m.rootLayout().ElectionPathBytes(m.root, m.currentShards()))
+}
+
+// rootLayout returns the root's layout once Run has read it, and before
+// that the layout of a new root (whose paths are the longer ones).
+func (m *Manager) rootLayout() rootdata.Layout {
+	if l := m.layout.Load(); l != nil {
+		return *l
+	}
+	return rootdata.NewRootLayout
+}
+
+// checkShards returns a *ConfigError when ids do not fit the root's
+// layout l: paths too long for MaxShardsPerSession, or a listing over
+// jute.maxbuffer (rootdata.Layout.CheckListing, its arithmetic in the
+// error).
+func (m *Manager) checkShards(l rootdata.Layout, ids []string) error {
+	if _, err := l.SessionCap(m.root, m.cfg.MemberID, ids, m.cfg.MaxShardsPerSession, m.cfg.JuteMaxBuffer); err != nil {
+		return &ConfigError{Field: "Shards", Reason: "has ids too long for MaxShardsPerSession", Err: err}
+	}
+	if err := l.CheckListing(ids, m.cfg.JuteMaxBuffer); err != nil {
+		return &ConfigError{Field: "Shards", Reason: fmt.Sprintf("is over ZooKeeper's limit in this root's layout (%s)", l), Err: err}
+	}
+	return nil
 }
 
 // currentShardSet returns the digest of the shard ids to run.
@@ -267,7 +294,9 @@ func (m *Manager) recordPath() string { return path.Join(m.root, ownersDir, m.cf
 
 func (m *Manager) operatorPath() string { return path.Join(m.root, operatorNode) }
 
-func (m *Manager) shardPath(id string) string { return path.Join(m.root, shardsDir, id) }
+// shardPath is the election path of shard id: every shard's path comes
+// from here, through the root's layout (rootdata.Layout.ShardPath).
+func (m *Manager) shardPath(id string) string { return m.rootLayout().ShardPath(m.root, id) }
 
 // shardsLabel is the election label of every shard's recipe metrics,
 // "<root>/shards/*": one series for all shards, however many there are.
@@ -346,9 +375,14 @@ func (m *Manager) closedWhilePreparing(last error) error {
 
 // prepareOnce is one attempt of prepare.
 func (m *Manager) prepareOnce(ctx context.Context) error {
-	if err := rootdata.EnsurePaths(ctx, m.sess, m.root, m.cfg.ACL); err != nil {
+	layout, err := rootdata.EnsurePaths(ctx, m.sess, m.root, m.cfg.ACL, m.newLayout, m.cfg.JuteMaxBuffer)
+	if err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, rootdata.ACLDenied(err))
 	}
+	if err := m.checkShards(layout, m.currentShards()); err != nil {
+		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
+	}
+	m.layout.Store(&layout)
 	if err := m.checkRootACL(ctx); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
 	}

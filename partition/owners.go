@@ -7,8 +7,6 @@ import (
 	"path"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
-
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -19,6 +17,10 @@ const ownersParallel = 64
 
 // Owner is who leads one shard, as ZooKeeper holds it.
 type Owner struct {
+	// Election is the znode of the shard's election:
+	// <root>/buckets/<bucket>/<shard>, or <root>/shards/<shard> in a flat
+	// root an older release created (see ElectionPath).
+	Election string
 	// Member is the leading member's id; "" when the shard has no leader,
 	// or when a persistent znode (see Stuck) is first in its election.
 	Member string
@@ -35,10 +37,19 @@ type Owner struct {
 	// and every candidate behind it waits until someone deletes it. It is
 	// reported here, never as Member or in Standbys.
 	Stuck string
+	// Stray is the path of an election of the shard outside the root's
+	// layout, "" when there is none: <root>/shards/<shard> in a bucketed
+	// root, where only an older release (which does not read the layout)
+	// or a tool campaigns. Its candidates are not this shard's: a leader
+	// there may act beside Member. Stop the older release, then delete the
+	// stray election (or run prune once it is empty).
+	Stray string
 }
 
 // Owners reads, for dashboards and CLIs, the leader and standbys of every
-// shard under root (every child of <root>/shards). It reads from the
+// shard under root (every election in the root's buckets, one listing
+// per bucket, or under <root>/shards in a flat root), and each election of
+// a bucketed root under <root>/shards as Owner.Stray. It reads from the
 // session's view without taking part, many shards in flight at once. A
 // persistent znode in a shard's election is reported as Owner.Stuck, not
 // as a member. It returns an error wrapping ErrInvalidRoot for a bad root, and ZooKeeper
@@ -50,13 +61,9 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 	if err := rootdata.ValidateRoot(root); err != nil {
 		return nil, err
 	}
-	dir := path.Join(root, shardsDir)
-	ids, _, err := sess.Children(ctx, dir)
-	if errors.Is(err, zk.ErrNoNode) {
-		return map[string]Owner{}, nil
-	}
+	layout, ids, err := rootdata.ListRoot(ctx, sess, root)
 	if err != nil {
-		return nil, fmt.Errorf("partition: list %s: %w", dir, err)
+		return nil, fmt.Errorf("partition: %w", err)
 	}
 	owners := make(map[string]Owner, len(ids))
 	var (
@@ -75,7 +82,8 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			o, err := ownerOf(ctx, sess, path.Join(dir, id))
+			o, err := ownerOf(ctx, sess, layout.ShardPath(root, id))
+			o.Election = layout.ShardPath(root, id)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && first == nil {
@@ -87,6 +95,15 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 	wg.Wait()
 	if first != nil {
 		return nil, first
+	}
+	strays, err := layout.StrayElections(ctx, sess, root)
+	if err != nil {
+		return nil, fmt.Errorf("partition: %w", err)
+	}
+	for _, id := range strays {
+		o := owners[id]
+		o.Stray = rootdata.Flat.ShardPath(root, id)
+		owners[id] = o
 	}
 	return owners, addAddresses(ctx, sess, root, owners)
 }

@@ -23,8 +23,11 @@ import (
 func TestCandidateWinningAnUnassignedShardPassesItOn(t *testing.T) {
 	const x = "x"
 	tr, root := newTracker(), newRoot(t)
-	election := root + "/shards/" + x
 	observer := connect(t, sessionTimeout)
+	if err := partition.EnsureRoot(t.Context(), observer, root); err != nil {
+		t.Fatalf("create root: %v", err)
+	}
+	election := electionOf(t, observer, root, x)
 	ghost, err := recipe.NewCandidate(observer, election, recipe.WithParticipantID("ghost"))
 	if err != nil {
 		t.Fatalf("ghost candidate: %v", err)

@@ -37,10 +37,11 @@ func ephemeralsBySession(t testing.TB, c *testenv.Cluster, i int, root string) m
 }
 
 // shardOf returns the shard id of a candidate znode path
-// <root>/shards/<id>/<name>, or "" for another path.
+// <root>/buckets/<bucket>/<id>/<name> (or <root>/shards/<id>/<name> in a
+// flat root), or "" for another path.
 func shardOf(root, p string) string {
 	dir := path.Dir(p)
-	if path.Dir(dir) != path.Join(root, "shards") {
+	if path.Dir(dir) != path.Join(root, "shards") && path.Dir(path.Dir(dir)) != path.Join(root, "buckets") {
 		return ""
 	}
 	return path.Base(dir)

@@ -53,7 +53,7 @@ func TestMembersStartingTogetherDivideTheShardsAtOnce(t *testing.T) {
 func shardZnodesMadeByTheirLeaders(t *testing.T, sess *recipe.Session, root string, shards []string) {
 	t.Helper()
 	for _, id := range shards {
-		dir := path.Join(root, "shards", id)
+		dir := electionOf(t, sess, root, id)
 		_, shard, err := sess.Get(t.Context(), dir)
 		if err != nil {
 			t.Fatalf("read %s: %v", dir, err)

@@ -2,7 +2,6 @@ package partition_test
 
 import (
 	"fmt"
-	"path"
 	"strings"
 	"testing"
 	"time"
@@ -11,11 +10,13 @@ import (
 )
 
 // oldMember starts a member that names its candidates as releases before
-// recipe.ShortNaming did.
+// recipe.ShortNaming did, and creates a missing root flat as releases
+// before buckets did.
 func oldMember(t *testing.T, root, id string, shards []string, tr *tracker, tune ...func(*partition.Config)) *member {
 	t.Helper()
 	mb := newMember(t, connect(t, sessionTimeout), root, id, shards, tr, tune...)
 	partition.UseCuratorNaming(mb.m)
+	partition.UseFlatLayout(mb.m)
 	mb.run(t)
 	return mb
 }
@@ -25,7 +26,7 @@ func oldMember(t *testing.T, root, id string, shards []string, tr *tracker, tune
 func candidateNames(t *testing.T, mb *member, root string, shards []string) (latch, short int) {
 	t.Helper()
 	for _, s := range shards {
-		names, _, err := mb.sess.Conn().Children(path.Join(root, "shards", s))
+		names, _, err := mb.sess.Conn().Children(electionOf(t, mb.sess, root, s))
 		if err != nil {
 			t.Fatalf("list shard %s: %v", s, err)
 		}

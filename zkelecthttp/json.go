@@ -46,6 +46,7 @@ type Shard struct {
 	Since    *time.Time `json:"since,omitempty"` // /v1/owners: when this process first saw the leadership
 	Standbys []string   `json:"standbys"`        // status only: /v1/owners reads the records, which name none
 	Stuck    string     `json:"stuck,omitempty"` // a persistent znode in the election, no candidate: see partition.Owner
+	Stray    string     `json:"stray,omitempty"` // an election outside the root's buckets (an older release's): see partition.Owner
 }
 
 // Member is one live member of a root.

@@ -131,7 +131,7 @@ func (o *Operator) write(ctx context.Context, data []byte, version int32) error 
 		_, err := o.sess.Set(ctx, o.path, data, version)
 		return err
 	}
-	if err := rootdata.EnsurePaths(ctx, o.sess, o.root, o.acl); err != nil {
+	if _, err := rootdata.EnsurePaths(ctx, o.sess, o.root, o.acl, rootdata.NewRootLayout, 0); err != nil {
 		return err
 	}
 	_, err := o.sess.Create(ctx, o.path, data, 0, o.acl)

@@ -61,13 +61,9 @@ func pruneOnce(ctx context.Context, sess *recipe.Session, root string, shards []
 	if err := checkNoOtherList(ctx, sess, root, assign.ListDigest(shards)); err != nil {
 		return nil, nil, err
 	}
-	dir := path.Join(root, rootdata.ShardsDir)
-	ids, _, err := sess.Children(ctx, dir)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil, nil
-	}
+	layout, ids, err := rootdata.ListRoot(ctx, sess, root)
 	if err != nil {
-		return nil, nil, fmt.Errorf("partition: list %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("partition: %w", err)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
@@ -77,7 +73,7 @@ func pruneOnce(ctx context.Context, sess *recipe.Session, root string, shards []
 		if err := ctx.Err(); err != nil {
 			return deleted, kept, err
 		}
-		switch err := pruneOne(ctx, sess, path.Join(dir, id), dryRun); {
+		switch err := pruneOne(ctx, sess, layout.ShardPath(root, id), dryRun); {
 		case errors.Is(err, zk.ErrNotEmpty):
 			kept = append(kept, id)
 		case err != nil:

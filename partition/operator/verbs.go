@@ -250,7 +250,15 @@ func (o *Operator) ResetWeight(ctx context.Context, member string) (bool, error)
 func (o *Operator) checkTaker(ctx context.Context, shard, member string) error {
 	var ok bool
 	err := o.retry(ctx, func() (err error) {
-		ok, _, err = o.sess.Exists(ctx, path.Join(o.root, rootdata.ShardsDir, shard))
+		l, err := rootdata.ReadLayout(ctx, o.sess, o.root)
+		if errors.Is(err, zk.ErrNoNode) {
+			ok = false
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok, _, err = o.sess.Exists(ctx, l.ShardPath(o.root, shard))
 		return err
 	})
 	if err != nil {

@@ -21,10 +21,7 @@ import (
 // Package zkelectd's pieces under the names the tests use.
 const envShard = zkelectd.EnvShard
 
-var (
-	shellQuote        = zkelectd.ShellQuote
-	shardElectionPath = zkelectd.ShardElectionPath
-)
+var shellQuote = zkelectd.ShellQuote
 
 // newDaemonMetrics registers the daemon's collectors on reg, as `zkelect
 // shards` does.

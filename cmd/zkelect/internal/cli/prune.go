@@ -23,7 +23,8 @@ func newPruneCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prune --root ROOT --shards N|LIST [--dry-run]",
 		Short: "Remove the shard elections of a partition root that no live member runs",
-		Long: `Delete the elections under ROOT/shards of every shard not in --shards (the list
+		Long: `Delete the elections (in ROOT/buckets, or ROOT/shards in a flat root of an
+older release) of every shard not in --shards (the list
 the live members run): those a daemon started by mistake with a longer list
 left behind, which stay unled and show in status as "8 of 16 shards".
 
@@ -81,7 +82,7 @@ func runPrune(cmd *cobra.Command, f *pruneFlags, shards []string) error {
 	}
 	switch {
 	case len(deleted) == 0 && len(kept) == 0:
-		fmt.Fprintf(out, "nothing to prune: every election under %s/shards is in the list\n", f.root)
+		fmt.Fprintf(out, "nothing to prune: every election under %s is in the list\n", f.root)
 	case len(deleted) > 0:
 		fmt.Fprintf(out, "%s the elections of %d shards: %s\n", verb, len(deleted), strings.Join(deleted, ", "))
 	}

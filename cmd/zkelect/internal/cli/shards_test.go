@@ -275,10 +275,10 @@ func TestShardsExecSupervisesOneChildPerLedShard(t *testing.T) {
 	o := owners(t, s, root)
 	for _, e := range readEvents(t, events) {
 		shard := e.fields[5]
-		if e.id() != "m1" || e.fields[1] != o[shard].Token.Decimal() || e.fields[2] != shardElectionPath(root, shard) {
+		if e.id() != "m1" || e.fields[1] != o[shard].Token.Decimal() || e.fields[2] != o[shard].Election {
 			t.Errorf("child event %v: want member m1, shard %s's token %s and election path", e, shard, o[shard].Token.Decimal())
 		}
-		if !strings.HasPrefix(e.fields[3], shardElectionPath(root, shard)+"/") { // ZKELECT_ZNODE
+		if !strings.HasPrefix(e.fields[3], o[shard].Election+"/") { // ZKELECT_ZNODE
 			t.Errorf("child event %v: ZKELECT_ZNODE %q is not a znode of shard %s's election", e, e.fields[3], shard)
 		}
 	}

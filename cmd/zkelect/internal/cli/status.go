@@ -158,13 +158,20 @@ func (st *electionStatus) health() error {
 }
 
 // health is status's verdict on a root: statusUnled while a shard has no
-// leader.
+// leader, or an election outside the root's buckets (an older release
+// campaigning beside them: the shard may have two leaders).
 func (st *rootStatus) health() error {
-	unled := 0
+	unled, stray := 0, []string{}
 	for _, s := range st.Shards {
 		if s.Leader == "" {
 			unled++
 		}
+		if s.Stray != "" {
+			stray = append(stray, s.Shard)
+		}
+	}
+	if len(stray) > 0 {
+		return &exitError{code: statusUnled, err: fmt.Errorf("%d shards of %s have an election outside its buckets, under %s/shards (%s): a release before buckets runs on this bucketed root and may lead them beside this release's leaders; stop it", len(stray), st.Root, st.Root, strings.Join(stray, ", "))}
 	}
 	if unled > 0 {
 		return &exitError{code: statusUnled, err: fmt.Errorf("%d of %d shards of %s have no leader", unled, len(st.Shards), st.Root)}
@@ -253,7 +260,7 @@ func rootStatusOf(ctx context.Context, sess *recipe.Session, root string) (*root
 	}
 	st := &rootStatus{zkelecthttp.Owners{Root: root, Shards: []shardJSON{}, Members: map[string]int{}, Operator: zkelecthttp.OperatorOf(cl, time.Now())}}
 	for shard, o := range owners {
-		sj := shardJSON{Shard: shard, Leader: o.Member, Address: o.Address, Standbys: append([]string{}, o.Standbys...), Stuck: o.Stuck}
+		sj := shardJSON{Shard: shard, Leader: o.Member, Address: o.Address, Standbys: append([]string{}, o.Standbys...), Stuck: o.Stuck, Stray: o.Stray}
 		if o.Member != "" {
 			t := newTokenJSON(o.Token)
 			sj.Token = &t
@@ -291,7 +298,11 @@ func (st *rootStatus) write(w io.Writer, format string) error {
 		if s.Token != nil {
 			token = s.Token.Hex + " (" + s.Token.EpochCounter + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Shard, leader, token, strings.Join(s.Standbys, ","), st.shardNote(s.Shard))
+		note := st.shardNote(s.Shard)
+		if s.Stray != "" {
+			note = strings.TrimPrefix(note+", stray election "+s.Stray+" (an older release's)", ", ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Shard, leader, token, strings.Join(s.Standbys, ","), note)
 	}
 	fmt.Fprintln(tw)
 	if err := tw.Flush(); err != nil {

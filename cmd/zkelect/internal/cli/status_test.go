@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
+	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -112,7 +113,11 @@ func TestStatusExitCodesForHealthChecks(t *testing.T) {
 	if code, out, errs := status("--election", empty); code != 3 || !strings.Contains(out, "leader:        none") {
 		t.Errorf("status of an election without a leader exited %d (%s%s), want 3", code, out, errs)
 	}
-	if _, err := s.Conn().Create(root+"/shards/9", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	unled, err := partition.ElectionPath(t.Context(), s, root, "9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Conn().Create(unled, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, errs := status("--root", root); code != 3 || !strings.Contains(errs, "1 of 3 shards") {

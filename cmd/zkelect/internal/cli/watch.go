@@ -10,7 +10,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"github.com/zkelect/zkelect/cmd/zkelect/internal/zkelectd"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 )
@@ -103,7 +102,7 @@ func shardTargets(ctx context.Context, sess *recipe.Session, root string, timeou
 	}
 	out := make([]watchTarget, 0, len(owners))
 	for _, s := range sortedShards(owners) {
-		out = append(out, watchTarget{path: zkelectd.ShardElectionPath(root, s), shard: s})
+		out = append(out, watchTarget{path: owners[s].Election, shard: s})
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package zkelectd
 import (
 	"context"
 	"os"
+	"path"
 	"strconv"
 	"syscall"
 	"time"
@@ -87,12 +88,12 @@ func (w *ShardWork) runChild(ctx context.Context, log zerolog.Logger, shard stri
 	argv := w.tmpl.argv(shard, token)
 	env := []string{
 		EnvFencingToken + "=" + token.Decimal(),
-		EnvElection + "=" + ShardElectionPath(w.root, shard),
 		EnvParticipantID + "=" + w.member,
 		EnvShard + "=" + shard,
 	}
 	if lead, ok := recipe.LeadershipFrom(ctx); ok {
-		env = append(env, EnvZnode+"="+lead.Znode(), EnvZnodeVersion+"="+strconv.Itoa(int(lead.Version())))
+		// the election is the parent of the leader's znode, in the root's layout
+		env = append(env, EnvElection+"="+path.Dir(lead.Znode()), EnvZnode+"="+lead.Znode(), EnvZnodeVersion+"="+strconv.Itoa(int(lead.Version())))
 	}
 	c, err := supervisor.Start(supervisor.Spec{
 		Path: argv[0], Args: argv[1:],
@@ -128,7 +129,3 @@ func (w *ShardWork) runChild(ctx context.Context, log zerolog.Logger, shard stri
 
 // EnvShard names the shard in a shards daemon's child environment.
 const EnvShard = "ZKELECT_SHARD"
-
-// ShardElectionPath is the election path of one shard under the partition
-// root: root + "/shards/" + shard (package partition's layout).
-func ShardElectionPath(root, shard string) string { return root + "/shards/" + shard }
