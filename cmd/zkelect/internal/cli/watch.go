@@ -76,7 +76,7 @@ func runWatch(cmd *cobra.Command, f *targetFlags) error {
 // saying so once on stderr) while it has none: watch may start before the
 // fleet. It returns ctx's error if interrupted.
 func awaitShardTargets(ctx context.Context, stderr io.Writer, sess *recipe.Session, root string, timeout time.Duration) ([]watchTarget, error) {
-	var seen []string // the children of <root>/shards at the last look
+	var seen []string // the member records under <root>/owners at the last look
 	for said := false; ; said = true {
 		targets, err := shardTargets(ctx, sess, root, timeout)
 		if err != nil || len(targets) > 0 {
@@ -85,7 +85,7 @@ func awaitShardTargets(ctx context.Context, stderr io.Writer, sess *recipe.Sessi
 		if !said {
 			fmt.Fprintf(stderr, "partition root %s has no shards yet: waiting for a shards daemon to start there\n", root)
 		}
-		if seen, err = awaitChildren(ctx, sess, root+"/shards", seen); err != nil {
+		if seen, err = awaitRecords(ctx, sess, root+"/owners", seen); err != nil {
 			return nil, err
 		}
 	}
