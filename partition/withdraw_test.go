@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"sync"
 	"testing"
@@ -68,16 +67,20 @@ func TestRunnerWonDuringAMoveIsWithdrawnThroughTheSuccessorCheck(t *testing.T) {
 	notes := make(chan stopNote, 16)
 	var watched sync.Map // shard → true: b's stops to report
 	probe := connect(t, 2*time.Second)
+	elections := map[string]string{} // shard → its election's path, in the root's layout (set once a has made the root)
 	noteStops := func(c *partition.Config) {
 		next := c.OnStoppedLeading
 		c.OnStoppedLeading = func(shard string, reason error) {
 			if _, ok := watched.LoadAndDelete(shard); ok {
-				notes <- stopNote{reason: reason, waiting: waitingIn(probe, path.Join(root, "shards", shard))}
+				notes <- stopNote{reason: reason, waiting: waitingIn(probe, elections[shard])}
 			}
 			next(shard, reason)
 		}
 	}
 	a := startMember(t, root, "a", shards, tr)
+	for _, s := range shards {
+		elections[s] = electionOf(t, probe, root, s)
+	}
 	bm := newMember(t, connect(t, sessionTimeout), root, "b", shards, tr, noteStops)
 	partition.HoldWonCampaigns(bm.m, gate.hold)
 	bm.run(t)
@@ -117,7 +120,7 @@ func TestRunnerWonDuringAMoveIsWithdrawnThroughTheSuccessorCheck(t *testing.T) {
 		})
 		if !late {
 			waitFor(t, 10*time.Second, "c's candidate to wait in shard "+s+"'s election", func() (bool, string) {
-				w := waitingIn(probe, path.Join(root, "shards", s))
+				w := waitingIn(probe, elections[s])
 				return slices.Contains(w, "c"), fmt.Sprint(w)
 			})
 		}
