@@ -29,17 +29,29 @@ func NewLeaderFloor() LeaderFloor { return LeaderFloor{} }
 // a restore into a new ensemble) is followed again once its leader
 // publishes.
 func (f LeaderFloor) Admit(leaders map[string]Published) map[string]Published {
-	for s := range f {
-		if _, claimed := leaders[s]; !claimed {
-			delete(f, s)
+	before, known := len(f), 0
+	var stale []string
+	for s, p := range leaders {
+		floor, ok := f[s]
+		if ok {
+			known++
+		}
+		switch {
+		case p.Token < floor:
+			stale = append(stale, s)
+		case !ok || p.Token != floor:
+			f[s] = p.Token
 		}
 	}
-	for s, p := range leaders {
-		if p.Token < f[s] {
-			delete(leaders, s)
-			continue
+	if known < before { // some shards with a floor are claimed no more
+		for s := range f {
+			if _, claimed := leaders[s]; !claimed {
+				delete(f, s)
+			}
 		}
-		f[s] = p.Token
+	}
+	for _, s := range stale {
+		delete(leaders, s)
 	}
 	return leaders
 }

@@ -1,6 +1,7 @@
 package root
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 )
@@ -33,6 +34,10 @@ func TestLeaderFloorHidesALaggingRecord(t *testing.T) {
 		t.Fatalf("the view names %v for s, want a's stale claim (the fault this floor is for)", got)
 	}
 	step("b's record dropped s, a's still lags", map[string]Published{"t": {"a", 7}})
+	rec("a", 1, map[string]uint64{"s": 206})
+	step("t not led any more, a's claim of s still lags", map[string]Published{})
+	rec("a", 1, map[string]uint64{"s": 206, "t": 7})
+	step("t led again", map[string]Published{"t": {"a", 7}})
 	rec("c", 3, map[string]uint64{"s": 300})
 	step("c leads s", map[string]Published{"s": {"c", 300}, "t": {"a", 7}})
 	rec("a", 1, map[string]uint64{"t": 7})
@@ -40,4 +45,32 @@ func TestLeaderFloorHidesALaggingRecord(t *testing.T) {
 	step("no record claims s", map[string]Published{"t": {"a", 7}})
 	rec("a", 1, map[string]uint64{"s": 5, "t": 7})
 	step("s's election created again, tokens from 5", map[string]Published{"s": {"a", 5}, "t": {"a", 7}})
+}
+
+// BenchmarkLeaderFloorAdmit measures Admit beside View.Leaders for 10,000
+// shards led by 10 members, the cost each observer step adds.
+func BenchmarkLeaderFloorAdmit(b *testing.B) {
+	v := NewView(false)
+	members := map[string]int64{}
+	for m := range 10 {
+		id := fmt.Sprintf("m%d", m)
+		members[id] = int64(m + 1)
+		leading := map[string]uint64{}
+		for s := m; s < 10000; s += 10 {
+			leading[fmt.Sprintf("shard-%d", s)] = uint64(1000 + s)
+		}
+		v.Apply(Update{Member: id, Rec: &StoredRecord{Record: Record{Session: int64(m + 1), Leading: leading}}})
+	}
+	v.Apply(Update{Members: members})
+	f := NewLeaderFloor()
+	b.Run("Leaders", func(b *testing.B) {
+		for b.Loop() {
+			_ = v.Leaders()
+		}
+	})
+	b.Run("LeadersAdmitted", func(b *testing.B) {
+		for b.Loop() {
+			_ = f.Admit(v.Leaders())
+		}
+	})
 }
