@@ -55,8 +55,9 @@ type MemberInfo struct {
 	Leads int
 }
 
-// clusterOf returns the view's picture.
-func clusterOf(v *view) Cluster {
+// clusterOf returns the view's picture, with leaders (v.Leaders(), or
+// what a LeaderFloor admitted of it) as its shards' leaders.
+func clusterOf(v *view, leaders map[string]published) Cluster {
 	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.Operator.OperatorState.Clone()}
 	for id, sess := range v.Members {
 		mi := MemberInfo{Weight: v.Weight(id), Drained: v.Operator.IsDrained(id)}
@@ -65,7 +66,7 @@ func clusterOf(v *view) Cluster {
 		}
 		c.Members[id] = mi
 	}
-	for s, p := range v.Leaders() {
+	for s, p := range leaders {
 		mi := c.Members[p.Member]
 		mi.Leads++
 		c.Members[p.Member] = mi
@@ -105,7 +106,7 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 			v.Apply(update{Member: id, Rec: rec})
 		}
 	}
-	return clusterOf(v), nil
+	return clusterOf(v, v.Leaders()), nil
 }
 
 // readRecord reads one member's record; nil when there is none.
@@ -133,7 +134,10 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRec
 // none skipped (fn owns each Cluster; a slow fn holds up only this watch,
 // never the members' elections). Like WatchLeaders it reads without
 // registering, lags the elections by up to the publish interval (see
-// WatchLeaders) plus a write, and is advice for routing, not a safety signal. It blocks until
+// WatchLeaders) plus a write, and is advice for routing, not a safety signal.
+// As in WatchLeaders, a shard's token in Cluster.Leaders never goes down
+// within one call: a lagging record's older claim is left out (the shard
+// is shown without a leader) until a claim at least as new is read. It blocks until
 // ctx is done and returns nil, or an error wrapping recipe.ErrSessionClosed
 // when sess is closed; ErrNilSession, ErrNilCallback or an error wrapping
 // ErrInvalidRoot for bad arguments.
@@ -142,8 +146,9 @@ func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn fun
 		return err
 	}
 	var last *Cluster
+	floor := rootdata.NewLeaderFloor()
 	return rootdata.Follow(ctx, sess, root, "watch cluster", func(v *view) (bool, error) {
-		if c := clusterOf(v); last == nil || !c.equal(*last) {
+		if c := clusterOf(v, floor.Admit(v.Leaders())); last == nil || !c.equal(*last) {
 			last = &c
 			fn(c.clone())
 		}

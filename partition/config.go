@@ -97,9 +97,11 @@ type Config struct {
 	// token, checked by a zxidfence guard, is). Calls are made in order,
 	// one at a time, on a goroutine of the Manager's that never holds up
 	// the elections: when the callback is slower than the changes,
-	// intermediate states are skipped and the latest is delivered. It is
-	// never called after Run returns (Run waits for a call in progress).
-	// WatchLeaders gives the same to processes that are not members.
+	// intermediate states are skipped and the latest is delivered. A
+	// shard's token never goes down within one Run (see WatchLeaders: a
+	// lagging record's older claim is not reported). It is never called
+	// after Run returns (Run waits for a call in progress). WatchLeaders
+	// gives the same to processes that are not members.
 	// Optional.
 	OnLeaderChanged func(shard, member string, token zxidfence.Token)
 

@@ -37,10 +37,12 @@ func checkWatch(sess *recipe.Session, root string, fnIsNil bool) error {
 // notifier delivers leader changes to fn, one call at a time, on the
 // goroutine running deliver. set never blocks: it replaces the state not
 // delivered yet, so a callback slower than the changes skips intermediate
-// states and still gets the latest.
+// states and still gets the latest. A shard's token never goes down in
+// what it delivers (see rootdata.LeaderFloor).
 type notifier struct {
-	fn   func(shard, member string, token zxidfence.Token)
-	kick chan struct{} // capacity 1: a new state is waiting
+	fn    func(shard, member string, token zxidfence.Token)
+	kick  chan struct{}        // capacity 1: a new state is waiting
+	floor rootdata.LeaderFloor // owned by set's one caller
 
 	mu     sync.Mutex
 	latest map[string]published // newest state not yet taken; nil when taken
@@ -49,12 +51,14 @@ type notifier struct {
 }
 
 func newNotifier(fn func(shard, member string, token zxidfence.Token)) *notifier {
-	return &notifier{fn: fn, kick: make(chan struct{}, 1), sent: map[string]published{}}
+	return &notifier{fn: fn, kick: make(chan struct{}, 1), floor: rootdata.NewLeaderFloor(), sent: map[string]published{}}
 }
 
 // set hands over state (shard to leader, shards without one left out); the
-// notifier owns it from now on.
+// notifier owns it from now on, and leaves out a lagging record's claim
+// older than one it took before. One goroutine calls set.
 func (n *notifier) set(state map[string]published) {
+	state = n.floor.Admit(state)
 	n.mu.Lock()
 	n.latest = state
 	n.mu.Unlock()
@@ -114,8 +118,14 @@ func changedShards(old, next map[string]published) []string {
 // members' records publish it, each time it changes: with the shard, the
 // leading member and its fencing token, or "" and 0 when the shard lost its
 // leader. Shards start without a leader, so the first calls report the
-// leaders the records already publish. It reads the same znodes as the members (<root>/members and
-// <root>/owners) without registering, so any process with a session can
+// leaders the records already publish. A shard's token never goes down
+// within one call: a record read after a handoff that still claims the
+// shard with an older token than one reported (it lags its member's
+// resignation) is not reported; the shard is reported without a leader
+// until a claim at least as new is read. Only a shard that no record
+// claims any more starts over (an election created again). It reads the
+// same znodes as the members (<root>/members and <root>/owners) without
+// registering, so any process with a session can
 // follow the leaders, for example to route requests. fn runs on the calling
 // goroutine, one call at a time, in order; when it is slower than the
 // changes, intermediate states are skipped and the latest is delivered.

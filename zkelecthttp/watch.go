@@ -50,8 +50,11 @@ func (s watchStreams) release() { <-s }
 // event with the whole picture first (unless the client resumes with the
 // Last-Event-ID header, or ?last_event_id=, of this stream and still
 // within the hub's ring), then one "leader" event per change, "no leader"
-// included, each with its id. The stream ends when the hub stops or the
-// client falls too far behind; clients reconnect with the last id they saw.
+// included, each with its id. A shard's token never goes down in the
+// hub's stream, unless its election was created again (partition.WatchCluster
+// does not report a lagging record's older claim). The stream ends when
+// the hub stops or the client falls too far behind; clients reconnect
+// with the last id they saw.
 // Beyond the stream cap it answers 503 with the cap and a Retry-After.
 func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.Request) {
 	flusher, ok := w.(http.Flusher)
