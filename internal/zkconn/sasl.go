@@ -234,8 +234,10 @@ func (s *Conn) authRefused() {
 	if s.closed || s.id == 0 { // before the first session Connect reports it
 		return
 	}
-	s.log.Error().Err(s.wire.auth.cause()).Int64("session_id", s.id).Str("reason", "auth_failed").
-		Msg("zookeeper refused the session's SASL login (every server refused its credentials, or the ensemble requires one); the session is over")
+	if cause := s.wire.auth.cause(); !isLoginRequired(cause) { // that one was logged (endRequired)
+		s.log.Error().Err(cause).Int64("session_id", s.id).Str("reason", "auth_failed").
+			Msg("every zookeeper server refused the session's SASL credentials; the session is over")
+	}
 	s.connected = false
 	s.expiredLocked()
 }

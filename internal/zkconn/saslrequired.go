@@ -1,6 +1,7 @@
 package zkconn
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/zkelect/zkelect/internal/jute"
@@ -45,13 +46,21 @@ func (c *wireConn) loginRequired(xid int32) {
 
 // endRequired ends the session after loginRequired (c.mu not held) and
 // returns the error for go-zookeeper's read: it drops the connection, as
-// the server does.
+// the server does. It logs a warning only: every caller of the session
+// gets the error, which says it all.
 func (c *wireConn) endRequired(err error) error {
-	c.w.log.Error().Str("server", c.addr).Err(err).
+	c.w.log.Warn().Str("server", c.addr).Int64("session_id", c.w.sessionID.Load()).Str("reason", "sasl_required").Err(err).
 		Msg("zookeeper requires a SASL login of the session (SESSIONCLOSEDREQUIRESASLAUTH); the session is over")
 	if f := c.w.onRefused; f != nil {
 		f()
 	}
 	_ = c.Close()
 	return err
+}
+
+// isLoginRequired reports whether err is the end cause loginRequired
+// records.
+func isLoginRequired(err error) bool {
+	var ce *CodeError
+	return errors.As(err, &ce) && ce.Code == jute.CodeSessionClosedRequireSASL
 }
