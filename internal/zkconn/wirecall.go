@@ -145,7 +145,9 @@ func (s *Conn) exchange(ctx context.Context, call *pendingCall, frame []byte) ([
 
 // write writes frame, the request of call, on the connection once it is
 // ready, at most a session timeout later (see awaitReady for redial). It
-// fails with ctx's error, ErrClosed (with redial, after Close), one
+// fails with ctx's error, the session's end cause (an *AuthError: its
+// credentials refused, or a SASL login required) once it is over for
+// good, ErrClosed (with redial, after Close), one
 // wrapping zk.ErrSessionExpired as soon as the session the call is bound
 // to (see binding) has expired, or an
 // error wrapping zk.ErrConnectionClosed: no connection was ready, or the
