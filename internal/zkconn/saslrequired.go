@@ -2,7 +2,6 @@ package zkconn
 
 import (
 	"errors"
-	"strconv"
 
 	"github.com/zkelect/zkelect/internal/jute"
 )
@@ -34,7 +33,7 @@ func (c *wireConn) loginRequired(xid int32) {
 	case xid == jute.XidPing:
 		op = "ping"
 	case ok:
-		op = "request (op " + strconv.Itoa(int(r.op)) + ")"
+		op = jute.OpName(r.op)
 	}
 	err := &AuthError{Server: c.addr, Err: &CodeError{Op: op, Code: jute.CodeSessionClosedRequireSASL}}
 	if cred := c.w.sasl; cred != nil {

@@ -20,8 +20,8 @@ import (
 // /zookeeper/config (reconfig.go), the only one sent on a session no
 // caller uses, the session ends all the same: Ended is closed, EndErr and
 // a later call return an *AuthError (ErrAuthFailed) wrapping a *CodeError
-// of code -124, classified session over, and no connection is made after
-// it. A caller's call racing that read fails with the same cause,
+// of code -124 naming that read (getData), classified session over, and
+// no connection is made after it. A caller's call racing that read fails with the same cause,
 // whichever of the two took the answer.
 func TestLoginRequiredEndsSession(t *testing.T) {
 	zks := testenv.New(t, testenv.Options{Servers: 1, SASLUsers: map[string]string{"u": "secret"}, SASLRequired: true})
@@ -37,6 +37,9 @@ func TestLoginRequiredEndsSession(t *testing.T) {
 		t.Fatalf("the session did not end within 30s of its first request (the layer's), after %d connections", dials.Load())
 	}
 	checkLoginRequired(t, "EndErr", c.EndErr())
+	if ce := (*CodeError)(nil); errors.As(c.EndErr(), &ce) && ce.Op != "getData" {
+		t.Errorf("EndErr names %s as the request answered -124; want getData, the layer's read of %s", ce.Op, configPath)
+	}
 	_, _, err := c.Children(t.Context(), "/")
 	checkLoginRequired(t, "a call after the end", err)
 	n := dials.Load()
