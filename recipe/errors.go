@@ -57,8 +57,10 @@ var (
 	// ErrTLS: a TLS handshake with a server failed (see TLSError).
 	ErrTLS = zkconn.ErrTLS
 	// ErrAuthFailed: a server refused the session's SASL credentials, or
-	// could not prove that it knows them (see AuthError). The session is
-	// over: it does not reconnect with credentials the ensemble refuses.
+	// could not prove that it knows them, or the ensemble requires a SASL
+	// login the session did not make (SESSIONCLOSEDREQUIRESASLAUTH, -124;
+	// see AuthError). The session is over: it does not reconnect with
+	// credentials the ensemble refuses, or without those it requires.
 	ErrAuthFailed = zkconn.ErrAuthFailed
 	// ErrSessionTimeout: a session timeout that is not positive, or (with
 	// WithExactSessionTimeout) one the server would not grant.

@@ -132,12 +132,16 @@ func (s *Session) Close() error {
 // Ended returns a channel closed when the session can never be had again:
 // Close was called, or every configured server refused its SASL
 // credentials within a session timeout (a single server's refusal only
-// moves the session to the others). EndErr says which.
+// moves the session to the others), or a server answered that it requires
+// a SASL login the session did not make (SESSIONCLOSEDREQUIRESASLAUTH).
+// EndErr says which.
 func (s *Session) Ended() <-chan struct{} { return s.conn.Ended() }
 
 // EndErr returns why the session ended for good: an *AuthError of the last
 // refusal (errors.Is(err, ErrAuthFailed)) when every server refused the
-// credentials, ErrSessionClosed after Close, nil while it has not.
+// credentials, or of the answer requiring a SASL login (its message names
+// SESSIONCLOSEDREQUIRESASLAUTH (-124)), ErrSessionClosed after Close, nil
+// while it has not.
 func (s *Session) EndErr() error {
 	err := s.conn.EndErr()
 	if errors.Is(err, zkconn.ErrClosed) {

@@ -1,5 +1,7 @@
 package jute
 
+import "strconv"
+
 // Op codes of a request header, as ZooKeeper's ZooDefs.OpCode defines them.
 const (
 	OpCreate          int32 = 1
@@ -25,6 +27,24 @@ const (
 	OpSetWatches      int32 = 101
 	OpError           int32 = -1 // a failed operation's result in a multi reply
 )
+
+// opNames are ZooKeeper's names of the op codes (ZooDefs.OpCode).
+var opNames = map[int32]string{
+	OpCreate: "create", OpDelete: "delete", OpExists: "exists", OpGetData: "getData", OpSetData: "setData",
+	OpGetACL: "getACL", OpSetACL: "setACL", OpGetChildren: "getChildren", OpSync: "sync", OpPing: "ping",
+	OpGetChildren2: "getChildren2", OpCheck: "check", OpMulti: "multi", OpCreate2: "create2",
+	OpReconfig: "reconfig", OpRemoveWatches: "removeWatches", OpCreateContainer: "createContainer",
+	OpCreateTTL: "createTTL", OpCloseSession: "closeSession", OpSetAuth: "auth", OpSetWatches: "setWatches",
+}
+
+// OpName returns ZooKeeper's name of op ("getChildren2", as ZooDefs.OpCode
+// names it), or "op N" for a code it does not name here.
+func OpName(op int32) string {
+	if n, ok := opNames[op]; ok {
+		return n
+	}
+	return "op " + strconv.Itoa(int(op))
+}
 
 // Reserved xids of reply (and request) headers: not answers to numbered
 // requests.

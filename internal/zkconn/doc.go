@@ -63,7 +63,9 @@
 //     refuses the credentials speaks for itself: the session moves to the
 //     others, and is over for good (ErrAuthFailed, Ended) only once every
 //     configured server refused within a session timeout
-//     (saslservers.go);
+//     (saslservers.go), or at once when a server answers any request,
+//     the layer's own included, that it requires a SASL login
+//     (SESSIONCLOSEDREQUIRESASLAUTH, saslrequired.go);
 //   - calls bound to their session: one that waits for a connection while
 //     its session expires fails at once with zk.ErrSessionExpired
 //     (wirecall.go), and every call fails at once once the session is

@@ -43,15 +43,23 @@ type SASLCredential struct{ User, Password string }
 // reason a retry does not cure: the server refused the credentials
 // (zk.ErrAuthFailed), has no SASL configured, or could not prove it knows
 // the password (sasl.ErrServerNotVerified and the other errors of
-// internal/sasl). errors.Is(err, ErrAuthFailed) holds for it.
+// internal/sasl); or the server requires a SASL login the session did not
+// make, or one that does not satisfy it: it answered a request with
+// SESSIONCLOSEDREQUIRESASLAUTH (Err a *CodeError of code
+// jute.CodeSessionClosedRequireSASL, -124; Mechanism and User empty
+// without Config.SASL; saslrequired.go). errors.Is(err, ErrAuthFailed)
+// holds for it.
 type AuthError struct {
 	Server    string // "host:port"
-	Mechanism string // "DIGEST-MD5"
+	Mechanism string // "DIGEST-MD5"; empty: no login was made
 	User      string
 	Err       error
 }
 
 func (e *AuthError) Error() string {
+	if e.Mechanism == "" {
+		return fmt.Sprintf("no SASL login at ZooKeeper server %s: %v", e.Server, e.Err)
+	}
 	return fmt.Sprintf("SASL %s login as %q at ZooKeeper server %s: %v", e.Mechanism, e.User, e.Server, e.Err)
 }
 
@@ -213,9 +221,10 @@ func readSASLReply(r io.Reader) (token []byte, code int32, err error) {
 }
 
 // authRefused ends the session after every server refused its
-// credentials (after Connect): no connection is made again, so the server
-// expires the session; its candidates learn it now, as an expiry, and
-// Ended is closed.
+// credentials, or a server answered that it requires a login
+// (saslrequired.go), after Connect: no connection is made again, so the
+// server expires the session; its candidates learn it now, as an expiry,
+// and Ended is closed.
 func (s *Conn) authRefused() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -225,8 +234,10 @@ func (s *Conn) authRefused() {
 	if s.closed || s.id == 0 { // before the first session Connect reports it
 		return
 	}
-	s.log.Error().Err(s.wire.auth.cause()).Int64("session_id", s.id).Str("reason", "auth_failed").
-		Msg("every zookeeper server refused the session's SASL credentials; the session is over")
+	if cause := s.wire.auth.cause(); !isLoginRequired(cause) { // that one was logged (endRequired)
+		s.log.Error().Err(cause).Int64("session_id", s.id).Str("reason", "auth_failed").
+			Msg("every zookeeper server refused the session's SASL credentials; the session is over")
+	}
 	s.connected = false
 	s.expiredLocked()
 }

@@ -75,13 +75,15 @@ func (w *wireTracker) saslRefusedBy(addr string) (everywhere bool) {
 }
 
 // Ended returns a channel closed when the session can never be had
-// again: Close was called, or every configured server refused its SASL
-// credentials. EndErr says which.
+// again: Close was called, every configured server refused its SASL
+// credentials, or a server answered that it requires a SASL login
+// (SESSIONCLOSEDREQUIRESASLAUTH, saslrequired.go). EndErr says which.
 func (s *Conn) Ended() <-chan struct{} { return s.ended }
 
 // EndErr returns why the session ended for good: the *AuthError of the
-// last refusal (errors.Is(err, ErrAuthFailed)), ErrClosed after Close, or
-// nil while it has not.
+// last refusal, or of the answer requiring a SASL login (wrapping a
+// *CodeError of code -124); errors.Is(err, ErrAuthFailed) for both;
+// ErrClosed after Close, or nil while it has not.
 func (s *Conn) EndErr() error {
 	if err := s.wire.auth.cause(); err != nil {
 		return err

@@ -387,6 +387,7 @@ type wireConn struct {
 	calls    map[int32]*pendingCall // requests of the session awaiting their reply (wirecall.go)
 	rd       jute.Splitter
 	rejected error // an answer to the connect request not believed (ensemble.go)
+	required error // a reply of SESSIONCLOSEDREQUIRESASLAUTH: the session is over (saslrequired.go)
 
 	session       int64          // the session established on the connection (c.mu)
 	syncs         []answeredSync // the latest syncs answered (leaseclock.go)
@@ -466,10 +467,13 @@ func (c *wireConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		c.mu.Lock()
 		ferr := c.rd.Feed(b[:n], c.frame)
-		due, rejected := c.saslDue, c.rejected
+		due, rejected, required := c.saslDue, c.rejected, c.required
 		c.mu.Unlock()
 		if ferr != nil {
 			return 0, c.oversized(ferr)
+		}
+		if required != nil {
+			return 0, c.endRequired(required)
 		}
 		if rejected != nil { // go-zookeeper never reads the answer
 			_ = c.Close()
@@ -521,6 +525,9 @@ func (c *wireConn) frame(head []byte) {
 		return
 	}
 	c.w.sawZxid(h.Zxid)
+	if h.Err == jute.CodeSessionClosedRequireSASL && c.required == nil {
+		c.loginRequired(h.Xid)
+	}
 	switch xid := h.Xid; xid {
 	case jute.XidWatchEvent:
 	case jute.XidPing:

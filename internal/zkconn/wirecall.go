@@ -145,7 +145,9 @@ func (s *Conn) exchange(ctx context.Context, call *pendingCall, frame []byte) ([
 
 // write writes frame, the request of call, on the connection once it is
 // ready, at most a session timeout later (see awaitReady for redial). It
-// fails with ctx's error, ErrClosed (with redial, after Close), one
+// fails with ctx's error, the session's end cause (an *AuthError: its
+// credentials refused, or a SASL login required) once it is over for
+// good, ErrClosed (with redial, after Close), one
 // wrapping zk.ErrSessionExpired as soon as the session the call is bound
 // to (see binding) has expired, or an
 // error wrapping zk.ErrConnectionClosed: no connection was ready, or the
@@ -192,18 +194,34 @@ func (s *Conn) write(ctx context.Context, call *pendingCall, frame []byte, redia
 }
 
 // await waits for the reply to call, at most callBound of the session
-// timeout. It fails with ctx's error, or one wrapping
+// timeout. It fails with ctx's error; with the session's end cause (an
+// *AuthError) when the server answered this call, or another request of
+// the session, that it requires a SASL login (saslrequired.go), or the
+// session's credentials were refused meanwhile; or with one wrapping
 // zk.ErrConnectionClosed when the connection closed or the bound passed
 // first: the request's fate is then unknown.
 func (s *Conn) await(ctx context.Context, call *pendingCall) ([]byte, error) {
 	body, ok := call.waitCtx(ctx, callBound(s.wire.timeout()))
 	switch {
+	case ok && !loginRequiredReply(body):
+		return body, nil
+	case ok && s.wire.auth.cause() != nil:
+		return nil, s.wire.auth.cause()
 	case ok:
 		return body, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case s.wire.auth.cause() != nil:
+		return nil, s.wire.auth.cause()
 	}
 	return nil, fmt.Errorf("no reply: %w", zk.ErrConnectionClosed)
+}
+
+// loginRequiredReply reports whether body is a reply of code
+// SESSIONCLOSEDREQUIRESASLAUTH.
+func loginRequiredReply(body []byte) bool {
+	h, ok := jute.DecodeReplyHeader(body)
+	return ok && h.Err == jute.CodeSessionClosedRequireSASL
 }
 
 // A call is bound to the session current when it starts: one that waits
