@@ -113,6 +113,7 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 	s := newConn(newWireTracker(len(servers), cfg.Timeout, cfg.Log), cfg)
 	s.wire.sasl, s.wire.onRefused = cfg.SASL, s.authRefused
 	s.hosts = newServerList(cfg.Log)
+	s.wire.onAnswer = s.hosts.answered
 	s.refusedTLS = newTLSRefusals(s.hosts.servers)
 	s.resolver = newResolver(cfg.Dialer, cfg.TLS, s.refusedTLS, cfg.Log)
 	conn, events, err := zk.Connect(servers, cfg.Timeout,

@@ -26,6 +26,18 @@ import (
 // back (but for servers a reconfiguration removed), so an ensemble
 // reachable only through the names the user gave (its configuration naming
 // addresses the client cannot reach) is still found.
+//
+// The pause is for a round of servers that did not answer (a dead or
+// unreachable ensemble is not dialled in a loop). A round in which a
+// server answered is not one: after a server granted a new session, or
+// answered that the session expired (and the layer believed it,
+// ensemble.go), the anchor is dialled again without a pause, so a session
+// that expired is replaced in a round trip (the Java client's
+// StaticHostProvider pauses the same way, only after a whole round of
+// failed addresses). A session resumed is not such an answer: a server
+// that resumes the session and drops the connection again (a SetWatches
+// frame over its jute.maxbuffer, a server failing under load) keeps being
+// paced by the pause.
 type serverList struct {
 	log zerolog.Logger
 
@@ -40,6 +52,8 @@ type serverList struct {
 	fresh     bool     // the anchor was chosen for the round in progress: no pause before it
 	succeeded bool     // a session was made during the round in progress
 	withSeed  bool     // the round in progress includes the seed beside members
+	answer    bool     // a server answered (a new session, an expiry believed) since the anchor was last dialled
+	pauses    int      // the pauses asked of go-zookeeper (retryStart), for the log and tests
 }
 
 func newServerList(log zerolog.Logger) *serverList { return &serverList{log: log} }
@@ -66,7 +80,8 @@ func (l *serverList) Len() int {
 // first, and retryStart is true when the anchor comes round again, so
 // go-zookeeper waits a second once per round of failed attempts, before
 // the server it left, as with its own provider (which pauses when it comes
-// back round to the server it last connected to).
+// back round to the server it last connected to); not when a server
+// answered since the anchor was last dialled (see answered).
 func (l *serverList) Next() (server string, retryStart bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -79,9 +94,33 @@ func (l *serverList) Next() (server string, retryStart bool) {
 	if server != l.anchor {
 		return server, false
 	}
-	retry := !l.fresh
-	l.fresh = false
+	retry := !l.fresh && !l.answer
+	l.fresh, l.answer = false, false
+	if retry {
+		l.pauses++
+		l.log.Debug().Str("server", server).Int("pauses", l.pauses).
+			Msg("no zookeeper server answered a whole round: pausing a second before the next")
+	}
 	return server, retry
+}
+
+// answered records that a server answered the connect request in a way
+// that moves the session on: it granted a new session, or said the
+// session expired and the layer believed it (ensemble.go). The next dial
+// of the anchor goes without go-zookeeper's pause: the network and the
+// servers are fine. Called by the wire tracker (wire.go), never under
+// l.mu.
+func (l *serverList) answered() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.answer = true
+}
+
+// pausesAsked returns how many times Next asked go-zookeeper to pause.
+func (l *serverList) pausesAsked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pauses
 }
 
 // newRoundLocked starts a round: the members (the seed too every other

@@ -47,3 +47,29 @@ func TestServerListPausesOncePerRound(t *testing.T) {
 	}
 	t.Fatalf("after a drop from %s: not dialled again in 6 attempts", s)
 }
+
+// TestServerListDoesNotPauseAfterAnAnswer: a server that answered (a new
+// session, an expiry believed) since the anchor was last dialled spares
+// the pause before it; a round without an answer pauses again.
+func TestServerListDoesNotPauseAfterAnAnswer(t *testing.T) {
+	l := newServerList(zerolog.Nop())
+	_ = l.Init([]string{"a:1"})
+	if _, retry := l.Next(); retry {
+		t.Fatal("pause before the first dial")
+	}
+	l.answered() // a new session
+	l.Connected()
+	if _, retry := l.Next(); retry {
+		t.Fatal("pause before dialling again the server that granted a new session (its connection dropped)")
+	}
+	l.answered() // it said the session expired
+	if _, retry := l.Next(); retry {
+		t.Fatal("pause before dialling again the server that answered that the session expired")
+	}
+	if _, retry := l.Next(); !retry {
+		t.Fatal("no pause after a round in which no server answered")
+	}
+	if n := l.pausesAsked(); n != 1 {
+		t.Fatalf("%d pauses asked, want 1", n)
+	}
+}
