@@ -34,10 +34,10 @@ import (
 // ensemble.go), the anchor is dialled again without a pause, so a session
 // that expired is replaced in a round trip (the Java client's
 // StaticHostProvider pauses the same way, only after a whole round of
-// failed addresses). A session resumed is not such an answer: a server
-// that resumes the session and drops the connection again (a SetWatches
-// frame over its jute.maxbuffer, a server failing under load) keeps being
-// paced by the pause.
+// failed addresses). A server that resumed the session spares the pause
+// too, but not twice in a row: one that resumes the session and drops the
+// connection again at once (a SetWatches frame over its jute.maxbuffer, a
+// server failing under load) is dialled at most twice a pause.
 type serverList struct {
 	log zerolog.Logger
 
@@ -52,7 +52,8 @@ type serverList struct {
 	fresh     bool     // the anchor was chosen for the round in progress: no pause before it
 	succeeded bool     // a session was made during the round in progress
 	withSeed  bool     // the round in progress includes the seed beside members
-	answer    bool     // a server answered (a new session, an expiry believed) since the anchor was last dialled
+	answer    answer   // how a server answered since the anchor was last dialled
+	resumeRan bool     // the anchor's last dial went without a pause for a resumed session's sake
 	pauses    int      // the pauses asked of go-zookeeper (retryStart), for the log and tests
 }
 
@@ -94,8 +95,16 @@ func (l *serverList) Next() (server string, retryStart bool) {
 	if server != l.anchor {
 		return server, false
 	}
-	retry := !l.fresh && !l.answer
-	l.fresh, l.answer = false, false
+	retry := false
+	switch {
+	case l.fresh || l.answer == answerSession:
+		l.resumeRan = false
+	case l.answer == answerResumed && !l.resumeRan:
+		l.resumeRan = true
+	default:
+		retry, l.resumeRan = true, false
+	}
+	l.fresh, l.answer = false, answerNone
 	if retry {
 		l.pauses++
 		l.log.Debug().Str("server", server).Int("pauses", l.pauses).
@@ -104,16 +113,24 @@ func (l *serverList) Next() (server string, retryStart bool) {
 	return server, retry
 }
 
-// answered records that a server answered the connect request in a way
-// that moves the session on: it granted a new session, or said the
-// session expired and the layer believed it (ensemble.go). The next dial
-// of the anchor goes without go-zookeeper's pause: the network and the
-// servers are fine. Called by the wire tracker (wire.go), never under
+// answer is how a server answered a connect request, for the pause.
+type answer uint8
+
+const (
+	answerNone    answer = iota
+	answerResumed        // it resumed the session
+	answerSession        // it granted a new session, or said the session expired (believed, ensemble.go)
+)
+
+// answered records that a server answered the connect request (a): the
+// next dial of the anchor goes without go-zookeeper's pause, the network
+// and the servers being fine (after a resumed session, not twice in a
+// row; see serverList). Called by the wire tracker (wire.go), never under
 // l.mu.
-func (l *serverList) answered() {
+func (l *serverList) answered(a answer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.answer = true
+	l.answer = max(l.answer, a)
 }
 
 // pausesAsked returns how many times Next asked go-zookeeper to pause.

@@ -1,6 +1,7 @@
 package zkconn
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -57,12 +58,12 @@ func TestServerListDoesNotPauseAfterAnAnswer(t *testing.T) {
 	if _, retry := l.Next(); retry {
 		t.Fatal("pause before the first dial")
 	}
-	l.answered() // a new session
+	l.answered(answerSession) // a new session
 	l.Connected()
 	if _, retry := l.Next(); retry {
 		t.Fatal("pause before dialling again the server that granted a new session (its connection dropped)")
 	}
-	l.answered() // it said the session expired
+	l.answered(answerSession) // it said the session expired
 	if _, retry := l.Next(); retry {
 		t.Fatal("pause before dialling again the server that answered that the session expired")
 	}
@@ -71,5 +72,27 @@ func TestServerListDoesNotPauseAfterAnAnswer(t *testing.T) {
 	}
 	if n := l.pausesAsked(); n != 1 {
 		t.Fatalf("%d pauses asked, want 1", n)
+	}
+}
+
+// TestServerListPacesAServerThatResumesAndDrops: a server that resumed
+// the session spares the pause before it once, not twice in a row, so a
+// server that resumes the session and drops the connection at once is
+// dialled at most twice a pause.
+func TestServerListPacesAServerThatResumesAndDrops(t *testing.T) {
+	l := newServerList(zerolog.Nop())
+	_ = l.Init([]string{"a:1"})
+	l.Next()
+	l.answered(answerSession)
+	l.Connected()
+	l.Next() // the connection dropped: dialled at once
+	var pauses []bool
+	for range 6 { // each dial resumes the session, then the connection drops
+		l.answered(answerResumed)
+		_, retry := l.Next()
+		pauses = append(pauses, retry)
+	}
+	if want := []bool{false, true, false, true, false, true}; !slices.Equal(pauses, want) {
+		t.Fatalf("pauses before each redial after a resume and a drop: %v, want %v", pauses, want)
 	}
 }

@@ -86,7 +86,7 @@ type wireTracker struct {
 	sasl         *SASLCredential // Config.SASL; nil for none (sasl.go)
 	auth         *authFailure    // the first refusal of the SASL credentials
 	onRefused    func()          // told of that refusal, on go-zookeeper's goroutine (Conn.authRefused)
-	onAnswer     func()          // told of a new session or a believed expiry (serverList.answered); nil: none
+	onAnswer     func(answer)    // told of each answer to a connect request (serverList.answered); nil: none
 
 	order sync.Mutex // the session's own writes, in order (wirequeue.go)
 
@@ -318,7 +318,9 @@ func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, password
 	w.mu.Unlock()
 	if w.sessionID.Swap(sessionID) != sessionID {
 		w.lastAnswered.Store(0)
-		w.answer()
+		w.answer(answerSession)
+	} else {
+		w.answer(answerResumed)
 	}
 	w.negotiated.Store(int64(timeout))
 	w.answered(sent)
@@ -327,11 +329,11 @@ func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, password
 }
 
 // answer tells the host provider that a server answered a connect request
-// in a way that moves the session on (a new session, an expiry believed):
-// its next dial needs no pause (hosts.go).
-func (w *wireTracker) answer() {
+// (a new session, the session resumed, an expiry believed): its next dial
+// needs no pause (hosts.go).
+func (w *wireTracker) answer(a answer) {
 	if w.onAnswer != nil {
-		w.onAnswer()
+		w.onAnswer(a)
 	}
 }
 
