@@ -35,9 +35,10 @@ import (
 // that expired is replaced in a round trip (the Java client's
 // StaticHostProvider pauses the same way, only after a whole round of
 // failed addresses). A server that resumed the session spares the pause
-// too, but not twice in a row: one that resumes the session and drops the
-// connection again at once (a SetWatches frame over its jute.maxbuffer, a
-// server failing under load) is dialled at most twice a pause.
+// too, but not more than maxResumedRedials times in a row: one that
+// resumes the session and drops the connection again at once (a SetWatches
+// frame over its jute.maxbuffer, a server failing under load) is dialled
+// at most maxResumedRedials+1 times a pause.
 type serverList struct {
 	log zerolog.Logger
 
@@ -53,9 +54,16 @@ type serverList struct {
 	succeeded bool     // a session was made during the round in progress
 	withSeed  bool     // the round in progress includes the seed beside members
 	answer    answer   // how a server answered since the anchor was last dialled
-	resumeRan bool     // the anchor's last dial went without a pause for a resumed session's sake
+	resumed   int      // dials of the anchor in a row without a pause for a resumed session's sake
 	pauses    int      // the pauses asked of go-zookeeper (retryStart), for the log and tests
 }
+
+// maxResumedRedials is how many times in a row a resumed session spares
+// the pause: a session moved back and forth between its client and
+// another connection presenting it (a session closed on demand, as
+// testenv.ExpireSession does) reconnects without a pause, a server that
+// drops every connection it resumes is still paced.
+const maxResumedRedials = 3
 
 func newServerList(log zerolog.Logger) *serverList { return &serverList{log: log} }
 
@@ -98,11 +106,11 @@ func (l *serverList) Next() (server string, retryStart bool) {
 	retry := false
 	switch {
 	case l.fresh || l.answer == answerSession:
-		l.resumeRan = false
-	case l.answer == answerResumed && !l.resumeRan:
-		l.resumeRan = true
+		l.resumed = 0
+	case l.answer == answerResumed && l.resumed < maxResumedRedials:
+		l.resumed++
 	default:
-		retry, l.resumeRan = true, false
+		retry, l.resumed = true, 0
 	}
 	l.fresh, l.answer = false, answerNone
 	if retry {

@@ -76,9 +76,9 @@ func TestServerListDoesNotPauseAfterAnAnswer(t *testing.T) {
 }
 
 // TestServerListPacesAServerThatResumesAndDrops: a server that resumed
-// the session spares the pause before it once, not twice in a row, so a
-// server that resumes the session and drops the connection at once is
-// dialled at most twice a pause.
+// the session spares the pause before it maxResumedRedials times in a row,
+// not more, so a server that resumes the session and drops the connection
+// at once is dialled at most maxResumedRedials+1 times a pause.
 func TestServerListPacesAServerThatResumesAndDrops(t *testing.T) {
 	l := newServerList(zerolog.Nop())
 	_ = l.Init([]string{"a:1"})
@@ -87,12 +87,12 @@ func TestServerListPacesAServerThatResumesAndDrops(t *testing.T) {
 	l.Connected()
 	l.Next() // the connection dropped: dialled at once
 	var pauses []bool
-	for range 6 { // each dial resumes the session, then the connection drops
+	for range 8 { // each dial resumes the session, then the connection drops
 		l.answered(answerResumed)
 		_, retry := l.Next()
 		pauses = append(pauses, retry)
 	}
-	if want := []bool{false, true, false, true, false, true}; !slices.Equal(pauses, want) {
+	if want := []bool{false, false, false, true, false, false, false, true}; !slices.Equal(pauses, want) {
 		t.Fatalf("pauses before each redial after a resume and a drop: %v, want %v", pauses, want)
 	}
 }
