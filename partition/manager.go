@@ -304,7 +304,8 @@ func (m *Manager) shardsLabel() string { return m.label }
 
 // prepare creates the root's znodes and registers the member. While
 // ZooKeeper is out of reach (connection loss, no server, a session being
-// replaced) it tries again, backing off from 50 ms to 1 s, until ctx ends
+// replaced) it tries again, backing off from 50 ms to 1 s (a pause the
+// session's next connect ends: Session.NextConnect), until ctx ends
 // or the session is closed (an error wrapping recipe.ErrSessionClosed).
 // A member znode another session owns is waited for (awaitOwnerGone: a
 // previous run of this member killed moments ago) and ErrDuplicateMember
@@ -314,6 +315,7 @@ func (m *Manager) prepare(ctx context.Context) error {
 	backoff := retry.Backoff{Min: 50 * time.Millisecond, Max: time.Second}
 	waited := false
 	for {
+		next := m.sess.NextConnect() // a new session ends the pause
 		err := m.prepareOnce(ctx)
 		if err == nil {
 			return nil
@@ -348,6 +350,8 @@ func (m *Manager) prepare(ctx context.Context) error {
 		case <-m.sess.Done():
 			t.Stop()
 			return m.closedWhilePreparing(err)
+		case <-next:
+			t.Stop()
 		case <-t.C:
 		}
 	}

@@ -92,6 +92,7 @@ func register(ctx context.Context, sess *recipe.Session, p string, session int64
 func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instance []byte, acl []zk.ACL, log zerolog.Logger, fail func(error)) {
 	retry := newBackoff()
 	for ctx.Err() == nil {
+		next := sess.NextConnect() // a new session ends the pause
 		err := registeredOnce(ctx, sess, p, instance, acl, log)
 		switch {
 		case errors.Is(err, ErrDuplicateMember):
@@ -99,7 +100,7 @@ func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instanc
 			return
 		case err != nil && ctx.Err() == nil: // not our own leaving
 			log.Warn().Err(err).Msg("keep member registered")
-			retry.wait(ctx)
+			retry.waitOr(ctx, next)
 		default:
 			retry.reset()
 		}
@@ -221,7 +222,9 @@ func (p *publisher) start(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			}
-			p.flush(ctx)
+			if p.flush(ctx) {
+				continue // the session was replaced: the record it calls for is written without the gap
+			}
 			t := time.NewTimer(p.gap())
 			select {
 			case <-t.C:
@@ -236,28 +239,33 @@ func (p *publisher) start(ctx context.Context) {
 func (p *publisher) wait() { p.wg.Wait() }
 
 // flush writes the pending record, retrying until it is written or ctx is
-// done. A newer record queued meanwhile is written on the next kick.
-func (p *publisher) flush(ctx context.Context) {
+// done. A newer record queued meanwhile is written on the next kick. It
+// reports whether the record was written on another session than the one
+// it was first tried on: the record written then is the old session's,
+// and the loop is about to queue the new session's (its reservations,
+// loopgrace.go), which start writes at once rather than after the gap.
+func (p *publisher) flush(ctx context.Context) (renewed bool) {
 	retry := newBackoff()
+	first := p.sess.ID()
 	for ctx.Err() == nil {
 		p.mu.Lock()
 		r := p.pending
 		p.pending = nil
 		p.mu.Unlock()
 		if r == nil {
-			return
+			return false
 		}
-		start, sess, connected := time.Now(), p.sess.ID(), p.sess.Connected()
+		start, sess, connected, next := time.Now(), p.sess.ID(), p.sess.Connected(), p.sess.NextConnect()
 		err := p.write(ctx, *r)
 		if err == nil {
 			if connected && p.sess.ID() == sess { // not a wait for a connection
 				p.observeWrite(time.Since(start))
 			}
-			return
+			return sess != first
 		}
 		if errors.Is(err, rootdata.ErrRecordTooLarge) {
 			p.log.Error().Err(err).Msg("member record not published")
-			return
+			return false
 		}
 		if ctx.Err() == nil { // not stopped: the final record follows
 			p.log.Warn().Err(err).Msg("publish member record")
@@ -267,8 +275,9 @@ func (p *publisher) flush(ctx context.Context) {
 			p.pending = r
 		}
 		p.mu.Unlock()
-		retry.wait(ctx)
+		retry.waitOr(ctx, next) // a new session ends the pause
 	}
+	return false
 }
 
 // write stores r over the version we last wrote or read, creating the

@@ -226,6 +226,7 @@ func (r *runner) campaignLoop(holding bool) {
 			return
 		}
 		holding = false
+		next := r.seat.sess.NextConnect() // a new session ends the pause after a failure
 		lead, err := r.campaign(r.seat, r.cand)
 		if err != nil {
 			if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || errors.Is(err, recipe.ErrClosed) {
@@ -235,7 +236,7 @@ func (r *runner) campaignLoop(holding bool) {
 			if r.retry == nil {
 				r.retry = newBackoff()
 			}
-			r.retry.wait(r.ctx)
+			r.retry.waitOr(r.ctx, next)
 			continue
 		}
 		r.retry = nil // the next failure backs off from the start

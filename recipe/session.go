@@ -196,6 +196,14 @@ func (s *Session) Registerer() prometheus.Registerer { return s.cfg.reg }
 // Done returns a channel closed when Close is called.
 func (s *Session) Done() <-chan struct{} { return s.conn.Done() }
 
+// NextConnect returns a channel closed when the session next connects
+// after the call (a new session after an expiry, or the session resumed
+// after a connection loss) or at Close. Take it before an attempt and
+// wait on it beside the retry's backoff: a call that failed for want of a
+// session is retried the moment one is there, not after a pause sized for
+// an ensemble that is down (partition's retry loops do).
+func (s *Session) NextConnect() <-chan struct{} { return s.conn.NextConnect() }
+
 // Connected reports whether the session is connected and established now
 // (go-zookeeper's StateHasSession). It is advice: the connection may drop
 // right after.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"reflect"
 	"time"
@@ -27,7 +28,9 @@ var ErrNoSession = errors.New("testenv: no such session (expired already, or wro
 // session's ephemeral znodes are then gone, and the original client learns
 // of the expiry when it next talks to a server. It tries addrs in order,
 // moving on when a server cannot be reached, each attempt bounded by ctx and
-// 10 s. It returns ErrNoSession when the server refuses the session.
+// 10 s, and returns once a server refuses the session it closed (its
+// client may resume it meanwhile: then it is closed again). It returns
+// ErrNoSession when the server refuses the session at the first attempt.
 func ExpireSession(ctx context.Context, addrs []string, id int64, password []byte) error {
 	if len(addrs) == 0 {
 		return fmt.Errorf("%w: ExpireSession needs a server address", ErrBadOptions)
@@ -59,8 +62,36 @@ func ExpireConn(ctx context.Context, addrs []string, conn *zk.Conn) error {
 	return ExpireSession(ctx, addrs, id, append([]byte(nil), f.Bytes()...))
 }
 
-// expireAt resumes session id on the server at addr and closes it.
+// expireAttempts bounds how many times expireAt closes a session its
+// client keeps resuming.
+const expireAttempts = 10
+
+// expireAt resumes session id on the server at addr and closes it, then
+// resumes it once more to see it gone: a client that reconnects at once
+// (zkconn does after a connection that served its session drops) can
+// resume the session between the resumption here and the closeSession,
+// which the server then drops (the session moved) while closing this
+// connection as it does after a close. A session found alive again is
+// closed again, up to expireAttempts times.
 func expireAt(ctx context.Context, addr string, id int64, password []byte) error {
+	closed := false // a closeSession was sent and the connection closed
+	for range expireAttempts {
+		err := closeAt(ctx, addr, id, password)
+		switch {
+		case errors.Is(err, ErrNoSession) && closed:
+			return nil // closed by an attempt before
+		case errors.Is(err, io.EOF) && ctx.Err() == nil:
+			continue // closed before the connect response: the client was resuming the session
+		case err != nil:
+			return err
+		}
+		closed = true
+	}
+	return fmt.Errorf("expire session 0x%x at %s: its client resumed it after each of %d closes", id, addr, expireAttempts)
+}
+
+// closeAt resumes session id on the server at addr and closes it.
+func closeAt(ctx context.Context, addr string, id int64, password []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, expireTimeout)
 	defer cancel()
 	var d net.Dialer

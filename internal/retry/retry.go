@@ -44,6 +44,25 @@ func (b *Backoff) Reset() { b.cur = 0 }
 // whether the pause passed.
 func (b *Backoff) Wait(ctx context.Context) bool { return Sleep(ctx, b.Next()) }
 
+// WaitOr is Wait that also ends when wake is closed (nil: never), such
+// as the session's next connect taken before the attempt
+// (recipe.Session.NextConnect): an attempt that failed for want of a
+// session is tried again as soon as there is one. It reports false only
+// when ctx ended. The schedule still doubles, so a wake that does not help
+// is followed by the full pause.
+func (b *Backoff) WaitOr(ctx context.Context, wake <-chan struct{}) bool {
+	t := time.NewTimer(b.Next())
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-wake:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // Sleep waits d or until ctx ends; it reports whether d passed.
 func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
@@ -61,13 +80,25 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 // and pauses by b; after one that succeeds it resets b. A round that fails
 // because ctx ended (the caller's own leaving) is not reported to failed.
 func Forever(ctx context.Context, b *Backoff, round func() error, failed func(error)) {
+	ForeverWaking(ctx, b, nil, round, failed)
+}
+
+// ForeverWaking is Forever whose pause after a failed round also ends
+// when the channel wake returned before that round is closed (wake nil:
+// never; see WaitOr): a round that failed for want of a session runs
+// again at the session's next connect (recipe.Session.NextConnect).
+func ForeverWaking(ctx context.Context, b *Backoff, wake func() <-chan struct{}, round func() error, failed func(error)) {
 	for ctx.Err() == nil {
+		var woke <-chan struct{}
+		if wake != nil {
+			woke = wake()
+		}
 		if err := round(); err != nil {
 			if ctx.Err() != nil {
 				return // not a failure: our own leaving
 			}
 			failed(err)
-			b.Wait(ctx)
+			b.WaitOr(ctx, woke)
 			continue
 		}
 		b.Reset()

@@ -95,3 +95,26 @@ func TestForeverRetriesFailedRoundsUntilContextEnds(t *testing.T) {
 		t.Fatalf("Forever ran %d rounds with %d failures, want 4 rounds (until cancel) and 2 failures", rounds, failures)
 	}
 }
+
+// TestWaitOrEndsAtTheWake: a pause of an hour ends when wake is closed
+// (the session's next connect), and WaitOr reports that ctx did not end.
+func TestWaitOrEndsAtTheWake(t *testing.T) {
+	b := Backoff{Min: time.Hour, Max: time.Hour}
+	wake := make(chan struct{})
+	close(wake)
+	done := make(chan bool, 1)
+	go func() { done <- b.WaitOr(context.Background(), wake) }()
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Fatal("WaitOr reported ctx ended; want true after the wake")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitOr still pausing 10s after its wake channel was closed (pause: 1h)")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if b.WaitOr(ctx, wake) {
+		t.Fatal("WaitOr reported true with ctx ended")
+	}
+}

@@ -50,6 +50,7 @@ type Conn struct {
 	former    []int64       // earlier session ids, the latest last (at most maxFormer)
 	connected bool          // StateHasSession and not since disconnected
 	closed    bool
+	connects  chan struct{} // closed at the next Connected event or at Close (NextConnect, events.go)
 	sinks     map[Sink]struct{}
 	watches   *watchTable // every server watch of the layer, and node events' routes
 }
@@ -113,6 +114,7 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 	s := newConn(newWireTracker(len(servers), cfg.Timeout, cfg.Log), cfg)
 	s.wire.sasl, s.wire.onRefused = cfg.SASL, s.authRefused
 	s.hosts = newServerList(cfg.Log)
+	s.wire.onAnswer = s.hosts.answered
 	s.refusedTLS = newTLSRefusals(s.hosts.servers)
 	s.resolver = newResolver(cfg.Dialer, cfg.TLS, s.refusedTLS, cfg.Log)
 	conn, events, err := zk.Connect(servers, cfg.Timeout,
@@ -179,6 +181,7 @@ func (s *Conn) Close() error {
 		s.connected = false
 		s.watches.connectionLostLocked(zk.StateDisconnected, zk.ErrClosing)
 		s.broadcast(Event{Kind: Closed, ID: s.id})
+		s.wakeConnectsLocked()
 		s.mu.Unlock()
 		close(s.done)
 		s.endOnce.Do(func() { close(s.ended) })
@@ -267,6 +270,7 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 		established: make(chan struct{}),
 		done:        make(chan struct{}),
 		over:        make(chan struct{}),
+		connects:    make(chan struct{}),
 		ended:       make(chan struct{}),
 		sinks:       map[Sink]struct{}{},
 		watches:     newWatchTable(wire),

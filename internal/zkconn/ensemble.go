@@ -83,9 +83,11 @@ func (w *wireTracker) expiryAnswered(addr string, probe bool) (err error) {
 		w.lastZxid.Store(0)
 		w.generation++
 		w.endStreakLocked()
+		w.answer(answerSession)
 		return nil
 	case !probe && expired >= w.servers/2+1:
 		w.endStreakLocked()
+		w.answer(answerSession)
 		return nil
 	}
 	need := fmt.Sprintf("a majority of the %d servers", w.servers)

@@ -88,6 +88,29 @@ func (s *Conn) establishedLocked() {
 		l.Msg("session established")
 	}
 	s.broadcast(Event{Kind: Connected, ID: id})
+	s.wakeConnectsLocked()
+}
+
+// NextConnect returns a channel closed at the session's next Connected
+// event after the call (a new session after an expiry, or the session
+// resumed after a connection loss) or at Close. A retry loop takes it
+// before an attempt and waits on it beside its backoff: a call that failed
+// for want of a session is tried again the moment there is one, not after
+// a pause sized for an ensemble that is down, and a connect that came
+// while the attempt ran is not missed.
+func (s *Conn) NextConnect() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connects
+}
+
+// wakeConnectsLocked closes the channel NextConnect returned, and gives
+// the next callers a new one unless the Conn is closed (s.mu held).
+func (s *Conn) wakeConnectsLocked() {
+	close(s.connects)
+	if !s.closed {
+		s.connects = make(chan struct{})
+	}
 }
 
 // disconnectedLocked handles StateDisconnected (s.mu held).

@@ -26,6 +26,19 @@ import (
 // back (but for servers a reconfiguration removed), so an ensemble
 // reachable only through the names the user gave (its configuration naming
 // addresses the client cannot reach) is still found.
+//
+// The pause is for a round of servers that did not answer (a dead or
+// unreachable ensemble is not dialled in a loop). A round in which a
+// server answered is not one: after a server granted a new session, or
+// answered that the session expired (and the layer believed it,
+// ensemble.go), the anchor is dialled again without a pause, so a session
+// that expired is replaced in a round trip (the Java client's
+// StaticHostProvider pauses the same way, only after a whole round of
+// failed addresses). A server that resumed the session spares the pause
+// too, but not more than maxResumedRedials times in a row: one that
+// resumes the session and drops the connection again at once (a SetWatches
+// frame over its jute.maxbuffer, a server failing under load) is dialled
+// at most maxResumedRedials+1 times a pause.
 type serverList struct {
 	log zerolog.Logger
 
@@ -40,7 +53,17 @@ type serverList struct {
 	fresh     bool     // the anchor was chosen for the round in progress: no pause before it
 	succeeded bool     // a session was made during the round in progress
 	withSeed  bool     // the round in progress includes the seed beside members
+	answer    answer   // how a server answered since the anchor was last dialled
+	resumed   int      // dials of the anchor in a row without a pause for a resumed session's sake
+	pauses    int      // the pauses asked of go-zookeeper (retryStart), for the log and tests
 }
+
+// maxResumedRedials is how many times in a row a resumed session spares
+// the pause: a session moved back and forth between its client and
+// another connection presenting it (a session closed on demand, as
+// testenv.ExpireSession does) reconnects without a pause, a server that
+// drops every connection it resumes is still paced.
+const maxResumedRedials = 3
 
 func newServerList(log zerolog.Logger) *serverList { return &serverList{log: log} }
 
@@ -66,7 +89,8 @@ func (l *serverList) Len() int {
 // first, and retryStart is true when the anchor comes round again, so
 // go-zookeeper waits a second once per round of failed attempts, before
 // the server it left, as with its own provider (which pauses when it comes
-// back round to the server it last connected to).
+// back round to the server it last connected to); not when a server
+// answered since the anchor was last dialled (see answered).
 func (l *serverList) Next() (server string, retryStart bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -79,9 +103,49 @@ func (l *serverList) Next() (server string, retryStart bool) {
 	if server != l.anchor {
 		return server, false
 	}
-	retry := !l.fresh
-	l.fresh = false
+	retry := false
+	switch {
+	case l.fresh || l.answer == answerSession:
+		l.resumed = 0
+	case l.answer == answerResumed && l.resumed < maxResumedRedials:
+		l.resumed++
+	default:
+		retry, l.resumed = true, 0
+	}
+	l.fresh, l.answer = false, answerNone
+	if retry {
+		l.pauses++
+		l.log.Debug().Str("server", server).Int("pauses", l.pauses).
+			Msg("no zookeeper server answered a whole round: pausing a second before the next")
+	}
 	return server, retry
+}
+
+// answer is how a server answered a connect request, for the pause.
+type answer uint8
+
+const (
+	answerNone    answer = iota
+	answerResumed        // it resumed the session
+	answerSession        // it granted a new session, or said the session expired (believed, ensemble.go)
+)
+
+// answered records that a server answered the connect request (a): the
+// next dial of the anchor goes without go-zookeeper's pause, the network
+// and the servers being fine (after a resumed session, not twice in a
+// row; see serverList). Called by the wire tracker (wire.go), never under
+// l.mu.
+func (l *serverList) answered(a answer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.answer = max(l.answer, a)
+}
+
+// pausesAsked returns how many times Next asked go-zookeeper to pause.
+func (l *serverList) pausesAsked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pauses
 }
 
 // newRoundLocked starts a round: the members (the seed too every other

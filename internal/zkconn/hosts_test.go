@@ -1,6 +1,7 @@
 package zkconn
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -46,4 +47,52 @@ func TestServerListPausesOncePerRound(t *testing.T) {
 		}
 	}
 	t.Fatalf("after a drop from %s: not dialled again in 6 attempts", s)
+}
+
+// TestServerListDoesNotPauseAfterAnAnswer: a server that answered (a new
+// session, an expiry believed) since the anchor was last dialled spares
+// the pause before it; a round without an answer pauses again.
+func TestServerListDoesNotPauseAfterAnAnswer(t *testing.T) {
+	l := newServerList(zerolog.Nop())
+	_ = l.Init([]string{"a:1"})
+	if _, retry := l.Next(); retry {
+		t.Fatal("pause before the first dial")
+	}
+	l.answered(answerSession) // a new session
+	l.Connected()
+	if _, retry := l.Next(); retry {
+		t.Fatal("pause before dialling again the server that granted a new session (its connection dropped)")
+	}
+	l.answered(answerSession) // it said the session expired
+	if _, retry := l.Next(); retry {
+		t.Fatal("pause before dialling again the server that answered that the session expired")
+	}
+	if _, retry := l.Next(); !retry {
+		t.Fatal("no pause after a round in which no server answered")
+	}
+	if n := l.pausesAsked(); n != 1 {
+		t.Fatalf("%d pauses asked, want 1", n)
+	}
+}
+
+// TestServerListPacesAServerThatResumesAndDrops: a server that resumed
+// the session spares the pause before it maxResumedRedials times in a row,
+// not more, so a server that resumes the session and drops the connection
+// at once is dialled at most maxResumedRedials+1 times a pause.
+func TestServerListPacesAServerThatResumesAndDrops(t *testing.T) {
+	l := newServerList(zerolog.Nop())
+	_ = l.Init([]string{"a:1"})
+	l.Next()
+	l.answered(answerSession)
+	l.Connected()
+	l.Next() // the connection dropped: dialled at once
+	var pauses []bool
+	for range 8 { // each dial resumes the session, then the connection drops
+		l.answered(answerResumed)
+		_, retry := l.Next()
+		pauses = append(pauses, retry)
+	}
+	if want := []bool{false, false, false, true, false, false, false, true}; !slices.Equal(pauses, want) {
+		t.Fatalf("pauses before each redial after a resume and a drop: %v, want %v", pauses, want)
+	}
 }

@@ -86,6 +86,7 @@ type wireTracker struct {
 	sasl         *SASLCredential // Config.SASL; nil for none (sasl.go)
 	auth         *authFailure    // the first refusal of the SASL credentials
 	onRefused    func()          // told of that refusal, on go-zookeeper's goroutine (Conn.authRefused)
+	onAnswer     func(answer)    // told of each answer to a connect request (serverList.answered); nil: none
 
 	order sync.Mutex // the session's own writes, in order (wirequeue.go)
 
@@ -317,11 +318,23 @@ func (w *wireTracker) handshake(sessionID int64, timeout time.Duration, password
 	w.mu.Unlock()
 	if w.sessionID.Swap(sessionID) != sessionID {
 		w.lastAnswered.Store(0)
+		w.answer(answerSession)
+	} else {
+		w.answer(answerResumed)
 	}
 	w.negotiated.Store(int64(timeout))
 	w.answered(sent)
 	w.vouch(sessionID, sent) // the quorum leader granted or revalidated the session (leaseclock.go)
 	w.notForeign()
+}
+
+// answer tells the host provider that a server answered a connect request
+// (a new session, the session resumed, an expiry believed): its next dial
+// needs no pause (hosts.go).
+func (w *wireTracker) answer(a answer) {
+	if w.onAnswer != nil {
+		w.onAnswer(a)
+	}
 }
 
 // credentials returns the session id and password of the last handshake.

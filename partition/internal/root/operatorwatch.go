@@ -23,7 +23,7 @@ type StoredOperator struct {
 
 // watchOperator reports the operator state each time it changes.
 func (w *Watcher) watchOperator(ctx context.Context) {
-	retry.Forever(ctx, NewBackoff(), func() error { return w.operatorOnce(ctx) },
+	retry.ForeverWaking(ctx, NewBackoff(), w.sess.NextConnect, func() error { return w.operatorOnce(ctx) },
 		func(err error) { w.log.Warn().Err(err).Msg("watch operator state") })
 }
 

@@ -68,7 +68,7 @@ func (w *Watcher) Wait() { w.wg.Wait() }
 // watchMembers reports the live members each time the children of
 // <root>/members change.
 func (w *Watcher) watchMembers(ctx context.Context) {
-	retry.Forever(ctx, NewBackoff(), func() error { return w.membersOnce(ctx) },
+	retry.ForeverWaking(ctx, NewBackoff(), w.sess.NextConnect, func() error { return w.membersOnce(ctx) },
 		func(err error) { w.log.Warn().Err(err).Msg("watch members") })
 }
 
@@ -135,13 +135,14 @@ func (w *Watcher) watchOwners(ctx context.Context) {
 	retry := NewBackoff()
 	for ctx.Err() == nil {
 		ownersCtx, forget := context.WithCancel(ctx)
+		next := w.sess.NextConnect() // a new session ends the pause
 		ids, _, ch, err := w.sess.ChildrenW(ownersCtx, w.owners)
 		if err != nil {
 			forget()
 			if ctx.Err() == nil { // not our own leaving
 				w.log.Warn().Err(err).Msg("watch member records")
 			}
-			retry.Wait(ctx)
+			retry.WaitOr(ctx, next)
 			continue
 		}
 		retry.Reset()
@@ -180,6 +181,7 @@ func (w *Watcher) awaitOwners(ctx context.Context, ch <-chan zk.Event, gone <-ch
 func (w *Watcher) watchRecord(ctx context.Context, id string) {
 	retry := NewBackoff()
 	for ctx.Err() == nil {
+		next := w.sess.NextConnect() // a new session ends the pause
 		deleted, err := w.recordOnce(ctx, id)
 		if deleted {
 			return
@@ -188,7 +190,7 @@ func (w *Watcher) watchRecord(ctx context.Context, id string) {
 			if ctx.Err() == nil { // not our own leaving
 				w.log.Warn().Err(err).Str("record_member", id).Msg("watch member record")
 			}
-			retry.Wait(ctx)
+			retry.WaitOr(ctx, next)
 			continue
 		}
 		retry.Reset()
