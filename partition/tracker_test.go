@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -32,6 +36,22 @@ type tracker struct {
 	draining   map[string]int // member → callbacks cancelled but not returned
 	maxDrain   map[string]int
 	reasons    map[string][]string // member → reasons reported by a child process, in order
+	t0         time.Time
+	events     map[string][]string // shard → its starts, returns and stops, for overlap diagnosis
+	overlapped []string            // shards of the overlapping starts
+	// zk, when set, is asked at an overlapping start whether the other
+	// leaderships' znodes still exist: one that does is two leaders of one
+	// election at once (or of two elections of one shard), a violation.
+	zk   *zk.Conn
+	lead map[string]map[string]held // shard → member → its leadership, as active
+	gone int                        // overlapped leaderships whose znode was gone at the overlapping start
+}
+
+// held is a leadership as the tracker knows it: its znode, and in this
+// process the recipe's Leadership (nil for a child process's).
+type held struct {
+	znode string
+	lead  *recipe.Leadership
 }
 
 type leaderAt struct {
@@ -49,6 +69,9 @@ func newTracker() *tracker {
 		draining: map[string]int{},
 		maxDrain: map[string]int{},
 		reasons:  map[string][]string{},
+		t0:       time.Now(),
+		events:   map[string][]string{},
+		lead:     map[string]map[string]held{},
 	}
 }
 
@@ -60,7 +83,9 @@ const writeInterval = 20 * time.Millisecond
 // ctx is cancelled (a slow handoff).
 func (tr *tracker) started(member string, drain time.Duration) func(ctx context.Context, shard string, token zxidfence.Token) {
 	return func(ctx context.Context, shard string, token zxidfence.Token) {
-		tr.begin(member, shard, token)
+		lead, _ := recipe.LeadershipFrom(ctx)
+		tr.overlapOf(shard, tr.begin(member, shard, token, held{znodeOf(lead), lead}))
+		defer tr.event(shard, "%s returned (token %v)", member, token)
 		every := tr.every
 		if every == 0 {
 			every = writeInterval
@@ -97,28 +122,103 @@ func (tr *tracker) started(member string, drain time.Duration) func(ctx context.
 // stopped is OnStoppedLeading for member.
 func (tr *tracker) stopped(member string) func(shard string, reason error) {
 	return func(shard string, reason error) {
+		tr.event(shard, "%s stopped: %v", member, reason)
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
 		delete(tr.active[shard], member)
+		delete(tr.lead[shard], member)
 	}
 }
 
-func (tr *tracker) begin(member, shard string, token zxidfence.Token) {
+// begin records member's start of leadership h of shard and returns the
+// other leaderships of the shard whose OnStoppedLeading had not been
+// called yet.
+func (tr *tracker) begin(member, shard string, token zxidfence.Token, h held) map[string]held {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	tr.starts[member]++
+	tr.eventLocked(shard, "%s started (token %v, znode %s)", member, token, h.znode)
+	var others map[string]held
 	if len(tr.active[shard]) > 0 {
 		tr.overlaps++
+		tr.overlapped = append(tr.overlapped, shard)
+		others = maps.Clone(tr.lead[shard])
+		delete(others, member)
 	}
 	if tr.active[shard] == nil {
 		tr.active[shard] = map[string]zxidfence.Token{}
+		tr.lead[shard] = map[string]held{}
 	}
 	tr.active[shard][member] = token
+	tr.lead[shard][member] = h
 	prev := tr.last[shard]
 	if token < prev.token || (token == prev.token && member != prev.member) {
 		tr.violations = append(tr.violations, fmt.Sprintf("shard %s: %s started with token %v after %s with %v", shard, member, token, prev.member, prev.token))
 	}
 	tr.last[shard] = leaderAt{member, token}
+	return others
+}
+
+// overlapOf classifies a start that overlapped other leaderships of
+// shard whose OnStoppedLeading had not returned. One whose znode is gone
+// (ZooKeeper expired its session, or it resigned) is expected: its member
+// has not learned it yet or is still calling back, and the fencing token
+// keeps its late writes out (the guard's check). One whose znode still
+// exists is two leaders of one shard at once, a violation: in one
+// election ZooKeeper orders the next leader after that znode's deletion,
+// so it can only be a second election of the shard.
+func (tr *tracker) overlapOf(shard string, others map[string]held) {
+	for member, h := range others {
+		if h.znode == "" {
+			continue
+		}
+		var ended error = errUnknownEnd
+		if h.lead != nil {
+			ended = h.lead.Err()
+		}
+		live, checked := false, error(nil)
+		if tr.zk != nil {
+			// Sync first: a read of a follower that lags the deletion
+			// would report the znode as still there.
+			_, xerr := tr.zk.Sync(h.znode)
+			ok := false
+			if xerr == nil {
+				ok, _, xerr = tr.zk.Exists(h.znode)
+			}
+			live, checked = ok && xerr == nil, xerr
+		}
+		tr.event(shard, "%s's leadership %s when the next started: ended %v, znode exists %v (%v)", member, h.znode, ended, live, checked)
+		tr.mu.Lock()
+		switch {
+		case live:
+			tr.violations = append(tr.violations, fmt.Sprintf("shard %s: a leader started while %s's znode %s still existed (its leadership: %v)", shard, member, h.znode, ended))
+		case tr.zk != nil && checked == nil:
+			tr.gone++
+		}
+		tr.mu.Unlock()
+	}
+}
+
+// errUnknownEnd stands for the state of a child process's leadership.
+var errUnknownEnd = errors.New("not known (a child process)")
+
+// znodeOf is lead's znode, "" for a leadership not known.
+func znodeOf(lead *recipe.Leadership) string {
+	if lead == nil {
+		return ""
+	}
+	return lead.Znode()
+}
+
+// event records what happened to shard, at the time since the tracker's start.
+func (tr *tracker) event(shard, format string, args ...any) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.eventLocked(shard, format, args...)
+}
+
+func (tr *tracker) eventLocked(shard, format string, args ...any) {
+	tr.events[shard] = append(tr.events[shard], fmt.Sprintf("%8.3fs ", time.Since(tr.t0).Seconds())+fmt.Sprintf(format, args...))
 }
 
 func (tr *tracker) drainStep(member string, d int) {
@@ -163,7 +263,10 @@ func (tr *tracker) check(t *testing.T, strict bool) {
 	if strict && tr.overlaps > 0 {
 		t.Errorf("%d leaderships started while another member still led the shard", tr.overlaps)
 	}
-	t.Logf("guard: %d writes accepted, %d stale writes rejected, %d overlapping starts", tr.accepted, tr.rejected, tr.overlaps)
+	for _, shard := range slices.Compact(slices.Sorted(slices.Values(tr.overlapped))) {
+		t.Logf("overlap on shard %s:\n\t%s", shard, strings.Join(tr.events[shard], "\n\t"))
+	}
+	t.Logf("guard: %d writes accepted, %d stale writes rejected, %d overlapping starts (%d overlapped leaderships checked: znode gone)", tr.accepted, tr.rejected, tr.overlaps, tr.gone)
 }
 
 // startsOf returns how many leaderships member started.

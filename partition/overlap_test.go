@@ -1,0 +1,74 @@
+package partition_test
+
+import (
+	"fmt"
+	"path"
+	"testing"
+	"time"
+
+	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// TestPausedLeadersSuccessorsOverlapOnlyItsCallbacks: a member process
+// (child c) leading shards of a bucketed root is paused (SIGSTOP) until
+// ZooKeeper has expired its session, so b leads its shards while c's
+// callbacks have not returned and its OnStoppedLeading has not been
+// called: c's leaderships overlap b's by their callback times, as a member
+// starved past its session timeout on a loaded machine does. Every such
+// overlap is of a leadership whose znode ZooKeeper had deleted (checked at
+// b's start), and once c resumes the guard accepts none of its late writes:
+// the fencing token, not the callbacks' times, is the measure of safety.
+func TestPausedLeadersSuccessorsOverlapOnlyItsCallbacks(t *testing.T) {
+	const n = 20
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, n)
+	sess := connect(t, sessionTimeout)
+	tr.zk = sess.Conn()
+	child := startChild(t, "c", root, n, tr.serve(t))
+	b := startMember(t, root, "b", shards, tr)
+	waitFor(t, 30*time.Second, "c and b balanced, per ZooKeeper", balancedPerOwners(t, sess, root, shards, 2))
+	cLed := tr.startsOf("c")
+	if err := child.Pause(); err != nil {
+		t.Fatalf("pause child: %v", err)
+	}
+	waitFor(t, 30*time.Second, "ZooKeeper to expire the paused child's session (its member znode gone)", func() (bool, string) {
+		ok, _, err := sess.Conn().Exists(path.Join(root, "members", "c"))
+		return err == nil && !ok, fmt.Sprintf("exists %v, err %v", ok, err)
+	})
+	waitFor(t, 30*time.Second, "b to lead every shard while c is paused", func() (bool, string) {
+		l := len(b.m.Leaderships())
+		return l == n, fmt.Sprintf("b leads %d of %d", l, n)
+	})
+	if err := child.Resume(); err != nil {
+		t.Fatalf("resume child: %v", err)
+	}
+	waitFor(t, 30*time.Second, "the child to report its leaderships stopped", func() (bool, string) {
+		r := len(tr.reasonsOf("c"))
+		return r >= cLed, fmt.Sprintf("%d of %d stopped", r, cLed)
+	})
+	tr.check(t, false)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.overlaps < cLed || tr.gone < cLed {
+		t.Errorf("%d starts overlapped c's callbacks, %d of them checked with c's znode gone; want each of c's %d leaderships", tr.overlaps, tr.gone, cLed)
+	}
+}
+
+// balancedPerOwners is a waitFor condition: the leaders Owners reads from
+// ZooKeeper balance shards over n members (members in child processes
+// too, which the test cannot ask).
+func balancedPerOwners(t *testing.T, sess *recipe.Session, root string, shards []string, n int) func() (bool, string) {
+	return func() (bool, string) {
+		owners, err := partition.Owners(t.Context(), sess, root)
+		if err != nil {
+			return false, err.Error()
+		}
+		lead := map[string]string{}
+		for s, o := range owners {
+			if o.Member != "" {
+				lead[s] = o.Member
+			}
+		}
+		return balanced(shards, lead, n)
+	}
+}
