@@ -22,7 +22,7 @@ import (
 func TestBucketedRootRunsAndOperatesOverBuckets(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), longIDs(300)
 	sess := connect(t, sessionTimeout)
-	tr.zk = sess.Conn()
+	tr.checkZnodes(t)
 	ms := []*member{startMember(t, root, "a", shards, tr), startMember(t, root, "b", shards, tr)}
 	log, stop := watchLeaders(t, sess, root)
 	defer stop()

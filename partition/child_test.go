@@ -179,7 +179,7 @@ func reasonName(reason error) string {
 func TestCrashedMemberProcessFailsOver(t *testing.T) {
 	const n = 30
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, n)
-	tr.zk = connect(t, sessionTimeout).Conn() // the crashed child's znodes must be gone when a or b starts
+	tr.checkZnodes(t)
 	guardURL := tr.serve(t)
 	a := startMember(t, root, "a", shards, tr)
 	b := startMember(t, root, "b", shards, tr)

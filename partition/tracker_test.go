@@ -42,9 +42,10 @@ type tracker struct {
 	// zk, when set, is asked at an overlapping start whether the other
 	// leaderships' znodes still exist: one that does is two leaders of one
 	// election at once (or of two elections of one shard), a violation.
-	zk   *zk.Conn
-	lead map[string]map[string]held // shard → member → its leadership, as active
-	gone int                        // overlapped leaderships whose znode was gone at the overlapping start
+	zk      *zk.Conn
+	lead    map[string]map[string]held // shard → member → its leadership, as active
+	gone    int                        // overlapped leaderships whose znode was gone at the overlapping start
+	pending sync.WaitGroup             // overlapOf calls begun and not returned: check waits for them
 }
 
 // held is a leadership as the tracker knows it: its znode, and in this
@@ -144,6 +145,9 @@ func (tr *tracker) begin(member, shard string, token zxidfence.Token, h held) ma
 		tr.overlapped = append(tr.overlapped, shard)
 		others = maps.Clone(tr.lead[shard])
 		delete(others, member)
+		if len(others) > 0 {
+			tr.pending.Add(1) // done by overlapOf
+		}
 	}
 	if tr.active[shard] == nil {
 		tr.active[shard] = map[string]zxidfence.Token{}
@@ -159,6 +163,15 @@ func (tr *tracker) begin(member, shard string, token zxidfence.Token, h held) ma
 	return others
 }
 
+// checkZnodes has tr check, at each overlapping start, that the overlapped
+// leaderships' znodes are gone, on a session of its own whose timeout (10 s)
+// outlasts a loaded machine's stalls (a 1 s session expired under load
+// leaves the check undone).
+func (tr *tracker) checkZnodes(t *testing.T) {
+	t.Helper()
+	tr.zk = connect(t, 10*time.Second).Conn()
+}
+
 // overlapOf classifies a start that overlapped other leaderships of
 // shard whose OnStoppedLeading had not returned. One whose znode is gone
 // (ZooKeeper expired its session, or it resigned) is expected: its member
@@ -168,6 +181,10 @@ func (tr *tracker) begin(member, shard string, token zxidfence.Token, h held) ma
 // election ZooKeeper orders the next leader after that znode's deletion,
 // so it can only be a second election of the shard.
 func (tr *tracker) overlapOf(shard string, others map[string]held) {
+	if len(others) == 0 {
+		return
+	}
+	defer tr.pending.Done()
 	for member, h := range others {
 		if h.znode == "" {
 			continue
@@ -255,6 +272,16 @@ func (tr *tracker) write(shard string, token zxidfence.Token) {
 // members' leaderships of one shard ever overlapped (graceful scenarios).
 func (tr *tracker) check(t *testing.T, strict bool) {
 	t.Helper()
+	checked := make(chan struct{})
+	go func() {
+		tr.pending.Wait()
+		close(checked)
+	}()
+	select {
+	case <-checked:
+	case <-time.After(30 * time.Second):
+		t.Errorf("the znode checks of overlapping starts did not return within 30s")
+	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	for _, v := range tr.violations {
