@@ -22,6 +22,7 @@ import (
 func TestBucketedRootRunsAndOperatesOverBuckets(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), longIDs(300)
 	sess := connect(t, sessionTimeout)
+	tr.checkZnodes(t)
 	ms := []*member{startMember(t, root, "a", shards, tr), startMember(t, root, "b", shards, tr)}
 	log, stop := watchLeaders(t, sess, root)
 	defer stop()
@@ -80,7 +81,13 @@ func TestBucketedRootRunsAndOperatesOverBuckets(t *testing.T) {
 		t.Errorf("Owners with an election under <root>/shards: %+v, %+v (%v); want it as the shard's Stray", owners[shards[3]], owners[shards[4]], err)
 	}
 	waitBalanced(t, shards, ms, 20*time.Second)
-	tr.check(t, false) // safety; a loaded machine's suspended session makes a handoff overlap its successor's start
+	// Not strict: a member starved past its session timeout on a loaded
+	// machine has its znodes deleted by ZooKeeper before its callbacks
+	// return, so its successor's start overlaps them by the callbacks'
+	// times (TestPausedLeadersSuccessorsOverlapOnlyItsCallbacks); the
+	// tracker checks that each overlapped znode was gone, and the guard
+	// that no stale write was accepted.
+	tr.check(t, false)
 }
 
 // TestFlatRootRefusesAListItCannotList: ids a bucketed root holds but a

@@ -66,7 +66,7 @@ func (tr *tracker) serve(t *testing.T) string {
 	}
 	mux.HandleFunc("POST /start", func(w http.ResponseWriter, r *http.Request) {
 		m, s, tok := param(r)
-		tr.begin(m, s, tok)
+		tr.overlapOf(s, tr.begin(m, s, tok, held{znode: r.URL.Query().Get("znode")}))
 	})
 	mux.HandleFunc("POST /write", func(w http.ResponseWriter, r *http.Request) {
 		_, s, tok := param(r)
@@ -136,7 +136,11 @@ func (rt remoteTracker) post(op, shard string, token zxidfence.Token, extra ...s
 }
 
 func (rt remoteTracker) started(ctx context.Context, shard string, token zxidfence.Token) {
-	rt.post("start", shard, token)
+	znode := ""
+	if lead, ok := recipe.LeadershipFrom(ctx); ok {
+		znode = lead.Znode()
+	}
+	rt.post("start", shard, token, "znode", znode)
 	tick := time.NewTicker(writeInterval)
 	defer tick.Stop()
 	for {
@@ -175,23 +179,12 @@ func reasonName(reason error) string {
 func TestCrashedMemberProcessFailsOver(t *testing.T) {
 	const n = 30
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, n)
+	tr.checkZnodes(t)
 	guardURL := tr.serve(t)
 	a := startMember(t, root, "a", shards, tr)
 	b := startMember(t, root, "b", shards, tr)
 	child := startChild(t, "c", root, n, guardURL)
-	waitFor(t, 30*time.Second, "three members balanced, per ZooKeeper", func() (bool, string) {
-		owners, err := partition.Owners(t.Context(), a.sess, root)
-		if err != nil {
-			return false, err.Error()
-		}
-		lead := map[string]string{}
-		for s, o := range owners {
-			if o.Member != "" {
-				lead[s] = o.Member
-			}
-		}
-		return balanced(shards, lead, 3)
-	})
+	waitFor(t, 30*time.Second, "three members balanced, per ZooKeeper", balancedPerOwners(t, a.sess, root, shards, 3))
 	if err := child.Kill(); err != nil {
 		t.Fatalf("kill child: %v", err)
 	}

@@ -51,6 +51,7 @@ func connectSiblingsVia(t *testing.T, dial func(network, address string, timeout
 // balance dealt them back to a, whose runners sat on the dead sibling.
 func TestSiblingSessionDownDealsItsShardsElsewhere(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 20)
+	tr.checkZnodes(t)
 	capEight := func(c *partition.Config) { c.MaxShardsPerSession = 8 }
 	proxy := zkc.NewProxyT(t)
 	b := startMember(t, root, "b", shards, tr, capEight)
@@ -93,6 +94,7 @@ func TestSiblingSessionDownDealsItsShardsElsewhere(t *testing.T) {
 // used to stay unled for as long as a ran, with b live and idle.
 func TestSiblingSessionRefusedDealsItsShardsElsewhere(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 20)
+	tr.checkZnodes(t)
 	capEight := func(c *partition.Config) { c.MaxShardsPerSession = 8 }
 	refuse := func(string, string, time.Duration) (net.Conn, error) {
 		return nil, errors.New("test: connection refused")

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -32,6 +36,23 @@ type tracker struct {
 	draining   map[string]int // member → callbacks cancelled but not returned
 	maxDrain   map[string]int
 	reasons    map[string][]string // member → reasons reported by a child process, in order
+	t0         time.Time
+	events     map[string][]string // shard → its starts, returns and stops, for overlap diagnosis
+	overlapped []string            // shards of the overlapping starts
+	// zk, when set, is asked at an overlapping start whether the other
+	// leaderships' znodes still exist: one that does is two leaders of one
+	// election at once (or of two elections of one shard), a violation.
+	zk      *zk.Conn
+	lead    map[string]map[string]held // shard → member → its leadership, as active
+	gone    int                        // overlapped leaderships whose znode was gone at the overlapping start
+	pending sync.WaitGroup             // overlapOf calls begun and not returned: check waits for them
+}
+
+// held is a leadership as the tracker knows it: its znode, and in this
+// process the recipe's Leadership (nil for a child process's).
+type held struct {
+	znode string
+	lead  *recipe.Leadership
 }
 
 type leaderAt struct {
@@ -49,6 +70,9 @@ func newTracker() *tracker {
 		draining: map[string]int{},
 		maxDrain: map[string]int{},
 		reasons:  map[string][]string{},
+		t0:       time.Now(),
+		events:   map[string][]string{},
+		lead:     map[string]map[string]held{},
 	}
 }
 
@@ -60,7 +84,9 @@ const writeInterval = 20 * time.Millisecond
 // ctx is cancelled (a slow handoff).
 func (tr *tracker) started(member string, drain time.Duration) func(ctx context.Context, shard string, token zxidfence.Token) {
 	return func(ctx context.Context, shard string, token zxidfence.Token) {
-		tr.begin(member, shard, token)
+		lead, _ := recipe.LeadershipFrom(ctx)
+		tr.overlapOf(shard, tr.begin(member, shard, token, held{znodeOf(lead), lead}))
+		defer tr.event(shard, "%s returned (token %v)", member, token)
 		every := tr.every
 		if every == 0 {
 			every = writeInterval
@@ -97,28 +123,63 @@ func (tr *tracker) started(member string, drain time.Duration) func(ctx context.
 // stopped is OnStoppedLeading for member.
 func (tr *tracker) stopped(member string) func(shard string, reason error) {
 	return func(shard string, reason error) {
+		tr.event(shard, "%s stopped: %v", member, reason)
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
 		delete(tr.active[shard], member)
+		delete(tr.lead[shard], member)
 	}
 }
 
-func (tr *tracker) begin(member, shard string, token zxidfence.Token) {
+// begin records member's start of leadership h of shard and returns the
+// other leaderships of the shard whose OnStoppedLeading had not been
+// called yet.
+func (tr *tracker) begin(member, shard string, token zxidfence.Token, h held) map[string]held {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	tr.starts[member]++
+	tr.eventLocked(shard, "%s started (token %v, znode %s)", member, token, h.znode)
+	var others map[string]held
 	if len(tr.active[shard]) > 0 {
 		tr.overlaps++
+		tr.overlapped = append(tr.overlapped, shard)
+		others = maps.Clone(tr.lead[shard])
+		delete(others, member)
+		if len(others) > 0 {
+			tr.pending.Add(1) // done by overlapOf
+		}
 	}
 	if tr.active[shard] == nil {
 		tr.active[shard] = map[string]zxidfence.Token{}
+		tr.lead[shard] = map[string]held{}
 	}
 	tr.active[shard][member] = token
+	tr.lead[shard][member] = h
 	prev := tr.last[shard]
 	if token < prev.token || (token == prev.token && member != prev.member) {
 		tr.violations = append(tr.violations, fmt.Sprintf("shard %s: %s started with token %v after %s with %v", shard, member, token, prev.member, prev.token))
 	}
 	tr.last[shard] = leaderAt{member, token}
+	return others
+}
+
+// znodeOf is lead's znode, "" for a leadership not known.
+func znodeOf(lead *recipe.Leadership) string {
+	if lead == nil {
+		return ""
+	}
+	return lead.Znode()
+}
+
+// event records what happened to shard, at the time since the tracker's start.
+func (tr *tracker) event(shard, format string, args ...any) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.eventLocked(shard, format, args...)
+}
+
+func (tr *tracker) eventLocked(shard, format string, args ...any) {
+	tr.events[shard] = append(tr.events[shard], fmt.Sprintf("%8.3fs ", time.Since(tr.t0).Seconds())+fmt.Sprintf(format, args...))
 }
 
 func (tr *tracker) drainStep(member string, d int) {
@@ -155,6 +216,16 @@ func (tr *tracker) write(shard string, token zxidfence.Token) {
 // members' leaderships of one shard ever overlapped (graceful scenarios).
 func (tr *tracker) check(t *testing.T, strict bool) {
 	t.Helper()
+	checked := make(chan struct{})
+	go func() {
+		tr.pending.Wait()
+		close(checked)
+	}()
+	select {
+	case <-checked:
+	case <-time.After(30 * time.Second):
+		t.Errorf("the znode checks of overlapping starts did not return within 30s")
+	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	for _, v := range tr.violations {
@@ -163,7 +234,10 @@ func (tr *tracker) check(t *testing.T, strict bool) {
 	if strict && tr.overlaps > 0 {
 		t.Errorf("%d leaderships started while another member still led the shard", tr.overlaps)
 	}
-	t.Logf("guard: %d writes accepted, %d stale writes rejected, %d overlapping starts", tr.accepted, tr.rejected, tr.overlaps)
+	for _, shard := range slices.Compact(slices.Sorted(slices.Values(tr.overlapped))) {
+		t.Logf("overlap on shard %s:\n\t%s", shard, strings.Join(tr.events[shard], "\n\t"))
+	}
+	t.Logf("guard: %d writes accepted, %d stale writes rejected, %d overlapping starts (%d overlapped leaderships checked: znode gone)", tr.accepted, tr.rejected, tr.overlaps, tr.gone)
 }
 
 // startsOf returns how many leaderships member started.
