@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // TestGraceAfterACutOffEndsWhenTheOthersEnds drives a member's loop by
@@ -89,4 +90,32 @@ func learnNewSessionAt(t *testing.T, offset time.Duration) {
 		t.Errorf("learnt of its new session %v after the others' grace ended, the loop reserves %v; want nothing", offset, got)
 	}
 	t.Logf("learnt %+v after the others' grace ended: reserves %v", offset, got)
+}
+
+// graceTick is the shared test server's tickTime: the sweep's step.
+const graceTick = 100 * time.Millisecond
+
+// awaitDeleted polls p every 10ms until it does not exist, and returns
+// when it saw it gone.
+func awaitDeleted(t *testing.T, sess *recipe.Session, p string, timeout time.Duration) time.Time {
+	t.Helper()
+	at := awaitDeletedQuiet(sess, p, timeout)
+	if at.IsZero() {
+		t.Fatalf("timed out after %v waiting for %s to be deleted", timeout, p)
+	}
+	return at
+}
+
+// awaitDeletedQuiet is awaitDeleted returning the zero time on a timeout.
+func awaitDeletedQuiet(sess *recipe.Session, p string, timeout time.Duration) time.Time {
+	var at time.Time
+	_, _, _ = tryWaitFor(timeout, func() (bool, string) {
+		ok, _, err := sess.Exists(context.Background(), p)
+		if err == nil && !ok {
+			at = time.Now()
+			return true, ""
+		}
+		return false, ""
+	})
+	return at
 }
