@@ -176,46 +176,20 @@ func (l *loop) drain() {
 	}
 }
 
-// minStep spaces out the loop's steps: computing the assignment and
-// walking every shard costs milliseconds at 10,000 shards, and during a
-// cold start records and runners change hundreds of times a second. A step
-// also waits stepCostFactor times as long as the previous one took, so the
-// loop spends at most a tenth of its time on them.
-const (
-	minStep        = 20 * time.Millisecond
-	stepCostFactor = 10
-)
-
-// step recomputes the assignment if the state changed and acts on it, at
-// most once per minStep, and publishes the record.
+// step runs the loop's stages once, in order: notice what time and the
+// session changed (loopnotice.go), decide the assignment (loopdecide.go),
+// reconcile the runners with it (reconcile.go), publish the record
+// (looppublish.go). Deciding and reconciling run only when the state
+// changed, at most once per stepGap (pace, loopdecide.go); notice and
+// publish run every step.
 func (l *loop) step() {
-	l.noticeSession()
-	l.noteLease()
-	l.expireReservation(time.Now())
-	l.checkSeats(time.Now())
-	l.expireUnseated(time.Now())
+	l.notice()
 	defer l.publish()
-	if l.freezeExpired(time.Now()) {
-		l.dirty = true
-	}
-	if !l.dirty && !l.stale {
+	if !l.pace() {
 		return
 	}
-	if wait := l.stepGap - time.Since(l.lastStep); wait > 0 {
-		l.wakeIn(wait)
-		return
-	}
-	l.lastStep = time.Now()
-	if l.dirty {
-		if l.viewNew {
-			l.viewNew = false
-			l.noteLeaders()
-		}
-		l.recompute()
-	}
-	if l.stale && l.startupSettled() {
-		l.reconcile()
-	}
+	l.decide()
+	l.reconcileStale()
 	l.stepGap = max(minStep, stepCostFactor*time.Since(l.lastStep))
 }
 
@@ -307,83 +281,6 @@ func (l *loop) handle(ev runnerEvent) {
 		}
 		l.stale = true
 	}
-}
-
-// recompute computes the assignment from the view.
-func (l *loop) recompute() {
-	l.dirty = false
-	if !l.selfLive() {
-		return // our session is being replaced: keep everything as it is
-	}
-	if !l.view.OpRead {
-		return // a drain or a freeze we have not read yet must not be acted against
-	}
-	in := l.input(time.Now())
-	all := dealUnavailable(Assign(in), in, l.unavailableByMember())
-	l.noteOperatorMetrics(in, all)
-	l.targets = l.concerningUs(all)
-	if len(in.Pins) > 0 {
-		l.clearMoves(in)
-		l.expireMoves(in)
-	}
-	targets := l.targets
-	l.m.target.Store(&targets)
-	l.m.met.assignments.Inc()
-	l.stale = true
-	for s := range l.grace.reserved { // a reservation the balance gave elsewhere is void
-		if targets[s] != l.m.cfg.MemberID {
-			l.grace.release(s)
-			l.recordChanged = true
-		}
-	}
-}
-
-// concerningUs returns the part of an assignment this member acts on: the
-// shards it targets to us, and those we run a runner for (to withdraw or
-// hand off). The rest, most of the shards among several members, need not
-// be held: a shard without a runner here that is not ours is left alone.
-func (l *loop) concerningUs(all map[string]string) map[string]string {
-	me, n := l.m.cfg.MemberID, len(l.runners)
-	for _, m := range all {
-		if m == me {
-			n++
-		}
-	}
-	out := make(map[string]string, n)
-	for s, m := range all {
-		if m == me || l.runners[s] != nil {
-			out[s] = m
-		}
-	}
-	return out
-}
-
-// sameListMembers returns the live members that run our shard list, as
-// their records say (see shardset.go); it warns once about each member
-// that runs another list.
-func (l *loop) sameListMembers() []string {
-	mine, me := l.m.currentShardSet(), l.m.cfg.MemberID
-	var out []string
-	for _, id := range l.view.LiveMembers() {
-		r, ok := l.view.Records[id]
-		if id == me || !ok || r.ShardSet == "" || r.ShardSet == mine || r.Session != l.view.Members[id] {
-			out = append(out, id)
-			continue
-		}
-		if l.otherLists[id] != r.ShardSet {
-			l.otherLists[id] = r.ShardSet
-			l.m.log.Warn().Str("other", id).Str("its_shards", r.ShardSet).Str("our_shards", mine).
-				Msg("member runs another shard list: shards are dealt only among members with the same list")
-		}
-	}
-	return out
-}
-
-// selfLive reports whether the view shows this member registered by the
-// current session.
-func (l *loop) selfLive() bool {
-	sess, ok := l.view.Members[l.m.cfg.MemberID]
-	return ok && sess == l.m.sess.ID()
 }
 
 // deleteShard deletes a removed shard's election znode; it stays while

@@ -23,6 +23,15 @@ func (l *loop) settleDelay() time.Duration {
 	return min(max(minSettle, 4*l.pub.slowWrite()), maxSettle)
 }
 
+// reconcileStale is the loop's third stage (step, loop.go): it
+// reconciles the runners with the assignment when they lag it, once the
+// startup wait is over (startup.go).
+func (l *loop) reconcileStale() {
+	if l.stale && l.startupSettled() {
+		l.reconcile()
+	}
+}
+
 // reconcile starts runners for shards assigned here, withdraws the others,
 // hands off leaderships assigned elsewhere (at most MaxConcurrentHandoffs
 // at once) and stops the runners of removed shards.
