@@ -12,13 +12,14 @@ import (
 
 	"github.com/zkelect/zkelect/internal/retry"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/partition/internal/shard"
 	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file is the manager's control loop: one goroutine that owns the
 // observed state, computes the assignment, and starts, stops and hands off
-// the shard runners (shard.go). Runners and watchers talk to it through
-// channels only.
+// the shard runners (partition/internal/shard). Runners and watchers talk
+// to it through channels only.
 
 // loop is the state of one Run, owned by its goroutine. Its state is
 // split by concern: the shards' runners and leaderships (shardState), the
@@ -29,7 +30,7 @@ type loop struct {
 	m       *Manager
 	view    *view
 	updates chan update
-	events  chan runnerEvent
+	events  chan shard.Event
 	fatal   chan error
 
 	shardState
@@ -43,29 +44,18 @@ type loop struct {
 	leaders *notifier       // OnLeaderChanged's; nil without one
 	base    context.Context // parent of runner contexts, cancelled last
 	cancel  context.CancelFunc
-	workers sync.WaitGroup // runners, callbacks, deletions, the start queue
-	starts  startQueue     // runners to start
+	workers sync.WaitGroup   // runners, callbacks, deletions, the start queue
+	starts  shard.StartQueue // runners to start
+	member  *shard.Member    // what the runners share (shardenv.go)
 
 	unwithdrawn unwithdrawn // candidates a stopping member could not withdraw
 }
 
-// eventKind says what a runner reports.
-type eventKind uint8
-
-const (
-	evStarted   eventKind = iota // leadership accepted, OnStartedLeading called
-	evStopped                    // leadership over, OnStoppedLeading returned
-	evFinished                   // runner returned; its candidate is closed
-	evDeferred                   // a handoff found no successor campaigning: still leading
-	evSuspended                  // leadership over for a lost connection, OnStoppedLeading returned; campaigning on
-	evUnseated                   // no session could be opened for its election: it cannot lead for now
-)
-
-type runnerEvent struct {
-	r      *runner
-	kind   eventKind
-	token  uint64 // evStarted: the leadership's token
-	reason error  // evStopped: why the leadership ended; evFinished: why the candidate's znode stayed
+// runnerBook is what the loop records about a runner.
+type runnerBook struct {
+	handoff bool      // a handoff was asked: counts against the throttle
+	removed bool      // stopped because the shard was removed
+	stopAt  time.Time // when the handoff was asked
 }
 
 func newLoop(m *Manager) *loop {
@@ -79,12 +69,13 @@ func newLoop(m *Manager) *loop {
 		m:       m,
 		view:    rootdata.NewView(m.cfg.RestartGrace >= 0),
 		updates: updates,
-		events:  make(chan runnerEvent, 1024),
+		events:  make(chan shard.Event, 1024),
 		fatal:   make(chan error, 1),
 		shardState: shardState{
-			runners: map[string]*runner{}, leading: map[string]uint64{}, grace: newGrace(m.cfg.RestartGrace),
+			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
+			leading: map[string]uint64{}, grace: newGrace(m.cfg.RestartGrace),
 			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
-			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*seat]*seatHealth{},
+			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*shard.Seat]*seatHealth{},
 		},
 		handoffState: handoffState{moving: map[string]time.Time{}},
 		stepState:    stepState{wake: stoppedTimer()},
@@ -98,7 +89,8 @@ func newLoop(m *Manager) *loop {
 		base:    base,
 		cancel:  cancel,
 	}
-	l.starts.workers = &l.workers
+	l.starts.Workers = &l.workers
+	l.member = l.shardMember()
 	return l
 }
 
@@ -228,56 +220,58 @@ func (l *loop) apply(u update) {
 }
 
 // handle records a runner's report.
-func (l *loop) handle(ev runnerEvent) {
-	r := ev.r
-	switch ev.kind {
-	case evStarted:
-		l.leading[r.id] = ev.token
-		l.grace.resume(r.id)
-		l.grace.release(r.id)
-		delete(l.unavail, r.id) // led after all: available
-		delete(l.unseated, r.id)
+func (l *loop) handle(ev shard.Event) {
+	r, id := ev.Runner, ev.Runner.ID()
+	switch ev.Kind {
+	case shard.Started:
+		l.leading[id] = ev.Token
+		l.grace.resume(id)
+		l.grace.release(id)
+		delete(l.unavail, id) // led after all: available
+		delete(l.unseated, id)
 		l.recordChanged = true
-		if since, ok := l.orphaned[r.id]; ok {
+		if since, ok := l.orphaned[id]; ok {
 			l.m.met.failovers.Observe(time.Since(since).Seconds())
-			delete(l.orphaned, r.id)
+			delete(l.orphaned, id)
 		}
-	case evStopped:
-		delete(l.leading, r.id)
-		l.grace.resume(r.id)
+	case shard.Stopped:
+		delete(l.leading, id)
+		l.grace.resume(id)
 		l.recordChanged = true
-		l.reserveLost(r.id, ev.reason)
-	case evSuspended:
-		if _, led := l.leading[r.id]; led {
-			l.grace.suspend(r.id, time.Now())
+		l.reserveLost(id, ev.Reason)
+	case shard.Suspended:
+		if _, led := l.leading[id]; led {
+			l.grace.suspend(id, time.Now())
 		}
-	case evUnseated:
-		l.markUnseated(r.id, time.Now())
-	case evDeferred:
-		if r.book.handoff {
-			r.book.handoff = false
+	case shard.Unseated:
+		l.markUnseated(id, time.Now())
+	case shard.Deferred:
+		if b := l.book(r); b.handoff {
+			b.handoff = false
 			l.handoffs--
-			l.moving[r.id] = time.Now() // try again once settled again
+			l.moving[id] = time.Now() // try again once settled again
 			l.nextHandoffs()
 		}
 		l.stale = true // a withdrawal dropped: handed off once settled
-	case evFinished:
-		if ev.reason != nil { // its candidate's znode is left to the session (member stopping)
-			l.unwithdrawn.add(ev.reason)
+	case shard.Finished:
+		b := l.book(r)
+		delete(l.books, r)
+		if ev.Reason != nil { // its candidate's znode is left to the session (member stopping)
+			l.unwithdrawn.add(ev.Reason)
 		}
-		delete(l.leading, r.id)
-		l.grace.resume(r.id)
-		delete(l.moving, r.id)
-		if l.runners[r.id] == r {
-			delete(l.runners, r.id)
+		delete(l.leading, id)
+		l.grace.resume(id)
+		delete(l.moving, id)
+		if l.runners[id] == r {
+			delete(l.runners, id)
 		}
-		if r.book.handoff {
+		if b.handoff {
 			l.handoffs--
-			l.m.met.handoffs.Observe(time.Since(r.book.stopAt).Seconds())
+			l.m.met.handoffs.Observe(time.Since(b.stopAt).Seconds())
 			l.nextHandoffs()
 		}
-		if r.book.removed {
-			l.deleteShard(r.id)
+		if b.removed {
+			l.deleteShard(id)
 		}
 		l.stale = true
 	}
@@ -325,8 +319,8 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 		})
 	}
 	for _, r := range l.runners {
-		if r.stopReason() == nil {
-			r.stop(ErrStopping)
+		if r.StopReason() == nil {
+			r.Stop(ErrStopping)
 		}
 	}
 	for len(l.runners) > 0 {
@@ -336,7 +330,7 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 	l.reportStop(recErr, unregErr)
 	l.cancel()
 	l.workers.Wait()
-	l.m.pool.close()
+	l.m.pool.Close()
 }
 
 // unregister deletes the member znode if our session owns it. A
