@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"github.com/zkelect/zkelect/partition/internal/shard"
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/operator"
@@ -46,7 +47,7 @@ var (
 
 	// ErrHandoff is the reason given to OnStoppedLeading when a leadership
 	// is handed over to another member to balance the shards.
-	ErrHandoff = errors.New("partition: handed off for balance")
+	ErrHandoff = shard.ErrHandoff
 	// ErrWithdrawn is the reason given to OnStoppedLeading when a
 	// candidate won just as the assignment moved its shard to another
 	// member (after the runner last read the assignment, before the member
@@ -55,13 +56,13 @@ var (
 	// election. If none waits yet it goes on, and ends later with
 	// ErrHandoff. A candidate withdrawn before it won ends without any
 	// callback.
-	ErrWithdrawn = errors.New("partition: withdrawn, shard assigned elsewhere")
+	ErrWithdrawn = shard.ErrWithdrawn
 	// ErrShardRemoved is the reason given to OnStoppedLeading when SetShards
 	// removed the shard.
-	ErrShardRemoved = errors.New("partition: shard removed")
+	ErrShardRemoved = shard.ErrShardRemoved
 	// ErrStopping is the reason given to OnStoppedLeading when Run's context
 	// ended and the manager resigns everything.
-	ErrStopping = errors.New("partition: manager stopping")
+	ErrStopping = shard.ErrStopping
 )
 
 // ConfigError reports which Config field is invalid and why. It matches

@@ -31,12 +31,7 @@ func CampaignUnassigned(m *Manager, shard, assignedTo string) (done <-chan struc
 // SessionOf returns the i-th session m's elections run on (0 is the one
 // given to NewManager), or nil while m has fewer.
 func SessionOf(m *Manager, i int) *recipe.Session {
-	m.pool.mu.Lock()
-	defer m.pool.mu.Unlock()
-	if i >= len(m.pool.open) {
-		return nil
-	}
-	return m.pool.open[i].sess
+	return m.pool.Session(i)
 }
 
 // UseCuratorNaming makes m name its shards' candidate znodes as releases

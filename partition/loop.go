@@ -12,13 +12,14 @@ import (
 
 	"github.com/zkelect/zkelect/internal/retry"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/partition/internal/shard"
 	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file is the manager's control loop: one goroutine that owns the
 // observed state, computes the assignment, and starts, stops and hands off
-// the shard runners (shard.go). Runners and watchers talk to it through
-// channels only.
+// the shard runners (partition/internal/shard). Runners and watchers talk
+// to it through channels only.
 
 // loop is the state of one Run, owned by its goroutine. Its state is
 // split by concern: the shards' runners and leaderships (shardState), the
@@ -29,7 +30,7 @@ type loop struct {
 	m       *Manager
 	view    *view
 	updates chan update
-	events  chan runnerEvent
+	events  chan shard.Event
 	fatal   chan error
 
 	shardState
@@ -43,29 +44,18 @@ type loop struct {
 	leaders *notifier       // OnLeaderChanged's; nil without one
 	base    context.Context // parent of runner contexts, cancelled last
 	cancel  context.CancelFunc
-	workers sync.WaitGroup // runners, callbacks, deletions, the start queue
-	starts  startQueue     // runners to start
+	workers sync.WaitGroup   // runners, callbacks, deletions, the start queue
+	starts  shard.StartQueue // runners to start
+	member  *shard.Member    // what the runners share (shardenv.go)
 
 	unwithdrawn unwithdrawn // candidates a stopping member could not withdraw
 }
 
-// eventKind says what a runner reports.
-type eventKind uint8
-
-const (
-	evStarted   eventKind = iota // leadership accepted, OnStartedLeading called
-	evStopped                    // leadership over, OnStoppedLeading returned
-	evFinished                   // runner returned; its candidate is closed
-	evDeferred                   // a handoff found no successor campaigning: still leading
-	evSuspended                  // leadership over for a lost connection, OnStoppedLeading returned; campaigning on
-	evUnseated                   // no session could be opened for its election: it cannot lead for now
-)
-
-type runnerEvent struct {
-	r      *runner
-	kind   eventKind
-	token  uint64 // evStarted: the leadership's token
-	reason error  // evStopped: why the leadership ended; evFinished: why the candidate's znode stayed
+// runnerBook is what the loop records about a runner.
+type runnerBook struct {
+	handoff bool      // a handoff was asked: counts against the throttle
+	removed bool      // stopped because the shard was removed
+	stopAt  time.Time // when the handoff was asked
 }
 
 func newLoop(m *Manager) *loop {
@@ -79,12 +69,13 @@ func newLoop(m *Manager) *loop {
 		m:       m,
 		view:    rootdata.NewView(m.cfg.RestartGrace >= 0),
 		updates: updates,
-		events:  make(chan runnerEvent, 1024),
+		events:  make(chan shard.Event, 1024),
 		fatal:   make(chan error, 1),
 		shardState: shardState{
-			runners: map[string]*runner{}, leading: map[string]uint64{}, grace: newGrace(m.cfg.RestartGrace),
+			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
+			leading: map[string]uint64{}, grace: newGrace(m.cfg.RestartGrace),
 			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
-			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*seat]*seatHealth{},
+			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*shard.Seat]*seatHealth{},
 		},
 		handoffState: handoffState{moving: map[string]time.Time{}},
 		stepState:    stepState{wake: stoppedTimer()},
@@ -98,7 +89,8 @@ func newLoop(m *Manager) *loop {
 		base:    base,
 		cancel:  cancel,
 	}
-	l.starts.workers = &l.workers
+	l.starts.Workers = &l.workers
+	l.member = l.shardMember()
 	return l
 }
 
@@ -176,46 +168,20 @@ func (l *loop) drain() {
 	}
 }
 
-// minStep spaces out the loop's steps: computing the assignment and
-// walking every shard costs milliseconds at 10,000 shards, and during a
-// cold start records and runners change hundreds of times a second. A step
-// also waits stepCostFactor times as long as the previous one took, so the
-// loop spends at most a tenth of its time on them.
-const (
-	minStep        = 20 * time.Millisecond
-	stepCostFactor = 10
-)
-
-// step recomputes the assignment if the state changed and acts on it, at
-// most once per minStep, and publishes the record.
+// step runs the loop's stages once, in order: notice what time and the
+// session changed (loopnotice.go), decide the assignment (loopdecide.go),
+// reconcile the runners with it (reconcile.go), publish the record
+// (looppublish.go). Deciding and reconciling run only when the state
+// changed, at most once per stepGap (pace, loopdecide.go); notice and
+// publish run every step.
 func (l *loop) step() {
-	l.noticeSession()
-	l.noteLease()
-	l.expireReservation(time.Now())
-	l.checkSeats(time.Now())
-	l.expireUnseated(time.Now())
+	l.notice()
 	defer l.publish()
-	if l.freezeExpired(time.Now()) {
-		l.dirty = true
-	}
-	if !l.dirty && !l.stale {
+	if !l.pace() {
 		return
 	}
-	if wait := l.stepGap - time.Since(l.lastStep); wait > 0 {
-		l.wakeIn(wait)
-		return
-	}
-	l.lastStep = time.Now()
-	if l.dirty {
-		if l.viewNew {
-			l.viewNew = false
-			l.noteLeaders()
-		}
-		l.recompute()
-	}
-	if l.stale && l.startupSettled() {
-		l.reconcile()
-	}
+	l.decide()
+	l.reconcileStale()
 	l.stepGap = max(minStep, stepCostFactor*time.Since(l.lastStep))
 }
 
@@ -254,136 +220,61 @@ func (l *loop) apply(u update) {
 }
 
 // handle records a runner's report.
-func (l *loop) handle(ev runnerEvent) {
-	r := ev.r
-	switch ev.kind {
-	case evStarted:
-		l.leading[r.id] = ev.token
-		l.grace.resume(r.id)
-		l.grace.release(r.id)
-		delete(l.unavail, r.id) // led after all: available
-		delete(l.unseated, r.id)
+func (l *loop) handle(ev shard.Event) {
+	r, id := ev.Runner, ev.Runner.ID()
+	switch ev.Kind {
+	case shard.Started:
+		l.leading[id] = ev.Token
+		l.grace.resume(id)
+		l.grace.release(id)
+		delete(l.unavail, id) // led after all: available
+		delete(l.unseated, id)
 		l.recordChanged = true
-		if since, ok := l.orphaned[r.id]; ok {
+		if since, ok := l.orphaned[id]; ok {
 			l.m.met.failovers.Observe(time.Since(since).Seconds())
-			delete(l.orphaned, r.id)
+			delete(l.orphaned, id)
 		}
-	case evStopped:
-		delete(l.leading, r.id)
-		l.grace.resume(r.id)
+	case shard.Stopped:
+		delete(l.leading, id)
+		l.grace.resume(id)
 		l.recordChanged = true
-		l.reserveLost(r.id, ev.reason)
-	case evSuspended:
-		if _, led := l.leading[r.id]; led {
-			l.grace.suspend(r.id, time.Now())
+		l.reserveLost(id, ev.Reason)
+	case shard.Suspended:
+		if _, led := l.leading[id]; led {
+			l.grace.suspend(id, time.Now())
 		}
-	case evUnseated:
-		l.markUnseated(r.id, time.Now())
-	case evDeferred:
-		if r.book.handoff {
-			r.book.handoff = false
+	case shard.Unseated:
+		l.markUnseated(id, time.Now())
+	case shard.Deferred:
+		if b := l.book(r); b.handoff {
+			b.handoff = false
 			l.handoffs--
-			l.moving[r.id] = time.Now() // try again once settled again
+			l.moving[id] = time.Now() // try again once settled again
 			l.nextHandoffs()
 		}
 		l.stale = true // a withdrawal dropped: handed off once settled
-	case evFinished:
-		if ev.reason != nil { // its candidate's znode is left to the session (member stopping)
-			l.unwithdrawn.add(ev.reason)
+	case shard.Finished:
+		b := l.book(r)
+		delete(l.books, r)
+		if ev.Reason != nil { // its candidate's znode is left to the session (member stopping)
+			l.unwithdrawn.add(ev.Reason)
 		}
-		delete(l.leading, r.id)
-		l.grace.resume(r.id)
-		delete(l.moving, r.id)
-		if l.runners[r.id] == r {
-			delete(l.runners, r.id)
+		delete(l.leading, id)
+		l.grace.resume(id)
+		delete(l.moving, id)
+		if l.runners[id] == r {
+			delete(l.runners, id)
 		}
-		if r.book.handoff {
+		if b.handoff {
 			l.handoffs--
-			l.m.met.handoffs.Observe(time.Since(r.book.stopAt).Seconds())
+			l.m.met.handoffs.Observe(time.Since(b.stopAt).Seconds())
 			l.nextHandoffs()
 		}
-		if r.book.removed {
-			l.deleteShard(r.id)
+		if b.removed {
+			l.deleteShard(id)
 		}
 		l.stale = true
 	}
-}
-
-// recompute computes the assignment from the view.
-func (l *loop) recompute() {
-	l.dirty = false
-	if !l.selfLive() {
-		return // our session is being replaced: keep everything as it is
-	}
-	if !l.view.OpRead {
-		return // a drain or a freeze we have not read yet must not be acted against
-	}
-	in := l.input(time.Now())
-	all := dealUnavailable(Assign(in), in, l.unavailableByMember())
-	l.noteOperatorMetrics(in, all)
-	l.targets = l.concerningUs(all)
-	if len(in.Pins) > 0 {
-		l.clearMoves(in)
-		l.expireMoves(in)
-	}
-	targets := l.targets
-	l.m.target.Store(&targets)
-	l.m.met.assignments.Inc()
-	l.stale = true
-	for s := range l.grace.reserved { // a reservation the balance gave elsewhere is void
-		if targets[s] != l.m.cfg.MemberID {
-			l.grace.release(s)
-			l.recordChanged = true
-		}
-	}
-}
-
-// concerningUs returns the part of an assignment this member acts on: the
-// shards it targets to us, and those we run a runner for (to withdraw or
-// hand off). The rest, most of the shards among several members, need not
-// be held: a shard without a runner here that is not ours is left alone.
-func (l *loop) concerningUs(all map[string]string) map[string]string {
-	me, n := l.m.cfg.MemberID, len(l.runners)
-	for _, m := range all {
-		if m == me {
-			n++
-		}
-	}
-	out := make(map[string]string, n)
-	for s, m := range all {
-		if m == me || l.runners[s] != nil {
-			out[s] = m
-		}
-	}
-	return out
-}
-
-// sameListMembers returns the live members that run our shard list, as
-// their records say (see shardset.go); it warns once about each member
-// that runs another list.
-func (l *loop) sameListMembers() []string {
-	mine, me := l.m.currentShardSet(), l.m.cfg.MemberID
-	var out []string
-	for _, id := range l.view.LiveMembers() {
-		r, ok := l.view.Records[id]
-		if id == me || !ok || r.ShardSet == "" || r.ShardSet == mine || r.Session != l.view.Members[id] {
-			out = append(out, id)
-			continue
-		}
-		if l.otherLists[id] != r.ShardSet {
-			l.otherLists[id] = r.ShardSet
-			l.m.log.Warn().Str("other", id).Str("its_shards", r.ShardSet).Str("our_shards", mine).
-				Msg("member runs another shard list: shards are dealt only among members with the same list")
-		}
-	}
-	return out
-}
-
-// selfLive reports whether the view shows this member registered by the
-// current session.
-func (l *loop) selfLive() bool {
-	sess, ok := l.view.Members[l.m.cfg.MemberID]
-	return ok && sess == l.m.sess.ID()
 }
 
 // deleteShard deletes a removed shard's election znode; it stays while
@@ -428,8 +319,8 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 		})
 	}
 	for _, r := range l.runners {
-		if r.stopReason() == nil {
-			r.stop(ErrStopping)
+		if r.StopReason() == nil {
+			r.Stop(ErrStopping)
 		}
 	}
 	for len(l.runners) > 0 {
@@ -439,7 +330,7 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 	l.reportStop(recErr, unregErr)
 	l.cancel()
 	l.workers.Wait()
-	l.m.pool.close()
+	l.m.pool.Close()
 }
 
 // unregister deletes the member znode if our session owns it. A

@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"github.com/zkelect/zkelect/partition/internal/shard"
+
 	"slices"
 	"time"
 )
@@ -22,42 +24,42 @@ import (
 // went down and clears those of one that came back, and wakes the loop
 // when a session not connected now will be down.
 func (l *loop) checkSeats(now time.Time) {
-	for _, s := range l.m.pool.siblings() {
+	for _, s := range l.m.pool.Siblings() {
 		h := l.seatHealth[s]
 		if h == nil {
 			h = &seatHealth{}
 			l.seatHealth[s] = h
 		}
-		lease, ok := s.sess.LeaseDeadlineOf(s.sess.ID())
+		lease, ok := s.Sess.LeaseDeadlineOf(s.Sess.ID())
 		wasDown := h.down
-		down, at := h.observe(now, s.sess.Connected(), lease, ok, s.sess.Timeout())
+		down, at := h.observe(now, s.Sess.Connected(), lease, ok, s.Sess.Timeout())
 		if !at.IsZero() {
 			l.wakeIn(at.Sub(now))
 		}
 		switch {
 		case down:
 			if !wasDown {
-				s.down.Store(true)
-				l.m.log.Warn().Int64("session_id", s.sess.ID()).Dur("session_timeout", s.sess.Timeout()).
+				s.Down.Store(true)
+				l.m.log.Warn().Int64("session_id", s.Sess.ID()).Dur("session_timeout", s.Sess.Timeout()).
 					Msg("sibling session down: its shards are published as unavailable and dealt to other members")
 			}
-			if h.dueMark(now, s.sess.Timeout()/2) {
+			if h.dueMark(now, s.Sess.Timeout()/2) {
 				l.markUnavailable(s)
 			}
 		case wasDown:
-			s.down.Store(false)
+			s.Down.Store(false)
 			if l.unavail.clearSeat(s) {
 				l.dirty, l.recordChanged = true, true
 			}
-			l.m.log.Info().Int64("session_id", s.sess.ID()).Msg("sibling session up again: its shards are dealt as before")
+			l.m.log.Info().Int64("session_id", s.Sess.ID()).Msg("sibling session up again: its shards are dealt as before")
 		}
 	}
 }
 
 // markUnavailable marks the shards whose elections sit on the down seat s
 // and are not led here, and ends our claims on them.
-func (l *loop) markUnavailable(s *seat) {
-	for _, id := range l.m.pool.shardsOn(s) {
+func (l *loop) markUnavailable(s *shard.Seat) {
+	for _, id := range l.m.pool.ShardsOn(s) {
 		_, led := l.leading[id]
 		if led && !l.grace.isSuspended(id) {
 			continue

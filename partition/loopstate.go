@@ -1,6 +1,10 @@
 package partition
 
-import "time"
+import (
+	"time"
+
+	"github.com/zkelect/zkelect/partition/internal/shard"
+)
 
 // The loop's state, by concern (loop.go embeds each). Only the loop
 // goroutine touches any of it.
@@ -8,8 +12,9 @@ import "time"
 // shardState is what the loop knows of its shards' elections and the
 // assignment it acts on.
 type shardState struct {
-	runners map[string]*runner
-	leading map[string]uint64 // shards whose runner reported started, with their tokens
+	runners map[string]*shard.Runner
+	books   map[*shard.Runner]*runnerBook // the loop's records of its runners (see book)
+	leading map[string]uint64             // shards whose runner reported started, with their tokens
 	// grace: the shards reserved for us, and those in leading whose
 	// leadership ended for a lost connection while their candidate stays
 	// first in the election (the record keeps claiming them: see
@@ -21,7 +26,7 @@ type shardState struct {
 	// and what the loop saw of each sibling session.
 	unavail    unavailable
 	unseated   unseated // shards whose election found no session (loopliveness.go)
-	seatHealth map[*seat]*seatHealth
+	seatHealth map[*shard.Seat]*seatHealth
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
 	// freezeUntil is when the freeze the last assignment honoured lifts
 	// itself; zero when none does.

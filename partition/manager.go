@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkelect/zkelect/internal/retry"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/partition/internal/shard"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -30,7 +31,7 @@ type Manager struct {
 	cfg  settings
 	log  zerolog.Logger
 	met  *metrics
-	pool *sessions // the sessions the elections run on
+	pool *shard.Sessions // the sessions the elections run on
 	// naming names the shards' candidate znodes: recipe.ShortNaming (38
 	// bytes, against Curator LeaderLatch's 56, in every request, watch and
 	// closeSession transaction); earlier releases used CuratorNaming, and
@@ -93,7 +94,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	met := newMetrics(reg, root, s.MemberID)
 	m := &Manager{
 		instance:    []byte(rand.Text()),
-		pool:        newSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
+		pool:        shard.NewSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
 		naming:      recipe.ShortNaming(),
 		newLayout:   rootdata.NewRootLayout,
 		label:       path.Join(root, shardsDir) + "/*",
@@ -199,7 +200,7 @@ func (m *Manager) SetShards(ids []string) error {
 // opened. Siblings stay open (possibly with no elections) until Run
 // returns.
 func (m *Manager) Sessions() []SessionLoad {
-	return m.pool.loads(m.rootLayout().ElectionPathBytes(m.root, m.currentShards()))
+	return m.pool.Loads(m.rootLayout().ElectionPathBytes(m.root, m.currentShards()))
 }
 
 // rootLayout returns the root's layout once Run has read it, and before

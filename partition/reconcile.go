@@ -1,6 +1,10 @@
 package partition
 
-import "time"
+import (
+	"time"
+
+	"github.com/zkelect/zkelect/partition/internal/shard"
+)
 
 // This file turns the assignment into action: it starts runners for the
 // shards assigned here, withdraws the others, and hands off leaderships
@@ -21,6 +25,15 @@ const (
 // settleDelay returns the current settle delay.
 func (l *loop) settleDelay() time.Duration {
 	return min(max(minSettle, 4*l.pub.slowWrite()), maxSettle)
+}
+
+// reconcileStale is the loop's third stage (step, loop.go): it
+// reconciles the runners with the assignment when they lag it, once the
+// startup wait is over (startup.go).
+func (l *loop) reconcileStale() {
+	if l.stale && l.startupSettled() {
+		l.reconcile()
+	}
 }
 
 // reconcile starts runners for shards assigned here, withdraws the others,
@@ -47,9 +60,9 @@ func (l *loop) reconcile() {
 		switch {
 		case l.targets[s] == me && r == nil:
 			l.start(s)
-		case l.targets[s] == me || r == nil || r.stopping() || r.book.handoff:
+		case l.targets[s] == me || r == nil || r.Stopping() || l.book(r).handoff:
 		case !leading:
-			r.withdraw()
+			r.Withdraw()
 		case !l.settled(s, now):
 		default:
 			l.queue = append(l.queue, s)
@@ -73,9 +86,9 @@ func (l *loop) stopRemoved(shards []string) {
 		wanted[s] = true
 	}
 	for s, r := range l.runners {
-		if !wanted[s] && r.stopReason() == nil {
-			r.book.removed = true
-			r.stop(ErrShardRemoved)
+		if !wanted[s] && r.StopReason() == nil {
+			l.book(r).removed = true
+			r.Stop(ErrShardRemoved)
 		}
 	}
 }
@@ -90,13 +103,14 @@ func (l *loop) nextHandoffs() {
 		l.queue = l.queue[1:]
 		r := l.runners[s]
 		_, leading := l.leading[s]
-		if r == nil || !leading || r.stopping() || r.book.handoff || l.targets[s] == l.m.cfg.MemberID {
+		if r == nil || !leading || r.Stopping() || l.book(r).handoff || l.targets[s] == l.m.cfg.MemberID {
 			continue
 		}
-		if r.askHandoff(l.targets[s]) { // else an unanswered request is still queued
+		if r.AskHandoff(l.targets[s]) { // else an unanswered request is still queued
 			l.handoffs++
-			r.book.handoff = true
-			r.book.stopAt = time.Now()
+			b := l.book(r)
+			b.handoff = true
+			b.stopAt = time.Now()
 		}
 	}
 }
@@ -128,9 +142,8 @@ func (s *stepState) wakeIn(d time.Duration) {
 
 // start launches the runner of shard s.
 func (l *loop) start(s string) {
-	r := newRunner(l, s)
-	r.newElection = l.newShards[s]
+	r := shard.NewRunner(l.member, s, l.newShards[s])
 	l.runners[s] = r
 	l.workers.Add(1) // done by the runner's finish
-	l.starts.push(r)
+	l.starts.Push(r)
 }

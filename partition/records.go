@@ -15,21 +15,6 @@ import (
 // after a restart, and the deletion of the records of members absent for
 // longer than the grace.
 
-// publish queues the member's record if it changed, at most once per
-// publisher's gap (building it copies every leadership of the member).
-func (l *loop) publish() {
-	if !l.recordChanged && l.published != nil && l.published.Session == l.m.sess.ID() {
-		return
-	}
-	if wait := l.pub.gap() - time.Since(l.lastPublish); wait > 0 {
-		l.wakeIn(wait)
-		return
-	}
-	rec := l.record()
-	l.published, l.recordChanged, l.lastPublish = &rec, false, time.Now()
-	l.pub.set(rec)
-}
-
 // noticeOwnRecord republishes our record when another writer replaced or
 // deleted it (an operator, or a stale process with our member id): the
 // other members would otherwise see our shards without a leader until our

@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"github.com/zkelect/zkelect/partition/internal/shard"
+
 	"maps"
 	"slices"
 	"testing"
@@ -92,7 +94,7 @@ func TestDealUnavailableMovesOnlyWhatItsTargetCannotLead(t *testing.T) {
 // TestUnavailableClearsBySeat: the marks of one seat go when it is up
 // again; the others stay.
 func TestUnavailableClearsBySeat(t *testing.T) {
-	s1, s2 := &seat{}, &seat{}
+	s1, s2 := &shard.Seat{}, &shard.Seat{}
 	u := unavailable{}
 	u.mark("a", s1)
 	u.mark("b", s2)

@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"github.com/zkelect/zkelect/partition/internal/shard"
+
 	"maps"
 	"slices"
 	"time"
@@ -11,10 +13,10 @@ import (
 // that session. Its record publishes them (record.Unavailable), and every
 // member's assignment deals them to another member (dealUnavailable) until
 // the session is up again. Only the loop goroutine touches it.
-type unavailable map[string]*seat
+type unavailable map[string]*shard.Seat
 
 // mark notes that shard s cannot be led on seat; false if it was noted.
-func (u unavailable) mark(s string, on *seat) bool {
+func (u unavailable) mark(s string, on *shard.Seat) bool {
 	if _, ok := u[s]; ok {
 		return false
 	}
@@ -24,9 +26,9 @@ func (u unavailable) mark(s string, on *seat) bool {
 
 // clearSeat forgets the shards noted on seat (it is up again) and reports
 // whether there were any.
-func (u unavailable) clearSeat(on *seat) bool {
+func (u unavailable) clearSeat(on *shard.Seat) bool {
 	n := len(u)
-	maps.DeleteFunc(u, func(_ string, x *seat) bool { return x == on })
+	maps.DeleteFunc(u, func(_ string, x *shard.Seat) bool { return x == on })
 	return len(u) != n
 }
 

@@ -1,4 +1,4 @@
-package partition
+package shard
 
 import (
 	"context"
@@ -65,13 +65,13 @@ type parking struct {
 // wake resumes it on a new goroutine. Only the end of the leadership needs
 // a registration (on its context); stop and askHandoff call wake
 // themselves, and one that came before it parked wakes it at once.
-func (r *runner) park() {
+func (r *Runner) park() {
 	p := &r.parking
 	p.mu.Lock()
 	p.parked = true
 	p.stop = context.AfterFunc(r.held.lead.Context(), r.wake)
 	p.mu.Unlock()
-	if r.stopping() || r.handoffAsked() {
+	if r.Stopping() || r.handoffAsked() {
 		r.wake()
 	}
 }
@@ -79,7 +79,7 @@ func (r *runner) park() {
 // wake resumes a parked runner on a new goroutine; it does nothing if the
 // runner is not parked (another wake-up came first). Any goroutine may
 // call it.
-func (r *runner) wake() {
+func (r *Runner) wake() {
 	p := &r.parking
 	p.mu.Lock()
 	if !p.parked {
@@ -97,7 +97,7 @@ func (r *runner) wake() {
 // resume continues a woken runner: if its leadership ends now it stops
 // leading and campaigns again (or finishes), else it parks again (a
 // deferred handoff).
-func (r *runner) resume() {
+func (r *Runner) resume() {
 	p := &r.parking
 	p.mu.Lock() // orders this goroutine after the one that parked
 	p.mu.Unlock()

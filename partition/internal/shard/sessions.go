@@ -1,4 +1,4 @@
-package partition
+package shard
 
 import (
 	"context"
@@ -12,13 +12,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	root "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file holds the ZooKeeper sessions of one member, so that none owns
 // more than a bounded number of ephemeral znodes (see sessionCap).
 
-// sessions are the sessions one member's elections run on: the one given
+// Sessions are the sessions one member's elections run on: the one given
 // to NewManager (the primary, which also owns the member znode and writes
 // the record) and the siblings opened when the elections outgrow it. A
 // shard's runner takes its place when it starts: on the lowest-numbered
@@ -31,7 +32,7 @@ import (
 // starts (MaxInFlight, adapted to its own answers): a line of requests
 // waits on one connection, and one session's lag says nothing of another's.
 // Siblings stay open until close.
-type sessions struct {
+type Sessions struct {
 	primary    *recipe.Session
 	perSession int
 	inFlight   int // MaxInFlight
@@ -41,7 +42,7 @@ type sessions struct {
 	turn chan struct{} // capacity 1: held by the runner placing itself (it may open a sibling)
 
 	mu     sync.Mutex
-	open   []*seat // open[0] is the primary
+	open   []*Seat // open[0] is the primary
 	closed bool
 	// failedAt and failed: the last sibling that could not be opened, and
 	// why; for a session timeout after it, places that need a sibling fail
@@ -53,37 +54,41 @@ type sessions struct {
 // siblingOpenTimeouts bounds the opening of a sibling session, in session
 // timeouts of the primary: a handshake takes milliseconds, and a sibling
 // that cannot be opened leaves its elections without a session (see
-// evUnseated) until it is given up.
+// Unseated) until it is given up.
 const siblingOpenTimeouts = 2
 
-// seat is one session, its election starts in flight, and the elections
-// placed on it (their number and shards, under sessions.mu).
-type seat struct {
-	sess      *recipe.Session
+// Seat is one session, its election starts in flight, and the elections
+// placed on it (their number and shards, under Sessions.mu).
+type Seat struct {
+	Sess      *recipe.Session // the session; its id changes when it is replaced
 	starts    *limiter
 	elections int
 	shards    map[string]bool
-	// down: the loop found the session down (seathealth.go); no election
-	// is placed on it until it is up again.
-	down atomic.Bool
+	// Down: the member found the session down (partition's
+	// loopliveness.go); no election is placed on it until it is up again.
+	Down atomic.Bool
 }
 
-func (p *sessions) newSeat(sess *recipe.Session) *seat {
-	return &seat{sess: sess, starts: newLimiter(p.inFlight, sess.AnswerLag, sess.Timeout), shards: map[string]bool{}}
+func (p *Sessions) newSeat(sess *recipe.Session) *Seat {
+	return &Seat{Sess: sess, starts: newLimiter(p.inFlight, sess.AnswerLag, sess.Timeout), shards: map[string]bool{}}
 }
 
-func newSessions(primary *recipe.Session, perSession, inFlight int, count prometheus.Gauge, log zerolog.Logger) *sessions {
+// NewSessions returns the sessions of a member whose first is primary:
+// at most perSession elections each (one fewer on the primary, for the
+// member znode), inFlight election starts at once on each (Config's
+// MaxShardsPerSession and MaxInFlight); count gauges the open sessions.
+func NewSessions(primary *recipe.Session, perSession, inFlight int, count prometheus.Gauge, log zerolog.Logger) *Sessions {
 	count.Set(1)
-	p := &sessions{
+	p := &Sessions{
 		primary: primary, perSession: perSession, inFlight: inFlight, count: count, log: log,
 		turn: make(chan struct{}, 1),
 	}
-	p.open = []*seat{p.newSeat(primary)}
+	p.open = []*Seat{p.newSeat(primary)}
 	return p
 }
 
 // room is how many elections the i-th session carries at most.
-func (p *sessions) room(i int) int {
+func (p *Sessions) room(i int) int {
 	if i == 0 {
 		return p.perSession - 1 // and the member znode
 	}
@@ -95,7 +100,7 @@ func (p *sessions) room(i int) int {
 // runner opens one, until ctx ends (ctx's error), or while it opens one
 // itself, until it is open or its Connect fails (its error, wrapped). Give
 // the seat back with leave.
-func (p *sessions) place(ctx context.Context, shard string) (*seat, error) {
+func (p *Sessions) place(ctx context.Context, shard string) (*Seat, error) {
 	select {
 	case p.turn <- struct{}{}:
 	case <-ctx.Done():
@@ -104,7 +109,7 @@ func (p *sessions) place(ctx context.Context, shard string) (*seat, error) {
 	defer func() { <-p.turn }()
 	p.mu.Lock()
 	for i, s := range p.open {
-		if s.elections < p.room(i) && !s.down.Load() {
+		if s.elections < p.room(i) && !s.Down.Load() {
 			s.elections++
 			s.shards[shard] = true
 			p.mu.Unlock()
@@ -154,29 +159,30 @@ func (p *sessions) place(ctx context.Context, shard string) (*seat, error) {
 }
 
 // leave gives back the place of shard taken by place.
-func (p *sessions) leave(s *seat, shard string) {
+func (p *Sessions) leave(s *Seat, shard string) {
 	p.mu.Lock()
 	s.elections--
 	delete(s.shards, shard)
 	p.mu.Unlock()
 }
 
-// siblings returns the open sibling sessions' seats, oldest first.
-func (p *sessions) siblings() []*seat {
+// Siblings returns the open sibling sessions' seats, oldest first (the
+// primary's is not among them).
+func (p *Sessions) Siblings() []*Seat {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.open[1:])
 }
 
-// shardsOn returns the shards whose elections sit on seat s.
-func (p *sessions) shardsOn(s *seat) []string {
+// ShardsOn returns the shards whose elections sit on seat s.
+func (p *Sessions) ShardsOn(s *Seat) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Collect(maps.Keys(s.shards))
 }
 
-// loads returns what each open session carries, the primary first.
-func (p *sessions) loads(pathBytes int) []SessionLoad {
+// Loads returns what each open session carries, the primary first.
+func (p *Sessions) Loads(pathBytes int) []SessionLoad {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]SessionLoad, 0, len(p.open))
@@ -185,21 +191,21 @@ func (p *sessions) loads(pathBytes int) []SessionLoad {
 		if i == 0 {
 			n++ // the member znode
 		}
-		out = append(out, SessionLoad{SessionID: s.sess.ID(), Ephemerals: n, CloseSessionBytes: CloseSessionBytes(n, pathBytes)})
+		out = append(out, SessionLoad{SessionID: s.Sess.ID(), Ephemerals: n, CloseSessionBytes: root.CloseSessionBytes(n, pathBytes)})
 	}
 	return out
 }
 
-// close closes the siblings (their remaining ephemerals go with them),
+// Close closes the siblings (their remaining ephemerals go with them),
 // once every runner has left; the primary is the caller's. Idempotent.
-func (p *sessions) close() {
+func (p *Sessions) Close() {
 	p.mu.Lock()
 	p.closed = true
 	sibs := p.open[1:]
 	p.open = p.open[:1]
 	p.mu.Unlock()
 	for _, s := range sibs {
-		_ = s.sess.Close() // always nil
+		_ = s.Sess.Close() // always nil
 	}
 	p.count.Set(1)
 }
@@ -215,4 +221,15 @@ type SessionLoad struct {
 	// with those ephemerals at the longest election path (see
 	// CloseSessionBytes), to compare with jute.maxbuffer.
 	CloseSessionBytes int
+}
+
+// Session returns the i-th open session (0 is the primary), or nil while
+// there are fewer (for tests).
+func (p *Sessions) Session(i int) *recipe.Session {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i >= len(p.open) {
+		return nil
+	}
+	return p.open[i].Sess
 }

@@ -1,4 +1,4 @@
-package partition
+package shard
 
 // A runner's election is withdrawn when the shard is assigned elsewhere
 // while the runner campaigns: its context is cancelled, and a candidate
@@ -12,13 +12,13 @@ package partition
 // (ErrHandoff). A shard is never resigned to a member that does not
 // campaign for it.
 
-// withdraw asks a campaigning runner to end its election because the shard
+// Withdraw asks a campaigning runner to end its election because the shard
 // is assigned elsewhere, cancelling its context and waking it if it is
 // parked. A later stop (any reason) takes precedence.
-func (r *runner) withdraw() { r.interrupt(func() { r.withdrawing = true }) }
+func (r *Runner) Withdraw() { r.interrupt(func() { r.withdrawing = true }) }
 
 // takeWithdrawal reports whether a withdrawal was asked, and forgets it.
-func (r *runner) takeWithdrawal() bool {
+func (r *Runner) takeWithdrawal() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	w := r.withdrawing
@@ -29,16 +29,16 @@ func (r *runner) takeWithdrawal() bool {
 // withdrawnHeld decides a withdrawal that found the runner holding a
 // leadership: ErrWithdrawn and true once the shard's target (another
 // member) has a candidate waiting in the election; otherwise false, the
-// loop told (evDeferred) that the leadership goes on.
-func (r *runner) withdrawnHeld() (error, bool) {
-	to := r.m.targetOf(r.id)
-	if to != "" && to != r.m.cfg.MemberID && r.successorQueued(r.id, to) {
-		r.stop(ErrWithdrawn)
+// loop told (Deferred) that the leadership goes on.
+func (r *Runner) withdrawnHeld() (error, bool) {
+	to := r.m.Env.TargetOf(r.id)
+	if to != "" && to != r.m.MemberID && r.successorQueued(r.id, to) {
+		r.Stop(ErrWithdrawn)
 		if err := r.held.lead.Err(); err != nil {
 			return err, true
 		}
 		return ErrWithdrawn, true
 	}
-	r.report(evDeferred, 0)
+	r.report(Deferred, 0)
 	return nil, false
 }

@@ -1,4 +1,4 @@
-package partition
+package shard
 
 import (
 	"context"
@@ -6,15 +6,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkelect/zkelect/internal/retry"
+	root "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
 // This file runs the election of one shard on the runner's own goroutine:
 // campaign, pass the shard on if it is no longer assigned here, lead, hand
-// off. A runner reads the Manager (its configuration, the assignment) and
-// reports to the loop through its events channel; it never touches the
-// loop's state.
+// off. A runner reads its Member (the configuration, the assignment through
+// Env) and reports Events on the member's channel.
 
 // slotHold is how long an election start holds one of the MaxInFlight
 // slots when its campaign does not return sooner (it is queued behind a
@@ -22,14 +23,13 @@ import (
 // loaded session, short enough not to stall the next starts.
 const slotHold = 250 * time.Millisecond
 
-// runner is one shard's election in this member, run by its own goroutine
-// (run). Its methods are that goroutine's, except stop, stopping and
-// stopReason (any goroutine) and the loop's bookkeeping in book.
-type runner struct {
-	id      string
-	m       *Manager
-	events  chan<- runnerEvent // the loop's, drained until every runner finished
-	workers *sync.WaitGroup    // the loop's: callbacks are counted in it
+// Runner is one shard's election in this member, run by its own goroutine
+// (start, then campaignLoop and resume). Its methods are that goroutine's,
+// except ID, Stop, Withdraw, AskHandoff, Stopping and StopReason (any
+// goroutine).
+type Runner struct {
+	id string
+	m  *Member // shared by the member's runners
 	// ctx is the context of the runner's campaigning (openContext), nil
 	// while it holds a leadership: a parked runner keeps none. Set by the
 	// runner's goroutine, under mu; cancelled by stop.
@@ -39,12 +39,10 @@ type runner struct {
 	// creates it with its own (recipe.WithNewElection).
 	newElection bool
 
-	book runnerBook // the loop's, touched only by the loop goroutine
-
 	// The runner's goroutine's, handed from one to the next (see park).
-	seat  *seat
+	seat  *Seat
 	cand  *recipe.Candidate
-	retry *backoff        // between failed campaigns; nil until one fails
+	retry *retry.Backoff  // between failed campaigns; nil until one fails
 	held  *heldLeadership // the leadership being held; nil when none
 
 	parking parking // parked while holding a leadership (runnerpark.go)
@@ -58,23 +56,21 @@ type runner struct {
 	handoffTo   string // the member a handoff asked for and holdEnded has not taken; "" when none
 }
 
-// runnerBook is what the loop records about a runner.
-type runnerBook struct {
-	handoff bool      // a handoff was asked: counts against the throttle
-	removed bool      // stopped because the shard was removed
-	stopAt  time.Time // when the handoff was asked
+// NewRunner prepares the runner of shard id, one of member m's; push it
+// on a StartQueue to start it, after adding one to m.Workers (its finish
+// is Done). newElection: the shard had no znode when Run started.
+func NewRunner(m *Member, id string, newElection bool) *Runner {
+	return &Runner{id: id, m: m, newElection: newElection}
 }
 
-// newRunner prepares the runner of shard id.
-func newRunner(l *loop, id string) *runner {
-	return &runner{id: id, m: l.m, events: l.events, workers: &l.workers}
-}
+// ID returns the runner's shard id.
+func (r *Runner) ID() string { return r.id }
 
 // openContext gives the runner a context for campaigning, unless it has
 // one: cancelled at once if the runner is stopped already, else by stop.
 // It is not derived from the loop's base: the loop stops every runner
 // before it cancels base, so a runner costs its parent no registration.
-func (r *runner) openContext() {
+func (r *Runner) openContext() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ctx != nil {
@@ -88,16 +84,16 @@ func (r *runner) openContext() {
 
 // closeContext drops the campaigning context once the runner leads: stop
 // and a parked runner's wake-ups need none.
-func (r *runner) closeContext() {
+func (r *Runner) closeContext() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.cancel()
 	r.ctx, r.cancel = nil, nil
 }
 
-// stop asks the runner to end for reason, cancelling its context and
+// Stop asks the runner to end for reason, cancelling its context and
 // waking it if it is parked.
-func (r *runner) stop(reason error) {
+func (r *Runner) Stop(reason error) {
 	r.interrupt(func() {
 		if r.reason == nil {
 			r.reason = reason
@@ -107,7 +103,7 @@ func (r *runner) stop(reason error) {
 
 // interrupt records a request with set (called under mu), cancels the
 // runner's campaigning context and wakes it if it is parked.
-func (r *runner) interrupt(set func()) {
+func (r *Runner) interrupt(set func()) {
 	r.mu.Lock()
 	set()
 	cancel := r.cancel
@@ -118,9 +114,9 @@ func (r *runner) interrupt(set func()) {
 	r.wake()
 }
 
-// askHandoff asks the runner to hand its leadership to member to, waking
+// AskHandoff asks the runner to hand its leadership to member to, waking
 // it if it is parked; false while an earlier request is not taken yet.
-func (r *runner) askHandoff(to string) bool {
+func (r *Runner) AskHandoff(to string) bool {
 	r.mu.Lock()
 	if r.handoffTo != "" {
 		r.mu.Unlock()
@@ -134,7 +130,7 @@ func (r *runner) askHandoff(to string) bool {
 
 // takeHandoff returns the member a handoff asked for and forgets the
 // request; "" when none is asked.
-func (r *runner) takeHandoff() string {
+func (r *Runner) takeHandoff() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	to := r.handoffTo
@@ -143,21 +139,23 @@ func (r *runner) takeHandoff() string {
 }
 
 // handoffAsked reports whether a handoff request waits to be taken.
-func (r *runner) handoffAsked() bool {
+func (r *Runner) handoffAsked() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.handoffTo != ""
 }
 
-// stopping reports whether the runner was stopped or its election
+// Stopping reports whether the runner was stopped or its election
 // withdrawn (and the withdrawal not dropped yet).
-func (r *runner) stopping() bool {
+func (r *Runner) Stopping() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.reason != nil || r.withdrawing
 }
 
-func (r *runner) stopReason() error {
+// StopReason returns the reason the runner was stopped with (Stop), nil
+// while it was not.
+func (r *Runner) StopReason() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.reason
@@ -182,9 +180,9 @@ func closeTimeout(session time.Duration) time.Duration {
 // MaxInFlight election-start slots is free; until then it waits in the
 // session's line without a goroutine. The runner's goroutine ends while it
 // leads (see park) and another continues when the leadership needs it;
-// finish reports evFinished last.
-func (r *runner) start() {
-	if r.stopping() {
+// finish reports Finished last.
+func (r *Runner) start() {
+	if r.Stopping() {
 		r.finish()
 		return
 	}
@@ -194,16 +192,16 @@ func (r *runner) start() {
 		r.finish()
 		return
 	}
-	opts := []recipe.CandidateOption{recipe.WithParticipantID(r.m.cfg.MemberID),
-		recipe.WithCloseTimeout(closeTimeout(r.seat.sess.Timeout())), recipe.WithMetricsLabel(r.m.shardsLabel()),
-		recipe.WithACL(r.m.cfg.ACL), recipe.WithACLCheck(recipe.ACLCheckOff), // checked at start (checkRootACL)
-		recipe.WithNaming(r.m.naming), recipe.WithBatchedCreates()}
+	opts := []recipe.CandidateOption{recipe.WithParticipantID(r.m.MemberID),
+		recipe.WithCloseTimeout(closeTimeout(r.seat.Sess.Timeout())), recipe.WithMetricsLabel(r.m.MetricsLabel),
+		recipe.WithACL(r.m.ACL), recipe.WithACLCheck(recipe.ACLCheckOff), // checked at start (checkRootACL)
+		recipe.WithNaming(r.m.Naming), recipe.WithBatchedCreates()}
 	if r.newElection {
 		opts = append(opts, recipe.WithNewElection())
 	}
-	cand, err := recipe.NewCandidate(r.seat.sess, r.m.shardPath(r.id), opts...)
+	cand, err := recipe.NewCandidate(r.seat.Sess, r.m.Env.ElectionPath(r.id), opts...)
 	if err != nil {
-		r.m.log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
+		r.m.Log.Error().Err(err).Str("shard", r.id).Msg("create candidate")
 		r.finish()
 		return
 	}
@@ -219,34 +217,32 @@ func (r *runner) start() {
 // it already); while none is free the goroutine returns and the session's
 // line continues the loop on a new one in its turn. Once it leads it parks
 // (the goroutine returns; resume continues); otherwise it finishes.
-func (r *runner) campaignLoop(holding bool) {
+func (r *Runner) campaignLoop(holding bool) {
 	r.openContext()
 	for r.ctx.Err() == nil {
 		if !holding && !r.seat.starts.startWhenFree(r.ctx, r.campaignLoop) {
 			return
 		}
 		holding = false
-		next := r.seat.sess.NextConnect() // a new session ends the pause after a failure
+		next := r.seat.Sess.NextConnect() // a new session ends the pause after a failure
 		lead, err := r.campaign(r.seat, r.cand)
 		if err != nil {
 			if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || errors.Is(err, recipe.ErrClosed) {
 				break
 			}
-			r.m.log.Warn().Err(err).Str("shard", r.id).Msg("campaign")
+			r.m.Log.Warn().Err(err).Str("shard", r.id).Msg("campaign")
 			if r.retry == nil {
-				r.retry = newBackoff()
+				r.retry = root.NewBackoff()
 			}
-			r.retry.waitOr(r.ctx, next)
+			r.retry.WaitOr(r.ctx, next)
 			continue
 		}
 		r.retry = nil // the next failure backs off from the start
-		if r.ctx.Err() != nil || !r.m.assignedToMe(r.id) {
+		if r.ctx.Err() != nil || r.m.Env.TargetOf(r.id) != r.m.MemberID {
 			r.passOn(lead)
 			break
 		}
-		if h := r.m.wonHook; h != nil {
-			h(r.id)
-		}
+		r.m.Env.Won(r.id)
 		r.startLeading(lead)
 		r.closeContext()
 		r.park()
@@ -258,53 +254,53 @@ func (r *runner) campaignLoop(holding bool) {
 	r.finish()
 }
 
-// finish closes the candidate, gives its seat back and reports evFinished,
+// finish closes the candidate, gives its seat back and reports Finished,
 // in that order; the runner's last act.
-func (r *runner) finish() {
-	var unwithdrawn error // reported with evFinished: the stopping member logs one line for all
+func (r *Runner) finish() {
+	var unwithdrawn error // reported with Finished: the stopping member logs one line for all
 	if r.cand != nil {
 		if err := r.cand.Close(); err != nil {
-			if errors.Is(r.stopReason(), ErrStopping) {
+			if errors.Is(r.StopReason(), ErrStopping) {
 				unwithdrawn = err
 			} else {
-				r.m.log.Warn().Err(err).Str("shard", r.id).Msg("close candidate")
+				r.m.Log.Warn().Err(err).Str("shard", r.id).Msg("close candidate")
 			}
 		}
 	}
 	if r.seat != nil {
-		r.m.pool.leave(r.seat, r.id)
+		r.m.Sessions.leave(r.seat, r.id)
 	}
-	r.events <- runnerEvent{r: r, kind: evFinished, reason: unwithdrawn}
-	r.workers.Done()
+	r.m.Events <- Event{Runner: r, Kind: Finished, Reason: unwithdrawn}
+	r.m.Workers.Done()
 }
 
 // takeSeat places the runner's election on one of the member's sessions,
 // retrying with backoff while a sibling session cannot be opened (the
-// first failure reported to the loop, evUnseated: see loopliveness.go); it
+// first failure reported to the loop, Unseated: see partition's loopliveness.go); it
 // returns nil once the runner is stopped or the member's sessions closed.
-func (r *runner) takeSeat() *seat {
-	retry := newBackoff()
+func (r *Runner) takeSeat() *Seat {
+	retry := root.NewBackoff()
 	for reported := false; ; {
-		seat, err := r.m.pool.place(r.ctx, r.id)
+		seat, err := r.m.Sessions.place(r.ctx, r.id)
 		if err == nil {
 			return seat
 		}
 		if r.ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) {
 			return nil
 		}
-		r.m.log.Warn().Err(err).Str("shard", r.id).Msg("place election on a session")
+		r.m.Log.Warn().Err(err).Str("shard", r.id).Msg("place election on a session")
 		if !reported {
 			reported = true
-			r.report(evUnseated, 0)
+			r.report(Unseated, 0)
 		}
-		retry.wait(r.ctx)
+		retry.Wait(r.ctx)
 	}
 }
 
 // campaign runs one Campaign holding one of its session's MaxInFlight
 // election-start slots, given back when Campaign returns or slotHold
 // passes.
-func (r *runner) campaign(seat *seat, cand *recipe.Candidate) (*recipe.Leadership, error) {
+func (r *Runner) campaign(seat *Seat, cand *recipe.Candidate) (*recipe.Leadership, error) {
 	var once sync.Once
 	release := func() { once.Do(seat.starts.release) }
 	t := time.AfterFunc(slotHold, release)
@@ -314,20 +310,20 @@ func (r *runner) campaign(seat *seat, cand *recipe.Candidate) (*recipe.Leadershi
 
 // passOn resigns a leadership won while the shard is assigned elsewhere,
 // before any callback runs.
-func (r *runner) passOn(lead *recipe.Leadership) {
-	r.m.met.passedOn.Inc()
+func (r *Runner) passOn(lead *recipe.Leadership) {
+	r.m.PassedOn.Inc()
 	r.resign(lead)
 }
 
 // startLeading hands the leadership to OnStartedLeading (on its own
 // goroutine) and reports it; the runner then holds it until it ends or the
 // runner is stopped (see resume), and stopLeading follows.
-func (r *runner) startLeading(lead *recipe.Leadership) {
+func (r *Runner) startLeading(lead *recipe.Leadership) {
 	token := lead.Token()
-	r.m.setLeading(r.id, lead)
-	r.m.met.started.Inc()
-	r.report(evStarted, uint64(token))
-	r.m.log.Debug().Str("shard", r.id).Stringer("token", token).Msg("leading")
+	r.m.Env.SetLeading(r.id, lead)
+	r.m.Started.Inc()
+	r.report(Started, uint64(token))
+	r.m.Log.Debug().Str("shard", r.id).Stringer("token", token).Msg("leading")
 	work, cancelWork := context.WithCancel(lead.Context())
 	r.held = &heldLeadership{lead: lead, cancelWork: cancelWork}
 	r.callStarted(work, r.id, token, &r.held.callback)
@@ -337,24 +333,24 @@ func (r *runner) startLeading(lead *recipe.Leadership) {
 // callback's context, waits for the callback to return (at most
 // HandoffTimeout), calls OnStoppedLeading, and only then resigns: demote
 // before promote.
-func (r *runner) stopLeading(reason error) {
+func (r *Runner) stopLeading(reason error) {
 	h := r.held
 	r.held = nil
 	lead, token := h.lead, h.lead.Token()
 	h.cancelWork()
-	r.m.clearLeading(r.id)
+	r.m.Env.ClearLeading(r.id)
 	r.awaitCallback(r.id, &h.callback)
 	reason = r.finalReason(lead, reason)
-	if f := r.m.cfg.OnStoppedLeading; f != nil {
+	if f := r.m.OnStoppedLeading; f != nil {
 		f(r.id, reason)
 	}
-	r.m.met.stopped.WithLabelValues(reasonLabel(reason)).Inc()
-	if errors.Is(reason, recipe.ErrSuspended) && !r.stopping() {
-		r.report(evSuspended, 0) // the record keeps the shard: see holdSuspended
+	r.m.Env.CountStop(reason)
+	if errors.Is(reason, recipe.ErrSuspended) && !r.Stopping() {
+		r.report(Suspended, 0) // the record keeps the shard: see holdSuspended
 	} else {
 		r.reportStopped(reason)
 	}
-	r.m.log.Debug().Str("shard", r.id).Stringer("token", token).AnErr("reason", reason).Msg("stopped leading")
+	r.m.Log.Debug().Str("shard", r.id).Stringer("token", token).AnErr("reason", reason).Msg("stopped leading")
 	if lead.Err() == nil {
 		r.resign(lead)
 	}
@@ -366,26 +362,26 @@ func (r *runner) stopLeading(reason error) {
 // queued (yet) is deferred: the leadership goes on and the loop asks
 // again later, so a shard is never resigned to a member that does not
 // campaign for it.
-func (r *runner) holdEnded() (error, bool) {
+func (r *Runner) holdEnded() (error, bool) {
 	lead := r.held.lead
 	if err := lead.Err(); err != nil {
 		return err, true // lost (expiry, deletion, suspension) wins over our own stop
 	}
-	if reason := r.stopReason(); reason != nil {
+	if reason := r.StopReason(); reason != nil {
 		return reason, true
 	}
 	if r.takeWithdrawal() {
 		return r.withdrawnHeld()
 	}
 	if to := r.takeHandoff(); to != "" {
-		if r.m.targetOf(r.id) == to && r.successorQueued(r.id, to) {
-			r.stop(ErrHandoff)
+		if r.m.Env.TargetOf(r.id) == to && r.successorQueued(r.id, to) {
+			r.Stop(ErrHandoff)
 			if err := lead.Err(); err != nil {
 				return err, true
 			}
 			return ErrHandoff, true
 		}
-		r.report(evDeferred, 0)
+		r.report(Deferred, 0)
 	}
 	return nil, false
 }
@@ -394,24 +390,24 @@ func (r *runner) holdEnded() (error, bool) {
 // lost after its session could already have expired waits (at most
 // HandoffTimeout) to learn whether it did (recipe's Leadership.Reason).
 // Our own reasons (a handoff, a stop) are returned as they are.
-func (r *runner) finalReason(lead *recipe.Leadership, reason error) error {
+func (r *Runner) finalReason(lead *recipe.Leadership, reason error) error {
 	if lead.Err() == nil || errors.Is(reason, ErrHandoff) || errors.Is(reason, ErrWithdrawn) ||
 		errors.Is(reason, ErrShardRemoved) || errors.Is(reason, ErrStopping) {
 		return reason
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.m.cfg.HandoffTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), r.m.HandoffTimeout)
 	defer cancel()
 	return lead.Reason(ctx)
 }
 
 // successorQueued reports whether member to has a candidate in the
 // election of shard.
-func (r *runner) successorQueued(shard, to string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), r.m.cfg.HandoffTimeout)
+func (r *Runner) successorQueued(shard, to string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), r.m.HandoffTimeout)
 	defer cancel()
-	ps, err := recipe.Participants(ctx, r.m.sess, r.m.shardPath(shard))
+	ps, err := recipe.Participants(ctx, r.m.Primary, r.m.Env.ElectionPath(shard))
 	if err != nil {
-		r.m.log.Warn().Err(err).Str("shard", shard).Msg("read election before handoff")
+		r.m.Log.Warn().Err(err).Str("shard", shard).Msg("read election before handoff")
 		return false
 	}
 	for _, p := range ps {
@@ -419,18 +415,18 @@ func (r *runner) successorQueued(shard, to string) bool {
 			return true
 		}
 	}
-	r.m.log.Debug().Str("shard", shard).Str("to", to).Msg("handoff deferred: successor not campaigning yet")
+	r.m.Log.Debug().Str("shard", shard).Str("to", to).Msg("handoff deferred: successor not campaigning yet")
 	return false
 }
 
 // callStarted runs OnStartedLeading on its own goroutine, telling cb when
 // it returns.
-func (r *runner) callStarted(ctx context.Context, shard string, token zxidfence.Token, cb *callback) {
-	r.workers.Add(1)
+func (r *Runner) callStarted(ctx context.Context, shard string, token zxidfence.Token, cb *callback) {
+	r.m.Workers.Add(1)
 	go func() {
-		defer r.workers.Done()
+		defer r.m.Workers.Done()
 		defer cb.finish()
-		if f := r.m.cfg.OnStartedLeading; f != nil {
+		if f := r.m.OnStartedLeading; f != nil {
 			f(ctx, shard, token)
 		}
 	}()
@@ -439,43 +435,43 @@ func (r *runner) callStarted(ctx context.Context, shard string, token zxidfence.
 // awaitCallback waits for OnStartedLeading to return, at most
 // HandoffTimeout. A callback still running is logged; Run still waits for
 // it before returning.
-func (r *runner) awaitCallback(shard string, cb *callback) {
+func (r *Runner) awaitCallback(shard string, cb *callback) {
 	returned := cb.wait()
 	if returned == nil {
 		return
 	}
-	t := time.NewTimer(r.m.cfg.HandoffTimeout)
+	t := time.NewTimer(r.m.HandoffTimeout)
 	defer t.Stop()
 	select {
 	case <-returned:
 	case <-t.C:
-		r.m.log.Warn().Str("shard", shard).Dur("handoff_timeout", r.m.cfg.HandoffTimeout).
+		r.m.Log.Warn().Str("shard", shard).Dur("handoff_timeout", r.m.HandoffTimeout).
 			Msg("OnStartedLeading still running after its context was cancelled; resigning anyway")
 	}
 }
 
 // resign gives the leadership up, bounded by HandoffTimeout.
-func (r *runner) resign(lead *recipe.Leadership) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.m.cfg.HandoffTimeout)
+func (r *Runner) resign(lead *recipe.Leadership) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.m.HandoffTimeout)
 	defer cancel()
 	err := lead.Resign(ctx)
 	switch {
 	case err == nil || errors.Is(err, recipe.ErrResigned):
-	case errors.Is(r.stopReason(), ErrStopping):
+	case errors.Is(r.StopReason(), ErrStopping):
 		// The candidate's Close tries the delete again; a stopping member
-		// logs one line for every shard it could not withdraw (unwithdrawn.go).
+		// logs one line for every shard it could not withdraw (partition's unwithdrawn.go).
 	default:
-		r.m.log.Warn().Err(err).Str("shard", r.id).Msg("resign")
+		r.m.Log.Warn().Err(err).Str("shard", r.id).Msg("resign")
 	}
 }
 
-// report sends a runner event to the loop, which drains events until every
-// runner has finished.
-func (r *runner) report(kind eventKind, token uint64) {
-	r.events <- runnerEvent{r: r, kind: kind, token: token}
+// report sends a runner event on the member's channel (Member.Events,
+// read until every runner has finished).
+func (r *Runner) report(kind EventKind, token uint64) {
+	r.m.Events <- Event{Runner: r, Kind: kind, Token: token}
 }
 
 // reportStopped reports the end of a leadership and its reason.
-func (r *runner) reportStopped(reason error) {
-	r.events <- runnerEvent{r: r, kind: evStopped, reason: reason}
+func (r *Runner) reportStopped(reason error) {
+	r.m.Events <- Event{Runner: r, Kind: Stopped, Reason: reason}
 }

@@ -1,8 +1,8 @@
-package partition
+package shard
 
 import "sync"
 
-// startQueue starts the runners of the shards newly assigned here, one
+// StartQueue starts the runners of the shards newly assigned here, one
 // after another on one goroutine that runs while any wait (the loop never
 // blocks on a start): placing an election on a session may open a sibling
 // session, and the places are taken in turn anyway. A started runner
@@ -10,29 +10,29 @@ import "sync"
 // without a goroutine of its own. A cold start of thousands of shards then
 // never has thousands of goroutines at once: Go never frees a goroutine's
 // runtime record, so the heap keeps as many as were ever alive together.
-type startQueue struct {
-	workers *sync.WaitGroup // the loop's: the goroutine is counted in it
+type StartQueue struct {
+	Workers *sync.WaitGroup // the loop's: the goroutine is counted in it
 
 	mu      sync.Mutex
-	queue   []*runner
+	queue   []*Runner
 	running bool // the goroutine runs
 }
 
-// push queues r's start, starting the goroutine if none runs.
-func (q *startQueue) push(r *runner) {
+// Push queues r's start, starting the goroutine if none runs.
+func (q *StartQueue) Push(r *Runner) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.queue = append(q.queue, r)
 	if !q.running {
 		q.running = true
-		q.workers.Add(1)
+		q.Workers.Add(1)
 		go q.drain()
 	}
 }
 
 // drain starts the queued runners until none is left.
-func (q *startQueue) drain() {
-	defer q.workers.Done()
+func (q *StartQueue) drain() {
+	defer q.Workers.Done()
 	for r := q.next(); r != nil; r = q.next() {
 		r.start()
 	}
@@ -40,7 +40,7 @@ func (q *startQueue) drain() {
 
 // next takes the oldest queued runner; nil (and the goroutine is done)
 // when none is left. Served entries leave no reference behind.
-func (q *startQueue) next() *runner {
+func (q *StartQueue) next() *Runner {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.queue) == 0 {

@@ -1,0 +1,119 @@
+package partition
+
+import "time"
+
+// This file is the loop's second stage (step, loop.go): it decides, from
+// the view, which shards this member should lead.
+
+// minStep spaces out the loop's steps: computing the assignment and
+// walking every shard costs milliseconds at 10,000 shards, and during a
+// cold start records and runners change hundreds of times a second. A step
+// also waits stepCostFactor times as long as the previous one took, so the
+// loop spends at most a tenth of its time on them.
+const (
+	minStep        = 20 * time.Millisecond
+	stepCostFactor = 10
+)
+
+// pace reports whether this step decides and reconciles: only when the
+// state changed (dirty) or the runners lag the assignment (stale), and at
+// most once per stepGap; a step put off sets the wake timer for it.
+func (l *loop) pace() bool {
+	if !l.dirty && !l.stale {
+		return false
+	}
+	if wait := l.stepGap - time.Since(l.lastStep); wait > 0 {
+		l.wakeIn(wait)
+		return false
+	}
+	l.lastStep = time.Now()
+	return true
+}
+
+// decide recomputes the assignment if the view or the member changed.
+func (l *loop) decide() {
+	if l.dirty {
+		if l.viewNew {
+			l.viewNew = false
+			l.noteLeaders()
+		}
+		l.recompute()
+	}
+}
+
+// recompute computes the assignment from the view.
+func (l *loop) recompute() {
+	l.dirty = false
+	if !l.selfLive() {
+		return // our session is being replaced: keep everything as it is
+	}
+	if !l.view.OpRead {
+		return // a drain or a freeze we have not read yet must not be acted against
+	}
+	in := l.input(time.Now())
+	all := dealUnavailable(Assign(in), in, l.unavailableByMember())
+	l.noteOperatorMetrics(in, all)
+	l.targets = l.concerningUs(all)
+	if len(in.Pins) > 0 {
+		l.clearMoves(in)
+		l.expireMoves(in)
+	}
+	targets := l.targets
+	l.m.target.Store(&targets)
+	l.m.met.assignments.Inc()
+	l.stale = true
+	for s := range l.grace.reserved { // a reservation the balance gave elsewhere is void
+		if targets[s] != l.m.cfg.MemberID {
+			l.grace.release(s)
+			l.recordChanged = true
+		}
+	}
+}
+
+// concerningUs returns the part of an assignment this member acts on: the
+// shards it targets to us, and those we run a runner for (to withdraw or
+// hand off). The rest, most of the shards among several members, need not
+// be held: a shard without a runner here that is not ours is left alone.
+func (l *loop) concerningUs(all map[string]string) map[string]string {
+	me, n := l.m.cfg.MemberID, len(l.runners)
+	for _, m := range all {
+		if m == me {
+			n++
+		}
+	}
+	out := make(map[string]string, n)
+	for s, m := range all {
+		if m == me || l.runners[s] != nil {
+			out[s] = m
+		}
+	}
+	return out
+}
+
+// sameListMembers returns the live members that run our shard list, as
+// their records say (see shardset.go); it warns once about each member
+// that runs another list.
+func (l *loop) sameListMembers() []string {
+	mine, me := l.m.currentShardSet(), l.m.cfg.MemberID
+	var out []string
+	for _, id := range l.view.LiveMembers() {
+		r, ok := l.view.Records[id]
+		if id == me || !ok || r.ShardSet == "" || r.ShardSet == mine || r.Session != l.view.Members[id] {
+			out = append(out, id)
+			continue
+		}
+		if l.otherLists[id] != r.ShardSet {
+			l.otherLists[id] = r.ShardSet
+			l.m.log.Warn().Str("other", id).Str("its_shards", r.ShardSet).Str("our_shards", mine).
+				Msg("member runs another shard list: shards are dealt only among members with the same list")
+		}
+	}
+	return out
+}
+
+// selfLive reports whether the view shows this member registered by the
+// current session.
+func (l *loop) selfLive() bool {
+	sess, ok := l.view.Members[l.m.cfg.MemberID]
+	return ok && sess == l.m.sess.ID()
+}
