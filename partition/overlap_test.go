@@ -111,7 +111,7 @@ func (tr *tracker) overlapOf(shard string, others map[string]held) {
 	if len(others) == 0 {
 		return
 	}
-	defer tr.pending.Done()
+	defer func() { tr.mu.Lock(); tr.pending--; tr.mu.Unlock() }()
 	for member, h := range others {
 		if h.znode == "" {
 			continue

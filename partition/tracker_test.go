@@ -45,7 +45,7 @@ type tracker struct {
 	zk      *zk.Conn
 	lead    map[string]map[string]held // shard → member → its leadership, as active
 	gone    int                        // overlapped leaderships whose znode was gone at the overlapping start
-	pending sync.WaitGroup             // overlapOf calls begun and not returned: check waits for them
+	pending int                        // overlapOf calls begun and not returned (under mu): check waits for them
 }
 
 // held is a leadership as the tracker knows it: its znode, and in this
@@ -146,7 +146,7 @@ func (tr *tracker) begin(member, shard string, token zxidfence.Token, h held) ma
 		others = maps.Clone(tr.lead[shard])
 		delete(others, member)
 		if len(others) > 0 {
-			tr.pending.Add(1) // done by overlapOf
+			tr.pending++ // overlapOf counts it down
 		}
 	}
 	if tr.active[shard] == nil {
@@ -216,18 +216,20 @@ func (tr *tracker) write(shard string, token zxidfence.Token) {
 // members' leaderships of one shard ever overlapped (graceful scenarios).
 func (tr *tracker) check(t *testing.T, strict bool) {
 	t.Helper()
-	checked := make(chan struct{})
-	go func() {
-		tr.pending.Wait()
-		close(checked)
-	}()
-	select {
-	case <-checked:
-	case <-time.After(30 * time.Second):
-		t.Errorf("the znode checks of overlapping starts did not return within 30s")
-	}
+	// Members may still start leaderships (and checks) while this waits,
+	// so the count is read under mu, not waited on as a WaitGroup (whose
+	// Add must not race its Wait).
+	deadline := time.Now().Add(30 * time.Second)
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	for tr.pending > 0 && time.Now().Before(deadline) {
+		tr.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+		tr.mu.Lock()
+	}
+	if tr.pending > 0 {
+		t.Errorf("the znode checks of overlapping starts did not return within 30s")
+	}
 	for _, v := range tr.violations {
 		t.Error(v)
 	}

@@ -184,10 +184,29 @@ func (c *Cluster) checkServing(ctx context.Context, ix []int, needLeader bool) e
 		if m == "" {
 			return fmt.Errorf("server %d does not serve yet", i)
 		}
+		if err := c.secureListening(ctx, i); err != nil {
+			return err
+		}
 	}
 	if needLeader {
 		_, err := c.QuorumLeader(ctx)
 		return err
 	}
 	return nil
+}
+
+// secureListening reports whether server i's secure client port accepts
+// connections, when the cluster runs TLS: ZooKeeper opens it after the
+// plain port answers four-letter words, so a server serving on the plain
+// port may still refuse a TLS client for a moment.
+func (c *Cluster) secureListening(ctx context.Context, i int) error {
+	if c.tls == nil {
+		return nil
+	}
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "tcp", c.servers[i].secureAddr())
+	if err != nil {
+		return fmt.Errorf("server %d's secure port does not listen yet: %w", i, err)
+	}
+	return conn.Close()
 }
