@@ -27,13 +27,7 @@ func TestRunReturnsErrAuthFailedWhenEveryServerRefuses(t *testing.T) {
 	shards := partition.Range(0, 4)
 	a := startMemberOn(t, sess, newRoot(t), "a", shards, newTracker())
 	waitBalanced(t, shards, []*member{a}, 20*time.Second)
-	if err := zks.SetSASLUsers(map[string]string{"group": "rotated"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := zks.Kill(0); err != nil {
-		t.Fatal(err)
-	}
-	if err := zks.Restart(t.Context(), 0); err != nil {
+	if err := zks.RestartWithSASLUsers(t.Context(), 0, map[string]string{"group": "rotated"}); err != nil {
 		t.Fatal(err)
 	}
 	restarted := time.Now()

@@ -82,13 +82,7 @@ func TestSASLRefusedEverywhereRunReturnsErrAuthFailed(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("Run did not lead")
 	}
-	if err := zks.SetSASLUsers(map[string]string{"group": "rotated"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := zks.Kill(0); err != nil {
-		t.Fatal(err)
-	}
-	if err := zks.Restart(t.Context(), 0); err != nil {
+	if err := zks.RestartWithSASLUsers(t.Context(), 0, map[string]string{"group": "rotated"}); err != nil {
 		t.Fatal(err)
 	}
 	restarted := time.Now()

@@ -294,13 +294,7 @@ func TestSASLRefusedAfterConnectEndsSession(t *testing.T) {
 	s := session(t, zks.ConnectString(), recipe.WithSASL("group", saslUsers["group"]),
 		recipe.WithSessionTimeout(15*time.Second), recipe.WithDialer(countingDialer(&dials)))
 	l := lead(t, candidate(t, s, electionPath(t)))
-	if err := zks.SetSASLUsers(map[string]string{"group": "rotated"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := zks.Kill(0); err != nil {
-		t.Fatal(err)
-	}
-	if err := zks.Restart(t.Context(), 0); err != nil {
+	if err := zks.RestartWithSASLUsers(t.Context(), 0, map[string]string{"group": "rotated"}); err != nil {
 		t.Fatal(err)
 	}
 	awaitEnd(t, l, "the leadership to end")

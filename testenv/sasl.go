@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,4 +69,19 @@ func (c *Cluster) SetSASLUsers(users map[string]string) error {
 	}
 	_, err := writeJAAS(c.dir, users)
 	return err
+}
+
+// RestartWithSASLUsers replaces the cluster's SASL accounts (as
+// SetSASLUsers), then kills server i and starts it again, so that server
+// alone accepts the new passwords: the rolling password change, or a
+// server restarted with other credentials, that a test plays against its
+// clients. Errors are SetSASLUsers', Kill's and Restart's.
+func (c *Cluster) RestartWithSASLUsers(ctx context.Context, i int, users map[string]string) error {
+	if err := c.SetSASLUsers(users); err != nil {
+		return err
+	}
+	if err := c.Kill(i); err != nil {
+		return err
+	}
+	return c.Restart(ctx, i)
 }
