@@ -19,7 +19,7 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cfg := bench.DefaultConfig()
-	var out string
+	var out, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure failover beside kazoo and Curator, herd, cold start, moves and memory on a local ensemble",
@@ -59,12 +59,18 @@ python3-kazoo (make deps).`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			cfg.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
+			stopProfile, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
 			return runBench(ctx, cmd.OutOrStdout(), cfg, out)
 		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "scenarios to run: raw, failover, herd, shards, peers")
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write this process's CPU profile (members and bench, not the servers) to this file")
 	f.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "session timeout candidates request")
 	f.DurationVar(&cfg.TickTime, "tick-time", cfg.TickTime, "ZooKeeper tickTime")
 	f.IntVar(&cfg.RawTrials, "raw-trials", cfg.RawTrials, "trials of each raw latency floor")
