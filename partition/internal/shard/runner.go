@@ -31,7 +31,8 @@ type Runner struct {
 	id string
 	m  *Member // shared by the member's runners
 	// ctx is the context of the runner's campaigning (openContext), nil
-	// while it holds a leadership: a parked runner keeps none. Set by the
+	// while it holds a leadership (but for a handoff's wait for its
+	// successor, holdContext): a parked runner keeps none. Set by the
 	// runner's goroutine, under mu; cancelled by stop.
 	ctx context.Context
 
@@ -356,12 +357,12 @@ func (r *Runner) stopLeading(reason error) {
 	}
 }
 
-// holdEnded reports, without blocking, whether the held leadership ends
-// now and why: it ended, the runner was stopped, or a handoff found its
-// successor waiting in the election. A handoff whose successor is not
-// queued (yet) is deferred: the leadership goes on and the loop asks
-// again later, so a shard is never resigned to a member that does not
-// campaign for it.
+// holdEnded reports whether the held leadership ends now and why: it
+// ended, the runner was stopped, or a handoff found its successor waiting
+// in the election (awaitSuccessor, successor.go, waits for it at most
+// HandoffTimeout). A handoff whose successor did not come is deferred: the
+// leadership goes on and the loop asks again later, so a shard is never
+// resigned to a member that does not campaign for it.
 func (r *Runner) holdEnded() (error, bool) {
 	lead := r.held.lead
 	if err := lead.Err(); err != nil {
@@ -373,14 +374,19 @@ func (r *Runner) holdEnded() (error, bool) {
 	if r.takeWithdrawal() {
 		return r.withdrawnHeld()
 	}
-	if to := r.takeHandoff(); to != "" {
-		if r.m.Env.TargetOf(r.id) == to && r.successorQueued(r.id, to) {
+	if to := r.takeHandoff(); to != "" && r.m.Env.TargetOf(r.id) == to {
+		switch r.awaitSuccessor(to) {
+		case successorReady:
 			r.Stop(ErrHandoff)
 			if err := lead.Err(); err != nil {
 				return err, true
 			}
 			return ErrHandoff, true
+		case successorInterrupted:
+			return r.holdEnded() // the loop still counts the handoff: Finished ends it
 		}
+		r.report(Deferred, 0)
+	} else if to != "" {
 		r.report(Deferred, 0)
 	}
 	return nil, false
@@ -398,25 +404,6 @@ func (r *Runner) finalReason(lead *recipe.Leadership, reason error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), r.m.HandoffTimeout)
 	defer cancel()
 	return lead.Reason(ctx)
-}
-
-// successorQueued reports whether member to has a candidate in the
-// election of shard.
-func (r *Runner) successorQueued(shard, to string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), r.m.HandoffTimeout)
-	defer cancel()
-	ps, err := recipe.Participants(ctx, r.m.Primary, r.m.Env.ElectionPath(shard))
-	if err != nil {
-		r.m.Log.Warn().Err(err).Str("shard", shard).Msg("read election before handoff")
-		return false
-	}
-	for _, p := range ps {
-		if p.ID == to && !p.Leader {
-			return true
-		}
-	}
-	r.m.Log.Debug().Str("shard", shard).Str("to", to).Msg("handoff deferred: successor not campaigning yet")
-	return false
 }
 
 // callStarted runs OnStartedLeading on its own goroutine, telling cb when

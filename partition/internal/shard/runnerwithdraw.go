@@ -28,16 +28,24 @@ func (r *Runner) takeWithdrawal() bool {
 
 // withdrawnHeld decides a withdrawal that found the runner holding a
 // leadership: ErrWithdrawn and true once the shard's target (another
-// member) has a candidate waiting in the election; otherwise false, the
-// loop told (Deferred) that the leadership goes on.
+// member) has a candidate waiting in the election (awaitSuccessor waits
+// for it); otherwise false, the loop told (Deferred) that the leadership
+// goes on.
 func (r *Runner) withdrawnHeld() (error, bool) {
 	to := r.m.Env.TargetOf(r.id)
-	if to != "" && to != r.m.MemberID && r.successorQueued(r.id, to) {
+	if to == "" || to == r.m.MemberID {
+		r.report(Deferred, 0)
+		return nil, false
+	}
+	switch r.awaitSuccessor(to) {
+	case successorReady:
 		r.Stop(ErrWithdrawn)
 		if err := r.held.lead.Err(); err != nil {
 			return err, true
 		}
 		return ErrWithdrawn, true
+	case successorInterrupted:
+		return r.holdEnded()
 	}
 	r.report(Deferred, 0)
 	return nil, false
