@@ -31,7 +31,8 @@ raw ZooKeeper operation that bounds it from below in the same run:
             (the leader's connection silenced until its session expires)
   herd      watch notifications per failover with many candidates
   shards    cold start of partition members over each --shards count; moves
-            when a member joins and leaves (smallest count); heap bytes and
+            and times when a member joins, leaves, and is drained and
+            undrained (smallest count); heap bytes and
             goroutines per shard (largest count); from 20,000 shards also
             the sessions per member, the largest closeSession transaction
             (from the leader's dump) beside jute.maxbuffer, and a restart
