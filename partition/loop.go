@@ -249,6 +249,7 @@ func (l *loop) handle(ev shard.Event) {
 		if b := l.book(r); b.handoff {
 			b.handoff = false
 			l.handoffs--
+			l.m.met.deferred.Inc()
 			l.moving[id] = time.Now() // try again once settled again
 			l.nextHandoffs()
 		}
