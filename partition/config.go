@@ -107,8 +107,10 @@ type Config struct {
 
 	// HandoffTimeout bounds, per shard, how long a handoff or a stop waits
 	// for OnStartedLeading to return after its ctx was cancelled before it
-	// resigns anyway. Zero selects DefaultHandoffTimeout (10s); negative is
-	// invalid.
+	// resigns anyway, and how long a handoff waits for the target member's
+	// candidate to join the shard's election before it is deferred (the
+	// shard stays led here, and is handed off later). Zero selects
+	// DefaultHandoffTimeout (10s); negative is invalid.
 	HandoffTimeout time.Duration
 
 	// MaxConcurrentHandoffs caps the balancing handoffs this member runs at

@@ -6,7 +6,8 @@ package shard
 // assignment moved (after it last read the assignment, before the loop saw
 // it lead) holds a leadership whose OnStartedLeading runs already; it ends
 // like a handoff, with ErrWithdrawn, only once the new target's candidate
-// waits in the election, so the shard passes straight to it. Otherwise the
+// waits in the election (awaitSuccessor waits for it, at most
+// HandoffTimeout), so the shard passes straight to it. Otherwise the
 // withdrawal is dropped: the leadership goes on, and the loop, which has
 // seen it start by then, hands it off as any leadership assigned elsewhere
 // (ErrHandoff). A shard is never resigned to a member that does not
