@@ -111,8 +111,9 @@ func (f *fleet) addVia(ctx context.Context, id string, proxy *testenv.Proxy) err
 	}
 	m, err := partition.NewManager(sess, f.root, partition.Config{
 		MemberID: id, Shards: f.shards, StartupSettle: f.settle(), ExpectedMembers: f.expected,
-		OnStartedLeading: func(_ context.Context, shard string, _ zxidfence.Token) { f.started(id, shard) },
-		OnStoppedLeading: func(shard string, _ error) { f.stopped(id, shard) },
+		MaxConcurrentHandoffs: f.e.maxHandoffs,
+		OnStartedLeading:      func(_ context.Context, shard string, _ zxidfence.Token) { f.started(id, shard) },
+		OnStoppedLeading:      func(shard string, _ error) { f.stopped(id, shard) },
 	})
 	if err != nil {
 		_ = sess.Close()

@@ -83,6 +83,7 @@ python3-kazoo (make deps).`,
 	f.IntVar(&cfg.HerdTrials, "herd-trials", cfg.HerdTrials, "failovers in the herd check")
 	f.IntSliceVar(&cfg.Shards, "shards", cfg.Shards, "shard counts for the cold start")
 	f.IntVar(&cfg.Members, "members", cfg.Members, "members starting together")
+	f.IntVar(&cfg.MaxHandoffs, "max-handoffs", cfg.MaxHandoffs, "the shards scenario's members' MaxConcurrentHandoffs (unset: partition's default)")
 	f.IntVar(&cfg.PeerTrials, "peer-trials", cfg.PeerTrials, "failovers per library after resign and after exit (peers)")
 	f.IntVar(&cfg.PeerKillTrials, "peer-kill-trials", cfg.PeerKillTrials,
 		"failovers per library after SIGKILL, and expiry floor trials (peers; each takes a session timeout)")
@@ -94,7 +95,7 @@ var benchFlagOf = map[string]string{
 	"Scenarios": "scenarios", "SessionTimeout": "session-timeout", "TickTime": "tick-time",
 	"RawTrials": "raw-trials", "RawCreates": "raw-creates", "InFlight": "in-flight",
 	"ResignTrials": "resign-trials", "CrashTrials": "crash-trials",
-	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members",
+	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members", "MaxHandoffs": "max-handoffs",
 	"PeerTrials": "peer-trials", "PeerKillTrials": "peer-kill-trials",
 }
 
