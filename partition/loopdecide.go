@@ -117,3 +117,11 @@ func (l *loop) selfLive() bool {
 	sess, ok := l.view.Members[l.m.cfg.MemberID]
 	return ok && sess == l.m.sess.ID()
 }
+
+// noteLeaders hands the leaders of the loop's view to OnLeaderChanged's
+// notifier, if there is one.
+func (l *loop) noteLeaders() {
+	if l.leaders != nil {
+		l.leaders.set(l.view.Leaders())
+	}
+}
