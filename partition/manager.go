@@ -194,6 +194,11 @@ func (m *Manager) SetShards(ids []string) error {
 	return nil
 }
 
+// SessionLoad is what one of a member's ZooKeeper sessions carries (see
+// Manager.Sessions): its id, the ephemeral znodes placed on it, and the
+// size of its closeSession transaction.
+type SessionLoad = shard.SessionLoad
+
 // Sessions returns what each of the member's ZooKeeper sessions carries
 // now, the session given to NewManager first: one entry until the
 // elections outgrow MaxShardsPerSession, then one per sibling session
@@ -392,4 +397,10 @@ func (m *Manager) prepareOnce(ctx context.Context) error {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
 	}
 	return rootdata.ACLDenied(register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
+}
+
+// holdsID reports whether this Manager holds its member id now: its
+// current session registered the member znode.
+func (m *Manager) holdsID(ctx context.Context) (bool, error) {
+	return registeredHere(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance)
 }
