@@ -21,43 +21,6 @@ import (
 // the shard runners (partition/internal/shard). Runners and watchers talk
 // to it through channels only.
 
-// loop is the state of one Run, owned by its goroutine. Its state is
-// split by concern: the shards' runners and leaderships (shardState), the
-// balancing handoffs in flight (handoffState), the pacing of its steps
-// (stepState), the startup wait (startupState) and the records it
-// publishes and collects (recordState).
-type loop struct {
-	m       *Manager
-	view    *view
-	updates chan update
-	events  chan shard.Event
-	fatal   chan error
-
-	shardState
-	handoffState
-	stepState
-	startupState
-	recordState
-
-	pub     *publisher
-	watch   *watcher
-	leaders *notifier       // OnLeaderChanged's; nil without one
-	base    context.Context // parent of runner contexts, cancelled last
-	cancel  context.CancelFunc
-	workers sync.WaitGroup   // runners, callbacks, deletions, the start queue
-	starts  shard.StartQueue // runners to start
-	member  *shard.Member    // what the runners share (shardenv.go)
-
-	unwithdrawn unwithdrawn // candidates a stopping member could not withdraw
-}
-
-// runnerBook is what the loop records about a runner.
-type runnerBook struct {
-	handoff bool      // a handoff was asked: counts against the throttle
-	removed bool      // stopped because the shard was removed
-	stopAt  time.Time // when the handoff was asked
-}
-
 func newLoop(m *Manager) *loop {
 	base, cancel := context.WithCancel(context.Background())
 	updates := make(chan update, 64)
@@ -286,12 +249,6 @@ func (l *loop) deleteShard(s string) {
 			l.m.log.Warn().Err(err).Str("shard", s).Msg("delete removed shard")
 		}
 	})
-}
-
-// background runs f on a goroutine that Run waits for.
-func (l *loop) background(f func()) {
-	l.workers.Add(1)
-	go func() { defer l.workers.Done(); f() }()
 }
 
 // shutdown leaves gracefully: it records what we lead (reserved for our

@@ -111,13 +111,6 @@ func (l *loop) sameListMembers() []string {
 	return out
 }
 
-// selfLive reports whether the view shows this member registered by the
-// current session.
-func (l *loop) selfLive() bool {
-	sess, ok := l.view.Members[l.m.cfg.MemberID]
-	return ok && sess == l.m.sess.ID()
-}
-
 // noteLeaders hands the leaders of the loop's view to OnLeaderChanged's
 // notifier, if there is one.
 func (l *loop) noteLeaders() {
