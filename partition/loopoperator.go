@@ -10,8 +10,8 @@ import (
 
 // This file brings the operator state (partition/internal/root) into the loop:
 // the assignment's input (with the members that run our shard list), the
-// freeze's expiry, logs of what operators
-// changed, and clearing a move this member completed.
+// freeze's expiry, logs of what operators changed, and clearing a move this
+// member completed.
 
 // input is the assignment's input from the view: the same at every member
 // that sees the same znodes, the freeze's expiry aside (each member reads

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -9,8 +10,8 @@ import (
 )
 
 // This file is the loop's state: the loop itself, its state by concern
-// (the loop embeds each), and the few things every stage uses of it
-// (wakeIn, background, selfLive). The stages (loopnotice.go, loopdecide.go,
+// (the loop embeds each), and the few things several stages use of it
+// (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopdecide.go,
 // reconcile.go, looppublish.go) and step (loop.go) sit above it. Only the
 // loop goroutine touches any of it.
 
@@ -137,4 +138,37 @@ func (l *loop) background(f func()) {
 func (l *loop) selfLive() bool {
 	sess, ok := l.view.Members[l.m.cfg.MemberID]
 	return ok && sess == l.m.sess.ID()
+}
+
+// ownRecord is the member's record now, sharing the loop's leadership map
+// (read it only while the loop does not change it).
+func (l *loop) ownRecord() record {
+	rec := record{
+		Session: l.m.sess.ID(), Leading: l.leading, ShardSet: l.m.currentShardSet(),
+		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
+	}
+	for s := range l.grace.reserved {
+		if _, led := l.leading[s]; !led {
+			rec.Reserved = append(rec.Reserved, s)
+		}
+	}
+	slices.Sort(rec.Reserved)
+	rec.Unavailable = l.ownUnavailable()
+	return rec
+}
+
+// ownUnavailable returns the shards this member publishes as unavailable,
+// sorted: those on a down session and those without one.
+func (l *loop) ownUnavailable() []string {
+	if len(l.unseated) == 0 {
+		return l.unavail.list()
+	}
+	out := l.unavail.list()
+	for s := range l.unseated {
+		if _, dup := l.unavail[s]; !dup {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
