@@ -17,9 +17,10 @@ import (
 )
 
 // This file is the manager's control loop: one goroutine that owns the
-// observed state, computes the assignment, and starts, stops and hands off
-// the shard runners (partition/internal/shard). Runners and watchers talk
-// to it through channels only.
+// observed state (loopstate.go), computes the assignment, and starts,
+// stops and hands off the shard runners (partition/internal/shard), one
+// step of its stages at a time (step). Runners and watchers talk to it
+// through channels only.
 
 func newLoop(m *Manager) *loop {
 	base, cancel := context.WithCancel(context.Background())

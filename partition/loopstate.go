@@ -116,7 +116,7 @@ type startupState struct {
 }
 
 // recordState is the member's published record and what the loop keeps
-// about the others' (records.go).
+// about the others' (records.go, collect.go).
 type recordState struct {
 	session       int64 // the session the loop last saw
 	published     *record
