@@ -23,6 +23,13 @@ import (
 // handoff (Deferred), as a target that never campaigns must not hold a
 // handoff slot for longer.
 
+// retargetCheck is how often a wait for a successor looks whether the
+// assignment moved the shard to yet another member (the loop's
+// assignment, in memory): a target that never campaigns (its process
+// wedged while its session lives) must not hold the handoff for all of
+// HandoffTimeout once the shard is dealt elsewhere.
+const retargetCheck = 100 * time.Millisecond
+
 // successorWait is how a wait for a successor ended.
 type successorWait uint8
 
@@ -54,19 +61,37 @@ func (r *Runner) awaitSuccessor(to string) successorWait {
 		case err != nil:
 			return r.waitEnd(ctx)
 		case watch != nil:
-			select {
-			case <-watch:
-				watch = nil
-				continue
-			case <-ctx.Done():
+			if !r.awaitChange(ctx, watch, to) {
 				return r.waitEnd(ctx)
 			}
+			watch = nil
+			continue
 		}
 		if _, _, watch, err = r.m.Primary.ChildrenW(ctx, path); err != nil {
 			if ctx.Err() == nil {
 				r.m.Log.Warn().Err(err).Str("shard", r.id).Msg("watch election before handoff")
 			}
 			return r.waitEnd(ctx)
+		}
+	}
+}
+
+// awaitChange waits for the election to change (watch fires): true then;
+// false once ctx ends or the shard is assigned to another member than to
+// (looked at every retargetCheck).
+func (r *Runner) awaitChange(ctx context.Context, watch <-chan zk.Event, to string) bool {
+	tick := time.NewTicker(retargetCheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-watch:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+			if r.m.Env.TargetOf(r.id) != to {
+				return false
+			}
 		}
 	}
 }
