@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkelect/zkelect/internal/retry"
@@ -18,9 +19,12 @@ import (
 // Env) and reports Events on the member's channel.
 
 // slotHold is how long an election start holds one of the MaxInFlight
-// slots when its campaign does not return sooner (it is queued behind a
-// sitting leader): long enough for its requests to have been answered on a
-// loaded session, short enough not to stall the next starts.
+// slots at most: a campaign gives its slot back when it returns, or as
+// soon as it waits behind a sitting leader (recipe.WithOnWaiting: every
+// request of it answered), whichever comes first. The bound covers a
+// campaign that does neither (its requests retried, its lease awaited).
+// A joiner's thousands of standby campaigns each waited all of it before,
+// starting at most MaxInFlight per 250 ms on a session.
 const slotHold = 250 * time.Millisecond
 
 // Runner is one shard's election in this member, run by its own goroutine
@@ -45,6 +49,11 @@ type Runner struct {
 	cand  *recipe.Candidate
 	retry *retry.Backoff  // between failed campaigns; nil until one fails
 	held  *heldLeadership // the leadership being held; nil when none
+
+	// slot gives back the start slot of the campaign running (campaign
+	// sets it; nil between campaigns); waiting, the candidate's
+	// WithOnWaiting hook, calls it.
+	slot atomic.Pointer[func()]
 
 	parking parking // parked while holding a leadership (runnerpark.go)
 
@@ -196,7 +205,7 @@ func (r *Runner) start() {
 	opts := []recipe.CandidateOption{recipe.WithParticipantID(r.m.MemberID),
 		recipe.WithCloseTimeout(closeTimeout(r.seat.Sess.Timeout())), recipe.WithMetricsLabel(r.m.MetricsLabel),
 		recipe.WithACL(r.m.ACL), recipe.WithACLCheck(recipe.ACLCheckOff), // checked at start (checkRootACL)
-		recipe.WithNaming(r.m.Naming), recipe.WithBatchedCreates()}
+		recipe.WithNaming(r.m.Naming), recipe.WithBatchedCreates(), recipe.WithOnWaiting(r.waiting)}
 	if r.newElection {
 		opts = append(opts, recipe.WithNewElection())
 	}
@@ -299,14 +308,24 @@ func (r *Runner) takeSeat() *Seat {
 }
 
 // campaign runs one Campaign holding one of its session's MaxInFlight
-// election-start slots, given back when Campaign returns or slotHold
-// passes.
+// election-start slots, given back when Campaign returns, when the
+// candidate waits behind a leader (waiting), or when slotHold passes.
 func (r *Runner) campaign(seat *Seat, cand *recipe.Candidate) (*recipe.Leadership, error) {
 	var once sync.Once
 	release := func() { once.Do(seat.starts.release) }
 	t := time.AfterFunc(slotHold, release)
-	defer func() { t.Stop(); release() }()
+	r.slot.Store(&release)
+	defer func() { r.slot.Store(nil); t.Stop(); release() }()
 	return cand.Campaign(r.ctx)
+}
+
+// waiting is the candidate's WithOnWaiting hook, on the candidate's
+// goroutine: the campaign waits behind a sitting leader with every request
+// answered, so its start slot goes back now and the next start goes on.
+func (r *Runner) waiting() {
+	if release := r.slot.Load(); release != nil {
+		(*release)()
+	}
 }
 
 // passOn resigns a leadership won while the shard is assigned elsewhere,
