@@ -146,7 +146,7 @@ func (l *loop) step() {
 	}
 	l.decide()
 	l.reconcileStale()
-	l.stepGap = max(minStep, stepCostFactor*time.Since(l.lastStep))
+	l.stepGap = min(max(minStep, stepCostFactor*time.Since(l.lastStep)), maxStepGap)
 }
 
 // fail reports an error that ends Run.
