@@ -57,6 +57,11 @@ type Manager struct {
 	newLayout rootdata.Layout
 	target    atomic.Pointer[map[string]string] // latest assignment, the part concerning us (the loop's targets)
 
+	// preBuckets, set only by tests standing for a release before buckets
+	// (UseReleaseBeforeBuckets), runs flat on any root and does not
+	// advertise buckets in the member's record.
+	preBuckets bool
+
 	mu       sync.Mutex
 	shards   []string // the shards to run, set by SetShards
 	shardSet string   // shardSetDigest(shards)
@@ -383,6 +388,9 @@ func (m *Manager) prepareOnce(ctx context.Context) error {
 	layout, err := rootdata.EnsurePaths(ctx, m.sess, m.root, m.cfg.ACL, m.newLayout, m.cfg.JuteMaxBuffer)
 	if err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, rootdata.ACLDenied(err))
+	}
+	if m.preBuckets {
+		layout = rootdata.Flat // as a release before buckets: it never read <root>/buckets
 	}
 	if err := m.checkShards(layout, m.currentShards()); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, err)

@@ -1,0 +1,56 @@
+package root
+
+import "github.com/go-zookeeper/zk"
+
+// This file keeps releases before buckets off a bucketed root.
+//
+// A release before buckets does not read <root>/buckets: on any root it
+// creates its shards' elections at <root>/shards/<id> (each first
+// candidate creates the election znode and itself in one multi), where it
+// would lead beside the bucketed election of the same shard. A bucketed
+// root's <root>/shards is therefore created with ShardsLockACL: the
+// group's identities (or world:anyone) with READ only. ZooKeeper checks a
+// create against its parent's CREATE permission before anything else, so
+// every create of <root>/shards/<id> fails with NoAuth, whoever tries it
+// (short of a super user); nothing of this release creates anything
+// there. What an older release then does, read from its code:
+//
+//   - With a secured Config.ACL (digest, SASL, x509, "auth"), its start
+//     checks <root>/shards with recipe.CheckACL, which refuses a znode
+//     granting the session none of create, delete, write and admin:
+//     Run returns an error wrapping recipe.ErrACLDenied, at once, naming
+//     <root>/shards and its ACL, before the member registers.
+//   - With the world ACL (no check), it registers and campaigns for the
+//     shards its own assignment gives it; each campaign fails NoAuth and
+//     is retried by the shard's runner, backing off from 50 ms to 2 s:
+//     one refused multi a shard every 2 s (a 200-shard share: 100 a
+//     second), each logged as a warning. It leads nothing. Members of this
+//     release deal it no shard (its record does not advertise buckets:
+//     Record.Buckets), so the fleet's shards stay led.
+//
+// READ stays, so that a listing of <root>/shards (an older release's
+// start, zkelect status, StrayElections) still answers, empty. The root's
+// own ACL is untouched: ZooKeeper checks a delete of <root>/shards against
+// the root's, so a prune of the whole root still works.
+
+// ShardsLockACL returns acl with every entry's permissions cut to READ:
+// the ACL of <root>/shards in a bucketed root.
+func ShardsLockACL(acl []zk.ACL) []zk.ACL {
+	out := make([]zk.ACL, len(acl))
+	for i, a := range acl {
+		a.Perms = zk.PermRead
+		out[i] = a
+	}
+	return out
+}
+
+// ShardsLocked reports whether acl, read from <root>/shards, grants nobody
+// more than READ.
+func ShardsLocked(acl []zk.ACL) bool {
+	for _, a := range acl {
+		if a.Perms&^zk.PermRead != 0 {
+			return false
+		}
+	}
+	return true
+}
