@@ -64,7 +64,8 @@ func oldReleaseMember(t *testing.T, sess *recipe.Session, root, id string, shard
 // at <root>/shards/<id>, as it always did, and is refused there (NoAuth:
 // <root>/shards grants only READ), so it leads nothing; the bucketed
 // members deal it no shard (its record does not advertise buckets) and
-// keep every shard led, with no overlap, and <root>/shards stays empty.
+// keep every shard led, with no overlap, also when one of them leaves
+// (its shards all go to the other), and <root>/shards stays empty.
 // Without the guard it would lead each shard it campaigns for beside the
 // bucketed leader.
 func TestReleaseBeforeBucketsLeadsNothingOnABucketedRoot(t *testing.T) {
@@ -91,6 +92,11 @@ func TestReleaseBeforeBucketsLeadsNothingOnABucketedRoot(t *testing.T) {
 	}
 	if _, err := a.sess.Conn().Create(root+"/shards/0", nil, 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
 		t.Errorf("creating <root>/shards/0 in a bucketed root: %v, want zk.ErrNoAuth", err)
+	}
+	b.stop(t) // b's shards go to a alone: none is dealt to the old release's member
+	waitBalanced(t, shards, []*member{a}, 20*time.Second)
+	if n := tr.startsOf("old"); n != 0 {
+		t.Errorf("the old release's member started %d leaderships after b left, want none", n)
 	}
 	old.stop(t)
 	tr.check(t, true)
@@ -123,5 +129,32 @@ func TestReleaseBeforeBucketsIsRefusedOnASecuredBucketedRoot(t *testing.T) {
 		t.Errorf("the refused member is registered (%v, %v), want not", ok, xerr)
 	}
 	waitBalanced(t, shards, []*member{a}, 20*time.Second)
+	tr.check(t, true)
+}
+
+// openBucketedRoot makes root bucketed by hand with an open <root>/shards,
+// as a build before the lock made it (or a super user opened it): an
+// older release can make elections there.
+func openBucketedRoot(t *testing.T, conn *zk.Conn, root string) {
+	t.Helper()
+	createPersistent(t, conn, nil, "/partition-test", root, root+"/shards")
+	createPersistent(t, conn, []byte(`{"layout":"buckets","buckets":1024}`), root+"/buckets")
+}
+
+// TestOwnersReportsAStrayElection: in a bucketed root whose <root>/shards
+// is open, an election an older release made there is the shard's
+// Owner.Stray; the members run on in the buckets.
+func TestOwnersReportsAStrayElection(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 4)
+	sess := connect(t, sessionTimeout)
+	openBucketedRoot(t, sess.Conn(), root)
+	a := startMember(t, root, "a", shards, tr)
+	waitBalanced(t, shards, []*member{a}, 20*time.Second)
+	stray := root + "/shards/" + shards[3] // where an older release would campaign
+	createPersistent(t, sess.Conn(), nil, stray)
+	owners, err := partition.Owners(t.Context(), sess, root)
+	if err != nil || owners[shards[3]].Stray != stray || owners[shards[2]].Stray != "" || owners[shards[3]].Member != "a" {
+		t.Errorf("Owners with an election under <root>/shards: %+v, %+v (%v); want it as the shard's Stray, led by a", owners[shards[3]], owners[shards[2]], err)
+	}
 	tr.check(t, true)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -22,6 +23,17 @@ func TestStatusOfABucketedRoot(t *testing.T) {
 	}
 	list := []string{"--shards", strings.Join(ids, ",")}
 	root, s := testPath(t), testSession(t)
+	// A bucketed root whose <root>/shards is open (a build before it was
+	// made READ only, or opened by a super user), so that the stray
+	// election below can be made.
+	for _, p := range []string{"/cmdtest", root, root + "/shards"} {
+		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Conn().Create(root+"/buckets", []byte(`{"layout":"buckets","buckets":1024}`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
 	startDaemonWith(t, root, "m1", 1, list)
 	startDaemonWith(t, root, "m2", 1, list)
 	eventually(t, 30*time.Second, "200 shards led, 100 by each daemon", func() bool {
