@@ -9,6 +9,7 @@
 package root
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,11 +110,17 @@ func (l Layout) Encode() []byte {
 }
 
 // DecodeLayout reads the data of <root>/buckets. Anything that is not a
-// bucket count of 1 to 65,536 is ErrUnknownLayout, empty data too.
+// bucket count of 1 to 65,536 is ErrUnknownLayout, empty data too, and so
+// is a field this release does not know: a later release may record
+// there a change under way (a flat root moving to buckets, whose shards
+// are then in either place), which this release would misread as a
+// finished bucketed root and campaign beside the flat leaders.
 func DecodeLayout(data []byte) (Layout, error) {
 	shown := string(data[:min(len(data), 100)])
 	var j layoutJSON
-	if err := json.Unmarshal(data, &j); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
 		return Layout{}, fmt.Errorf("%w: %s: %v", ErrUnknownLayout, shown, err)
 	}
 	if j.Layout != bucketedName || j.Buckets < 1 || j.Buckets > maxBuckets {

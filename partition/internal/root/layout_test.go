@@ -6,8 +6,9 @@ import (
 )
 
 // TestLayoutRecordsItsBuckets: a bucketed layout survives its encoding
-// (the flat one has none: no <root>/buckets); data of a later release,
-// or none, is refused.
+// (the flat one has none: no <root>/buckets); data of a later release
+// (another layout, or a field this release does not know), or none, is
+// refused.
 func TestLayoutRecordsItsBuckets(t *testing.T) {
 	for _, l := range []Layout{NewRootLayout, {Buckets: 1}, {Buckets: 65536}} {
 		got, err := DecodeLayout(l.Encode())
@@ -15,7 +16,8 @@ func TestLayoutRecordsItsBuckets(t *testing.T) {
 			t.Errorf("DecodeLayout(%q) = %v, %v; want %v", l.Encode(), got, err, l)
 		}
 	}
-	for _, bad := range []string{`{"layout":"trie"}`, `{"layout":"buckets","buckets":0}`, `junk`, ``} {
+	for _, bad := range []string{`{"layout":"trie"}`, `{"layout":"buckets","buckets":0}`, `junk`, ``,
+		`{"layout":"buckets","buckets":1024,"from":"flat"}`} {
 		if _, err := DecodeLayout([]byte(bad)); !errors.Is(err, ErrUnknownLayout) {
 			t.Errorf("DecodeLayout(%s) = %v, want ErrUnknownLayout", bad, err)
 		}
