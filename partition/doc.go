@@ -40,7 +40,7 @@
 // bucketed one, so a bucketed root's <root>/shards grants only READ: an
 // older release's member fails at Run with recipe.ErrACLDenied under a
 // secured Config.ACL, and under the world ACL has every campaign refused
-// (retried each 2 s a shard) and leads nothing; members of this release,
+// (retried about once a second a shard: stop it) and leads nothing; members of this release,
 // whose records advertise buckets, deal it no shard. Roll a fleet forward
 // on its existing root, and create new roots only with this release.
 //

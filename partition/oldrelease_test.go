@@ -29,6 +29,23 @@ func (l *logLines) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// count returns how many lines contain every one of parts.
+func (l *logLines) count(parts ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.lines {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
 // with reports whether a line contains every one of parts.
 func (l *logLines) with(parts ...string) bool {
 	l.mu.Lock()
@@ -77,6 +94,7 @@ func TestReleaseBeforeBucketsLeadsNothingOnABucketedRoot(t *testing.T) {
 
 	old := oldReleaseMember(t, connect(t, sessionTimeout), root, "old", shards, tr, &oldLog)
 	old.run(t)
+	oldStart := time.Now()
 	waitFor(t, 20*time.Second, "the old release's campaign refused", func() (bool, string) {
 		return oldLog.with(`"campaign"`, "denied by ZooKeeper ACL"), "no refused campaign logged yet"
 	})
@@ -99,6 +117,13 @@ func TestReleaseBeforeBucketsLeadsNothingOnABucketedRoot(t *testing.T) {
 		t.Errorf("the old release's member started %d leaderships after b left, want none", n)
 	}
 	old.stop(t)
+	refused, shardsTried := oldLog.count(`"campaign"`, "denied by ZooKeeper ACL"), 0
+	for _, sh := range shards {
+		if oldLog.with(`"campaign"`, "denied by ZooKeeper ACL", `"shard":"`+sh+`"`) {
+			shardsTried++
+		}
+	}
+	t.Logf("the old release's member: %d refused campaigns of %d shards in %v", refused, shardsTried, time.Since(oldStart).Round(time.Millisecond))
 	tr.check(t, true)
 }
 
