@@ -391,6 +391,10 @@ func (m *Manager) prepareOnce(ctx context.Context) error {
 	}
 	if m.preBuckets {
 		layout = rootdata.Flat // as a release before buckets: it never read <root>/buckets
+	} else if layout.Bucketed() {
+		if err := rootdata.LockShards(ctx, m.sess, m.root); err != nil {
+			return fmt.Errorf("partition: prepare %s: %w", m.root, err)
+		}
 	}
 	if err := m.checkShards(layout, m.currentShards()); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, err)

@@ -158,25 +158,30 @@ func TestReleaseBeforeBucketsIsRefusedOnASecuredBucketedRoot(t *testing.T) {
 }
 
 // openBucketedRoot makes root bucketed by hand with an open <root>/shards,
-// as a build before the lock made it (or a super user opened it): an
-// older release can make elections there.
+// as a build before the lock made it (or a super user opened it), before
+// any member of this release (which locks it) starts.
 func openBucketedRoot(t *testing.T, conn *zk.Conn, root string) {
 	t.Helper()
 	createPersistent(t, conn, nil, "/partition-test", root, root+"/shards")
 	createPersistent(t, conn, []byte(`{"layout":"buckets","buckets":1024}`), root+"/buckets")
 }
 
-// TestOwnersReportsAStrayElection: in a bucketed root whose <root>/shards
-// is open, an election an older release made there is the shard's
-// Owner.Stray; the members run on in the buckets.
+// TestOwnersReportsAStrayElection: a bucketed root whose <root>/shards is
+// open holds an election an older release made there; the first member
+// of this release makes <root>/shards READ only (no further election can
+// be made there), Owners reports the one made as the shard's Owner.Stray,
+// and the member runs on in the buckets.
 func TestOwnersReportsAStrayElection(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 4)
 	sess := connect(t, sessionTimeout)
 	openBucketedRoot(t, sess.Conn(), root)
-	a := startMember(t, root, "a", shards, tr)
-	waitBalanced(t, shards, []*member{a}, 20*time.Second)
 	stray := root + "/shards/" + shards[3] // where an older release would campaign
 	createPersistent(t, sess.Conn(), nil, stray)
+	a := startMember(t, root, "a", shards, tr)
+	waitBalanced(t, shards, []*member{a}, 20*time.Second)
+	if _, err := sess.Conn().Create(root+"/shards/"+shards[2], nil, 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("creating an election under <root>/shards after a member started: %v, want zk.ErrNoAuth (locked)", err)
+	}
 	owners, err := partition.Owners(t.Context(), sess, root)
 	if err != nil || owners[shards[3]].Stray != stray || owners[shards[2]].Stray != "" || owners[shards[3]].Member != "a" {
 		t.Errorf("Owners with an election under <root>/shards: %+v, %+v (%v); want it as the shard's Stray, led by a", owners[shards[3]], owners[shards[2]], err)

@@ -1,6 +1,14 @@
 package root
 
-import "github.com/go-zookeeper/zk"
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/recipe"
+)
 
 // This file keeps releases before buckets off a bucketed root.
 //
@@ -32,6 +40,11 @@ import "github.com/go-zookeeper/zk"
 //     record does not advertise buckets: Record.Buckets) and log an error
 //     naming it, so the fleet's shards stay led.
 //
+// Members of this release also lock an existing bucketed root's
+// <root>/shards at start (LockShards) when they may (ADMIN), so a root
+// made before the lock, or opened again by hand, is locked by its next
+// member.
+//
 // READ stays, so that a listing of <root>/shards (an older release's
 // start, zkelect status, StrayElections) still answers, empty. The root's
 // own ACL is untouched: ZooKeeper checks a delete of <root>/shards against
@@ -57,4 +70,30 @@ func ShardsLocked(acl []zk.ACL) bool {
 		}
 	}
 	return true
+}
+
+// LockShards makes the <root>/shards of a bucketed root READ only
+// (ShardsLockACL of its ACL) if it is not: a root made before this
+// release locked it, or opened again by hand. The set is conditional on
+// the ACL version read, so two members locking at once both succeed (the
+// second finds it locked, or fails BadVersion and leaves it to the first).
+// A session without ADMIN on the znode leaves it as it is (nil): the
+// start's ACL check reads it. Other errors are ZooKeeper's, wrapped with
+// the path.
+func LockShards(ctx context.Context, sess *recipe.Session, root string) error {
+	p := ShardsPath(root)
+	acl, st, err := sess.GetACL(ctx, p)
+	switch {
+	case errors.Is(err, recipe.ErrACLDenied) || errors.Is(err, zk.ErrNoAuth):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read the ACL of %s: %w", p, err)
+	case ShardsLocked(acl):
+		return nil
+	}
+	_, err = sess.SetACL(ctx, p, ShardsLockACL(acl), st.Aversion)
+	if err == nil || errors.Is(err, zk.ErrBadVersion) || errors.Is(err, recipe.ErrACLDenied) {
+		return nil
+	}
+	return fmt.Errorf("make %s read only: %w", p, err)
 }
