@@ -63,7 +63,9 @@ type Record struct {
 	// (<root>/buckets): a member that does not say so campaigns in
 	// <root>/shards whatever the layout, so a bucketed root's members deal
 	// it no shard (its campaigns there fail: shardslock.go). Absent
-	// (false) in records of releases before buckets, which ignore it.
+	// (false) in records of releases before buckets, which ignore it. It
+	// says nothing of moving a flat root to buckets: a release that can take
+	// part in such a move must advertise that with a field of its own.
 	Buckets bool `json:"buckets,omitempty"`
 }
 
