@@ -2,7 +2,10 @@ package root
 
 import (
 	"errors"
+	"slices"
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // TestLayoutRecordsItsBuckets: a bucketed layout survives its encoding
@@ -27,5 +30,17 @@ func TestLayoutRecordsItsBuckets(t *testing.T) {
 	}
 	if got := Flat.ShardPath("/r", "shard-7"); got != "/r/shards/shard-7" {
 		t.Errorf("flat path %q", got)
+	}
+}
+
+// TestShardsLockKeepsOnlyRead: the lock ACL keeps each entry's identity
+// with READ alone, and is what ShardsLocked recognises; the ACL it came
+// from is not.
+func TestShardsLockKeepsOnlyRead(t *testing.T) {
+	acl := []zk.ACL{{Perms: zk.PermAll, Scheme: "digest", ID: "alice:hash"}, {Perms: zk.PermRead, Scheme: "world", ID: "anyone"}}
+	lock := ShardsLockACL(acl)
+	want := []zk.ACL{{Perms: zk.PermRead, Scheme: "digest", ID: "alice:hash"}, {Perms: zk.PermRead, Scheme: "world", ID: "anyone"}}
+	if !slices.Equal(lock, want) || !ShardsLocked(lock) || ShardsLocked(acl) || acl[0].Perms != zk.PermAll {
+		t.Fatalf("ShardsLockACL(%v) = %v (locked %v; the original's %v), want %v", acl, lock, ShardsLocked(lock), ShardsLocked(acl), want)
 	}
 }
