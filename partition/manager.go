@@ -61,6 +61,9 @@ type Manager struct {
 	// (UseReleaseBeforeBuckets), runs flat on any root and does not
 	// advertise buckets in the member's record.
 	preBuckets bool
+	// movedShards holds the shards whose flat election this member saw
+	// gone while the root moves to buckets (migration.go).
+	movedShards sync.Map
 
 	mu       sync.Mutex
 	shards   []string // the shards to run, set by SetShards
@@ -147,6 +150,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.log.Warn().Err(err).Msg("list shard znodes")
 	}
 	l.newShards = fresh
+	l.background(func() { m.followMigration(l.base) }) // migration.go
 	return l.run(ctx)
 }
 
@@ -302,7 +306,7 @@ func (m *Manager) operatorPath() string { return path.Join(m.root, operatorNode)
 
 // shardPath is the election path of shard id: every shard's path comes
 // from here, through the root's layout (rootdata.Layout.ShardPath).
-func (m *Manager) shardPath(id string) string { return m.rootLayout().ShardPath(m.root, id) }
+func (m *Manager) shardPath(id string) string { return m.electionPath(id) }
 
 // shardsLabel is the election label of every shard's recipe metrics,
 // "<root>/shards/*": one series for all shards, however many there are.
@@ -391,7 +395,7 @@ func (m *Manager) prepareOnce(ctx context.Context) error {
 	}
 	if m.preBuckets {
 		layout = rootdata.Flat // as a release before buckets: it never read <root>/buckets
-	} else if layout.Bucketed() {
+	} else if layout.Bucketed() && !layout.Migrating() {
 		if err := rootdata.LockShards(ctx, m.sess, m.root); err != nil {
 			return fmt.Errorf("partition: prepare %s: %w", m.root, err)
 		}

@@ -13,14 +13,14 @@ import (
 // (another layout, or a field this release does not know), or none, is
 // refused.
 func TestLayoutRecordsItsBuckets(t *testing.T) {
-	for _, l := range []Layout{NewRootLayout, {Buckets: 1}, {Buckets: 65536}} {
+	for _, l := range []Layout{NewRootLayout, {Buckets: 1}, {Buckets: 65536}, {Buckets: 1024, FromFlat: true}} {
 		got, err := DecodeLayout(l.Encode())
 		if err != nil || got != l {
 			t.Errorf("DecodeLayout(%q) = %v, %v; want %v", l.Encode(), got, err, l)
 		}
 	}
 	for _, bad := range []string{`{"layout":"trie"}`, `{"layout":"buckets","buckets":0}`, `junk`, ``,
-		`{"layout":"buckets","buckets":1024,"from":"flat"}`} {
+		`{"layout":"buckets","buckets":1024,"to":"trie"}`, `{"layout":"buckets","buckets":1024,"from":"trie"}`} {
 		if _, err := DecodeLayout([]byte(bad)); !errors.Is(err, ErrUnknownLayout) {
 			t.Errorf("DecodeLayout(%s) = %v, want ErrUnknownLayout", bad, err)
 		}

@@ -63,10 +63,12 @@ type Record struct {
 	// (<root>/buckets): a member that does not say so campaigns in
 	// <root>/shards whatever the layout, so a bucketed root's members deal
 	// it no shard (its campaigns there fail: shardslock.go). Absent
-	// (false) in records of releases before buckets, which ignore it. It
-	// says nothing of moving a flat root to buckets: a release that can take
-	// part in such a move must advertise that with a field of its own.
+	// (false) in records of releases before buckets, which ignore it.
 	Buckets bool `json:"buckets,omitempty"`
+	// Migrate is true in records of releases that take part in moving a
+	// flat root to buckets (migration.go): the operator's verb refuses to
+	// start the move while a live member's record does not say so.
+	Migrate bool `json:"migrate,omitempty"`
 }
 
 // DecodeRecord parses a record, gzipped or not; an empty znode is an

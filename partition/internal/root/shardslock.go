@@ -61,6 +61,30 @@ func ShardsLockACL(acl []zk.ACL) []zk.ACL {
 	return out
 }
 
+// MigrationLockACL returns acl with CREATE and WRITE taken from every
+// entry (READ added): the ACL of <root>/shards while a flat root moves to
+// buckets. Nobody can create a flat election any more, and the members can
+// still delete the ones there (a delete needs DELETE on the parent) and
+// make it READ only at the end (ADMIN).
+func MigrationLockACL(acl []zk.ACL) []zk.ACL {
+	out := make([]zk.ACL, len(acl))
+	for i, a := range acl {
+		a.Perms = a.Perms&(zk.PermDelete|zk.PermAdmin) | zk.PermRead
+		out[i] = a
+	}
+	return out
+}
+
+// createsForbidden reports whether acl grants nobody CREATE.
+func createsForbidden(acl []zk.ACL) bool {
+	for _, a := range acl {
+		if a.Perms&zk.PermCreate != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // ShardsLocked reports whether acl, read from <root>/shards, grants nobody
 // more than READ.
 func ShardsLocked(acl []zk.ACL) bool {
