@@ -64,6 +64,9 @@ type Manager struct {
 	// movedShards holds the shards whose flat election this member saw
 	// gone while the root moves to buckets (migration.go).
 	movedShards sync.Map
+	// flatRunners holds the shards whose runner here was given the flat
+	// election, until it finishes (migration.go).
+	flatRunners sync.Map
 
 	mu       sync.Mutex
 	shards   []string // the shards to run, set by SetShards

@@ -47,6 +47,23 @@ func (m *Manager) electionPath(id string) string {
 	return l.ShardPath(m.root, id)
 }
 
+// runnerPath is electionPath for a runner's candidate: a flat path is
+// noted (flatRunners) until the runner finishes (runnerGone), so that
+// followMigration does not delete a flat election while this member's own
+// candidate may still be on its way into it: a candidate created after the
+// delete would find no flat election and, <root>/shards refusing creates,
+// campaign in vain on a path it cannot leave.
+func (m *Manager) runnerPath(id string) string {
+	p := m.electionPath(id)
+	if !m.rootLayout().Bucketed() || m.rootLayout().Migrating() && !m.flatGone(id) {
+		m.flatRunners.Store(id, struct{}{})
+	}
+	return p
+}
+
+// runnerGone notes that this member's runner of shard id finished.
+func (m *Manager) runnerGone(id string) { m.flatRunners.Delete(id) }
+
 // flatGone reports whether this member saw shard id's flat election gone.
 func (m *Manager) flatGone(id string) bool {
 	_, ok := m.movedShards.Load(id)
@@ -125,6 +142,9 @@ func (m *Manager) migrationPass(ctx context.Context) (done bool, err error) {
 	for _, s := range m.currentShards() {
 		if m.flatGone(s) || m.targetOf(s) != m.cfg.MemberID {
 			continue
+		}
+		if _, running := m.flatRunners.Load(s); running {
+			continue // the loop stops it first (runnable)
 		}
 		ok, err := rootdata.DeleteFlatElection(ctx, m.sess, m.root, s)
 		if err != nil {
