@@ -80,9 +80,12 @@ func (o *Operator) WaitMigrated(ctx context.Context) error {
 		if err != nil || done {
 			return err
 		}
-		_, _, ch, err := o.sess.ChildrenW(ctx, rootdata.ShardsPath(o.root))
+		kids, _, ch, err := o.sess.ChildrenW(ctx, rootdata.ShardsPath(o.root))
 		if err != nil {
 			return fmt.Errorf("partition: watch %s: %w", rootdata.ShardsPath(o.root), err)
+		}
+		if len(kids) == 0 {
+			continue // emptied since FinishMigration looked
 		}
 		select {
 		case <-ctx.Done():
