@@ -24,7 +24,9 @@ is of a release before it (upgrade every member first, one at a time) and when
 these credentials may not change <root>/shards' ACL. With --wait, return once
 every shard's election is in its bucket.`,
 		example: `  zkelect shards migrate --zk 127.0.0.1:2181 --root /apps/billing --wait`,
-		flags:   func(fs *pflag.FlagSet) { fs.BoolVar(&wait, "wait", false, "return once every shard's election is in its bucket") },
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&wait, "wait", false, "return once every shard's election is in its bucket")
+		},
 		run: func(ctx context.Context, op *operator.Operator) (bool, string, error) {
 			what := "moving the root's shard elections to buckets"
 			changed, err := op.MigrateToBuckets(ctx)
