@@ -64,7 +64,8 @@ const maxBuckets = 1 << 16
 // the bucket a stable hash of the shard id, so that no listing grows with
 // the whole shard list), as the data of <root>/buckets records it. A
 // root's layout is written once, in the transaction that creates
-// <root>/shards, and never changes.
+// <root>/shards, and changes only by a flat root's move to buckets
+// (migration.go: flat, then FromFlat, then bucketed).
 type Layout struct {
 	// Buckets is the number of bucket znodes; 0 is the flat layout.
 	Buckets int
