@@ -71,25 +71,36 @@ func (m *Manager) flatGone(id string) bool {
 }
 
 // runnable returns the shards the loop may run elections for: all of
-// them, except, while the root moves to buckets, those whose flat
-// election this member has not seen gone.
+// them in a flat root; in a bucketed one, those whose runner here (if
+// any) is not on its flat election and, while the root moves to buckets,
+// whose flat election this member saw gone.
 func (m *Manager) runnable(shards []string) []string {
-	if !m.rootLayout().Migrating() {
+	l := m.rootLayout()
+	if !l.Bucketed() {
 		return shards
 	}
 	out := make([]string, 0, len(shards))
 	for _, s := range shards {
-		if m.flatGone(s) {
+		if !m.onFlat(s) && (!l.Migrating() || m.flatGone(s)) {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
+// onFlat reports whether this member's runner of shard s was given its
+// flat election: in a bucketed root (moving, or moved while the runner's
+// candidate was on its way) that runner is stopped and started again on
+// the bucketed election.
+func (m *Manager) onFlat(s string) bool {
+	_, ok := m.flatRunners.Load(s)
+	return ok
+}
+
 // removalReason is why the loop stops the runner of a shard it no longer
 // runs: ErrMovedToBuckets while the root moves, ErrShardRemoved otherwise.
 func (m *Manager) removalReason(s string) error {
-	if m.rootLayout().Migrating() && !m.flatGone(s) {
+	if m.rootLayout().Migrating() && !m.flatGone(s) || m.rootLayout().Bucketed() && m.onFlat(s) {
 		return ErrMovedToBuckets
 	}
 	return ErrShardRemoved
@@ -143,7 +154,7 @@ func (m *Manager) migrationPass(ctx context.Context) (done bool, err error) {
 		if m.flatGone(s) || m.targetOf(s) != m.cfg.MemberID {
 			continue
 		}
-		if _, running := m.flatRunners.Load(s); running {
+		if m.onFlat(s) {
 			continue // the loop stops it first (runnable)
 		}
 		ok, err := rootdata.DeleteFlatElection(ctx, m.sess, m.root, s)
