@@ -70,6 +70,14 @@ func (m *Manager) flatGone(id string) bool {
 	return ok
 }
 
+// likelyNewBucketed reports whether shard s's bucketed election is likely
+// not to exist yet: the root moves to buckets and s's flat election is
+// gone. Its runner's first create then makes the election's znode in the
+// same transaction (a wrong guess costs one failed transaction).
+func (m *Manager) likelyNewBucketed(s string) bool {
+	return m.rootLayout().Migrating() && m.flatGone(s)
+}
+
 // runnable returns the shards the loop may run elections for: all of
 // them in a flat root; in a bucketed one, those whose runner here (if
 // any) is not on its flat election and, while the root moves to buckets,

@@ -143,7 +143,7 @@ func (s *stepState) wakeIn(d time.Duration) {
 
 // start launches the runner of shard s.
 func (l *loop) start(s string) {
-	r := shard.NewRunner(l.member, s, l.newShards[s])
+	r := shard.NewRunner(l.member, s, l.newShards[s] || l.m.likelyNewBucketed(s))
 	l.runners[s] = r
 	l.workers.Add(1) // done by the runner's finish
 	l.starts.Push(r)
