@@ -136,3 +136,22 @@ func DeleteFlatElection(ctx context.Context, sess *recipe.Session, root, id stri
 	}
 	return false, fmt.Errorf("delete %s: %w", p, err)
 }
+
+// ElectionOf returns shard id's election path under root in layout l, as
+// ShardPath does, except while a flat root moves to buckets: the flat
+// election while it exists, the bucketed one after. Errors are
+// ZooKeeper's, wrapped with the path.
+func (l Layout) ElectionOf(ctx context.Context, sess *recipe.Session, root, id string) (string, error) {
+	if !l.Migrating() {
+		return l.ShardPath(root, id), nil
+	}
+	p := Flat.ShardPath(root, id)
+	ok, _, err := sess.Exists(ctx, p)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", p, err)
+	}
+	if ok {
+		return p, nil
+	}
+	return l.ShardPath(root, id), nil
+}
