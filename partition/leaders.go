@@ -167,11 +167,3 @@ func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn fun
 	wg.Wait()
 	return followErr
 }
-
-// noteLeaders hands the leaders of the loop's view to OnLeaderChanged's
-// notifier, if there is one.
-func (l *loop) noteLeaders() {
-	if l.leaders != nil {
-		l.leaders.set(l.view.Leaders())
-	}
-}

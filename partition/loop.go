@@ -17,46 +17,10 @@ import (
 )
 
 // This file is the manager's control loop: one goroutine that owns the
-// observed state, computes the assignment, and starts, stops and hands off
-// the shard runners (partition/internal/shard). Runners and watchers talk
-// to it through channels only.
-
-// loop is the state of one Run, owned by its goroutine. Its state is
-// split by concern: the shards' runners and leaderships (shardState), the
-// balancing handoffs in flight (handoffState), the pacing of its steps
-// (stepState), the startup wait (startupState) and the records it
-// publishes and collects (recordState).
-type loop struct {
-	m       *Manager
-	view    *view
-	updates chan update
-	events  chan shard.Event
-	fatal   chan error
-
-	shardState
-	handoffState
-	stepState
-	startupState
-	recordState
-
-	pub     *publisher
-	watch   *watcher
-	leaders *notifier       // OnLeaderChanged's; nil without one
-	base    context.Context // parent of runner contexts, cancelled last
-	cancel  context.CancelFunc
-	workers sync.WaitGroup   // runners, callbacks, deletions, the start queue
-	starts  shard.StartQueue // runners to start
-	member  *shard.Member    // what the runners share (shardenv.go)
-
-	unwithdrawn unwithdrawn // candidates a stopping member could not withdraw
-}
-
-// runnerBook is what the loop records about a runner.
-type runnerBook struct {
-	handoff bool      // a handoff was asked: counts against the throttle
-	removed bool      // stopped because the shard was removed
-	stopAt  time.Time // when the handoff was asked
-}
+// observed state (loopstate.go), computes the assignment, and starts,
+// stops and hands off the shard runners (partition/internal/shard), one
+// step of its stages at a time (step). Runners and watchers talk to it
+// through channels only.
 
 func newLoop(m *Manager) *loop {
 	base, cancel := context.WithCancel(context.Background())
@@ -289,12 +253,6 @@ func (l *loop) deleteShard(s string) {
 	})
 }
 
-// background runs f on a goroutine that Run waits for.
-func (l *loop) background(f func()) {
-	l.workers.Add(1)
-	go func() { defer l.workers.Done(); f() }()
-}
-
 // shutdown leaves gracefully: it records what we lead (reserved for our
 // restart grace), unregisters so others start taking over, then resigns
 // every shard (all at once: a stop is not throttled) and waits for every
@@ -353,4 +311,26 @@ func (l *loop) unregister(ctx context.Context) error {
 		return fmt.Errorf("unregister member: %w", err)
 	}
 	return nil
+}
+
+// reportStop logs what a stop could not finish in one line, not one a
+// shard: the final record (recErr), the member znode (unregErr) and the
+// candidates not withdrawn. Nothing is logged when all went well.
+func (l *loop) reportStop(recErr, unregErr error) {
+	u := &l.unwithdrawn
+	if u.n == 0 && recErr == nil && unregErr == nil {
+		return
+	}
+	var errs []error
+	if recErr != nil {
+		errs = append(errs, errors.New("final member record not written: "+recErr.Error()))
+	}
+	if unregErr != nil {
+		errs = append(errs, unregErr)
+	}
+	if u.n > 0 {
+		errs = append(errs, u.first)
+	}
+	l.m.log.Warn().Int("shards_not_withdrawn", u.n).Err(errors.Join(errs...)).
+		Msg("stopped without finishing its farewell (ZooKeeper unreachable?); ZooKeeper deletes the session's znodes when the session ends")
 }

@@ -90,34 +90,10 @@ func (l *loop) concerningUs(all map[string]string) map[string]string {
 	return out
 }
 
-// sameListMembers returns the live members that run our shard list, as
-// their records say (see shardset.go); it warns once about each member
-// that runs another list.
-func (l *loop) sameListMembers() []string {
-	mine, me := l.m.currentShardSet(), l.m.cfg.MemberID
-	var out []string
-	for _, id := range l.view.LiveMembers() {
-		r, ok := l.view.Records[id]
-		if ok && r.Session == l.view.Members[id] && l.campaignsFlat(r.Record) {
-			l.warnFlat(id)
-			continue
-		}
-		if id == me || !ok || r.ShardSet == "" || r.ShardSet == mine || r.Session != l.view.Members[id] {
-			out = append(out, id)
-			continue
-		}
-		if l.otherLists[id] != r.ShardSet {
-			l.otherLists[id] = r.ShardSet
-			l.m.log.Warn().Str("other", id).Str("its_shards", r.ShardSet).Str("our_shards", mine).
-				Msg("member runs another shard list: shards are dealt only among members with the same list")
-		}
+// noteLeaders hands the leaders of the loop's view to OnLeaderChanged's
+// notifier, if there is one.
+func (l *loop) noteLeaders() {
+	if l.leaders != nil {
+		l.leaders.set(l.view.Leaders())
 	}
-	return out
-}
-
-// selfLive reports whether the view shows this member registered by the
-// current session.
-func (l *loop) selfLive() bool {
-	sess, ok := l.view.Members[l.m.cfg.MemberID]
-	return ok && sess == l.m.sess.ID()
 }

@@ -3,7 +3,6 @@ package partition
 import (
 	"github.com/zkelect/zkelect/partition/internal/shard"
 
-	"slices"
 	"time"
 )
 
@@ -100,22 +99,6 @@ func (l *loop) expireUnseated(now time.Time) {
 	if !next.IsZero() {
 		l.wakeIn(next.Sub(now))
 	}
-}
-
-// ownUnavailable returns the shards this member publishes as unavailable,
-// sorted: those on a down session and those without one.
-func (l *loop) ownUnavailable() []string {
-	if len(l.unseated) == 0 {
-		return l.unavail.list()
-	}
-	out := l.unavail.list()
-	for s := range l.unseated {
-		if _, dup := l.unavail[s]; !dup {
-			out = append(out, s)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // unavailableByMember returns the shards each live member of the view

@@ -9,8 +9,9 @@ import (
 )
 
 // This file brings the operator state (partition/internal/root) into the loop:
-// the assignment's input, the freeze's expiry, logs of what operators
-// changed, and clearing a move this member completed.
+// the assignment's input (with the members that run our shard list), the
+// freeze's expiry, logs of what operators changed, and clearing a move this
+// member completed.
 
 // input is the assignment's input from the view: the same at every member
 // that sees the same znodes, the freeze's expiry aside (each member reads
@@ -48,6 +49,31 @@ func (l *loop) input(now time.Time) Input {
 		l.wakeIn(time.Until(op.Freeze.Until))
 	}
 	return in
+}
+
+// sameListMembers returns the live members that run our shard list, as
+// their records say (see shardset.go); it warns once about each member
+// that runs another list.
+func (l *loop) sameListMembers() []string {
+	mine, me := l.m.currentShardSet(), l.m.cfg.MemberID
+	var out []string
+	for _, id := range l.view.LiveMembers() {
+		r, ok := l.view.Records[id]
+		if ok && r.Session == l.view.Members[id] && l.campaignsFlat(r.Record) {
+			l.warnFlat(id)
+			continue
+		}
+		if id == me || !ok || r.ShardSet == "" || r.ShardSet == mine || r.Session != l.view.Members[id] {
+			out = append(out, id)
+			continue
+		}
+		if l.otherLists[id] != r.ShardSet {
+			l.otherLists[id] = r.ShardSet
+			l.m.log.Warn().Str("other", id).Str("its_shards", r.ShardSet).Str("our_shards", mine).
+				Msg("member runs another shard list: shards are dealt only among members with the same list")
+		}
+	}
+	return out
 }
 
 // noteOperatorMetrics exports this member's weight, share, drain and the

@@ -1,13 +1,56 @@
 package partition
 
 import (
+	"context"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
-// The loop's state, by concern (loop.go embeds each). Only the loop
-// goroutine touches any of it.
+// This file is the loop's state: the loop itself, its state by concern
+// (the loop embeds each), and the few things several stages use of it
+// (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopdecide.go,
+// reconcile.go, looppublish.go) and step (loop.go) sit above it. Only the
+// loop goroutine touches any of it.
+
+// loop is the state of one Run, owned by its goroutine. Its state is
+// split by concern: the shards' runners and leaderships (shardState), the
+// balancing handoffs in flight (handoffState), the pacing of its steps
+// (stepState), the startup wait (startupState) and the records it
+// publishes and collects (recordState).
+type loop struct {
+	m       *Manager
+	view    *view
+	updates chan update
+	events  chan shard.Event
+	fatal   chan error
+
+	shardState
+	handoffState
+	stepState
+	startupState
+	recordState
+
+	pub     *publisher
+	watch   *watcher
+	leaders *notifier       // OnLeaderChanged's; nil without one
+	base    context.Context // parent of runner contexts, cancelled last
+	cancel  context.CancelFunc
+	workers sync.WaitGroup   // runners, callbacks, deletions, the start queue
+	starts  shard.StartQueue // runners to start
+	member  *shard.Member    // what the runners share (shardenv.go)
+
+	unwithdrawn unwithdrawn // candidates a stopping member could not withdraw
+}
+
+// runnerBook is what the loop records about a runner.
+type runnerBook struct {
+	handoff bool      // a handoff was asked: counts against the throttle
+	removed bool      // stopped because the shard was removed
+	stopAt  time.Time // when the handoff was asked
+}
 
 // shardState is what the loop knows of its shards' elections and the
 // assignment it acts on.
@@ -53,6 +96,15 @@ type stepState struct {
 	stepGap  time.Duration // least time between two steps
 }
 
+// wakeIn makes the loop run a step in d at the latest.
+func (s *stepState) wakeIn(d time.Duration) {
+	at := time.Now().Add(d)
+	if s.wakeAt.IsZero() || at.Before(s.wakeAt) {
+		s.wakeAt = at
+		s.wake.Reset(d)
+	}
+}
+
 // startupState is the startup wait (see StartupSettle).
 type startupState struct {
 	started     time.Time // when the loop started
@@ -64,7 +116,7 @@ type startupState struct {
 }
 
 // recordState is the member's published record and what the loop keeps
-// about the others' (records.go).
+// about the others' (records.go, collect.go).
 type recordState struct {
 	session       int64 // the session the loop last saw
 	published     *record
@@ -73,4 +125,51 @@ type recordState struct {
 	absentSince   map[string]time.Time // records of members not live
 	collecting    map[string]int32     // record deletions issued, by version
 	otherLists    map[string]string    // members warned about running another shard list, with its digest
+}
+
+// background runs f on a goroutine that Run waits for.
+func (l *loop) background(f func()) {
+	l.workers.Add(1)
+	go func() { defer l.workers.Done(); f() }()
+}
+
+// selfLive reports whether the view shows this member registered by the
+// current session.
+func (l *loop) selfLive() bool {
+	sess, ok := l.view.Members[l.m.cfg.MemberID]
+	return ok && sess == l.m.sess.ID()
+}
+
+// ownRecord is the member's record now, sharing the loop's leadership map
+// (read it only while the loop does not change it).
+func (l *loop) ownRecord() record {
+	rec := record{
+		Session: l.m.sess.ID(), Leading: l.leading, ShardSet: l.m.currentShardSet(),
+		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
+		Buckets: !l.m.preBuckets, Migrate: !l.m.preBuckets,
+	}
+	for s := range l.grace.reserved {
+		if _, led := l.leading[s]; !led {
+			rec.Reserved = append(rec.Reserved, s)
+		}
+	}
+	slices.Sort(rec.Reserved)
+	rec.Unavailable = l.ownUnavailable()
+	return rec
+}
+
+// ownUnavailable returns the shards this member publishes as unavailable,
+// sorted: those on a down session and those without one.
+func (l *loop) ownUnavailable() []string {
+	if len(l.unseated) == 0 {
+		return l.unavail.list()
+	}
+	out := l.unavail.list()
+	for s := range l.unseated {
+		if _, dup := l.unavail[s]; !dup {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

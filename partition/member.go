@@ -140,12 +140,6 @@ func registeredHere(ctx context.Context, sess *recipe.Session, p string, session
 	return session != 0 && st.EphemeralOwner == session && bytes.Equal(data, instance), nil
 }
 
-// holdsID reports whether this Manager holds its member id now: its
-// current session registered the member znode.
-func (m *Manager) holdsID(ctx context.Context) (bool, error) {
-	return registeredHere(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance)
-}
-
 // errNotRegistered refuses a record write over another writer's: this
 // Manager does not hold its member id now (another live session does, or
 // it is not registered again yet after its session expired).

@@ -132,15 +132,6 @@ func (l *loop) settled(s string, now time.Time) bool {
 	return false
 }
 
-// wakeIn makes the loop run a step in d at the latest.
-func (s *stepState) wakeIn(d time.Duration) {
-	at := time.Now().Add(d)
-	if s.wakeAt.IsZero() || at.Before(s.wakeAt) {
-		s.wakeAt = at
-		s.wake.Reset(d)
-	}
-}
-
 // start launches the runner of shard s.
 func (l *loop) start(s string) {
 	r := shard.NewRunner(l.member, s, l.newShards[s] || l.m.likelyNewBucketed(s))

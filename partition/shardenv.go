@@ -8,11 +8,6 @@ import (
 // This file is what the loop gives its runners (partition/internal/shard):
 // the Manager seen through shard.Env, and the values they share.
 
-// SessionLoad is what one of a member's ZooKeeper sessions carries (see
-// Manager.Sessions): its id, the ephemeral znodes placed on it, and the
-// size of its closeSession transaction.
-type SessionLoad = shard.SessionLoad
-
 // shardEnv is the Manager as its runners see it.
 type shardEnv struct{ m *Manager }
 
