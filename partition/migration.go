@@ -115,13 +115,16 @@ func (m *Manager) removalReason(s string) error {
 }
 
 // followMigration runs while Run does (until ctx ends): on a flat root it
-// waits for <root>/buckets to appear, and while the root moves to buckets
+// waits for <root>/buckets to appear (awaitMigration), and while the root moves to buckets
 // it deletes, every migrationPoll, the flat elections of the shards dealt
 // here that are still there, until the root's layout is bucketed. Each
 // change is signalled to the loop as a change of the shard list, so that
 // it reconciles at once.
 func (m *Manager) followMigration(ctx context.Context) {
 	if m.preBuckets || m.rootLayout().Bucketed() && !m.rootLayout().Migrating() {
+		return
+	}
+	if !m.awaitMigration(ctx) {
 		return
 	}
 	tick := time.NewTicker(migrationPoll)
@@ -140,6 +143,30 @@ func (m *Manager) followMigration(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// awaitMigration waits, on a flat root, until <root>/buckets appears (an
+// exists watch: a flat root that never moves costs one watch), and
+// reports false if ctx ended first.
+func (m *Manager) awaitMigration(ctx context.Context) bool {
+	if m.rootLayout().Bucketed() {
+		return true
+	}
+	retry := rootdata.NewBackoff()
+	for ctx.Err() == nil {
+		ok, _, ch, err := m.sess.ExistsW(ctx, rootdata.BucketsPath(m.root))
+		switch {
+		case err != nil:
+			m.log.Warn().Err(err).Msg("watch for the root's move to buckets")
+			retry.Wait(ctx)
+		case ok:
+			return true
+		default:
+			retry.Reset()
+			rootdata.WaitWatch(ctx, ch)
+		}
+	}
+	return false
 }
 
 // migrationPass is one pass of followMigration; done once the root is
