@@ -54,11 +54,14 @@ func (m *Manager) electionPath(id string) string {
 // delete would find no flat election and, <root>/shards refusing creates,
 // campaign in vain on a path it cannot leave.
 func (m *Manager) runnerPath(id string) string {
-	p := m.electionPath(id)
-	if !m.rootLayout().Bucketed() || m.rootLayout().Migrating() && !m.flatGone(id) {
-		m.flatRunners.Store(id, struct{}{})
+	l := m.rootLayout()
+	if l.Bucketed() && (!l.Migrating() || m.flatGone(id)) {
+		return l.ShardPath(m.root, id)
 	}
-	return p
+	// Noted before the path is returned: a flat election deleted after
+	// this makes runnable stop the runner and start it again in buckets.
+	m.flatRunners.Store(id, struct{}{})
+	return rootdata.Flat.ShardPath(m.root, id)
 }
 
 // runnerGone notes that this member's runner of shard id finished.
