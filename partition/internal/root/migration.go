@@ -47,9 +47,10 @@ import (
 //
 // A member of a release before this one does not read the marker and
 // does not advertise Record.Migrate, so the operator's verb refuses to
-// start while one is live; one started later is kept off by the lock (as
-// on any bucketed root: shardslock.go) and by ZooKeeper refusing to delete
-// an election it still has a candidate in.
+// start while one is live. One started later cannot make a flat election
+// (the lock), and one it joins cannot be deleted while its candidate is
+// there (3): it may lead such a shard in flat, which holds that shard's
+// move back until it stops, but never beside a bucketed leader.
 
 // StartMigration takes CREATE from <root>/shards (MigrationLockACL) and
 // creates <root>/buckets marked as moving from flat, with its buckets, acl
