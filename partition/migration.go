@@ -132,8 +132,9 @@ func (m *Manager) followMigration(ctx context.Context) {
 	}
 	tick := time.NewTicker(migrationPoll)
 	defer tick.Stop()
+	var lastFinish time.Time
 	for {
-		done, err := m.migrationPass(ctx)
+		done, err := m.migrationPass(ctx, &lastFinish)
 		if err != nil && ctx.Err() == nil {
 			m.log.Warn().Err(err).Msg("follow the root's move to buckets")
 		}
@@ -173,8 +174,10 @@ func (m *Manager) awaitMigration(ctx context.Context) bool {
 }
 
 // migrationPass is one pass of followMigration; done once the root is
-// bucketed.
-func (m *Manager) migrationPass(ctx context.Context) (done bool, err error) {
+// bucketed. With none of its shards left in flat, it tries to end the
+// move (FinishMigration) at most every finishEvery (lastFinish: the last
+// try).
+func (m *Manager) migrationPass(ctx context.Context, lastFinish *time.Time) (done bool, err error) {
 	l, err := rootdata.ReadLayout(ctx, m.sess, m.root)
 	if err != nil {
 		return false, err
@@ -187,11 +190,12 @@ func (m *Manager) migrationPass(ctx context.Context) (done bool, err error) {
 	if !l.Migrating() {
 		return l.Bucketed(), nil
 	}
-	gone := 0
+	gone, pending := 0, 0
 	for _, s := range m.currentShards() {
 		if m.flatGone(s) || m.targetOf(s) != m.cfg.MemberID {
 			continue
 		}
+		pending++
 		if m.onFlat(s) {
 			continue // the loop stops it first (runnable)
 		}
@@ -207,8 +211,17 @@ func (m *Manager) migrationPass(ctx context.Context) (done bool, err error) {
 	if gone > 0 {
 		m.signalChanged()
 	}
-	return false, nil
+	if pending == gone && m.target.Load() != nil && time.Since(*lastFinish) >= finishEvery {
+		// Nothing of ours is left in flat: end the move if nobody's is.
+		*lastFinish = time.Now()
+		_, err = rootdata.FinishMigration(ctx, m.sess, m.root)
+	}
+	return false, err
 }
+
+// finishEvery spaces out a member's tries to end the move to buckets
+// (FinishMigration: two reads) once none of its shards is left in flat.
+const finishEvery = time.Second
 
 // signalChanged wakes the loop as SetShards does.
 func (m *Manager) signalChanged() {

@@ -41,9 +41,10 @@ import (
 //  4. A member that dies mid-migration loses its znodes with its session;
 //     its flat elections empty, and the member the assignment deals them
 //     to deletes them and leads them in buckets.
-//  5. Once <root>/shards has no children, FinishMigration makes it READ
-//     only (LockShards) and writes the layout without the mark: the root
-//     is bucketed.
+//  5. Once <root>/shards has no children, FinishMigration (the operator's
+//     waiter, or any member with no flat election of its own left) makes
+//     it READ only (LockShards) and writes the layout without the mark:
+//     the root is bucketed.
 //
 // A member of a release before this one does not read the marker and
 // does not advertise Record.Migrate, so the operator's verb refuses to
@@ -106,11 +107,11 @@ func FinishMigration(ctx context.Context, sess *recipe.Session, root string) (bo
 	if err != nil || !l.Migrating() {
 		return err == nil, err
 	}
-	kids, _, err := sess.Children(ctx, ShardsPath(root))
+	_, sst, err := sess.Exists(ctx, ShardsPath(root)) // its Stat counts the children: no listing
 	if err != nil {
-		return false, fmt.Errorf("list %s: %w", ShardsPath(root), err)
+		return false, fmt.Errorf("read %s: %w", ShardsPath(root), err)
 	}
-	if len(kids) > 0 {
+	if sst != nil && sst.NumChildren > 0 {
 		return false, nil
 	}
 	if err := LockShards(ctx, sess, root); err != nil {
