@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/partition/operator"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -190,4 +192,58 @@ func TestMemberKilledMidMigrationLeavesNoShardBehind(t *testing.T) {
 	})
 	checkMigrated(t, root, shards, []*member{a}, before)
 	tr.check(t, false) // the killed child never calls OnStoppedLeading: its znodes are checked gone
+}
+
+// TestFlatCandidateHoldsItsShardsMoveBack: a candidate the members do not
+// know (a member of an older release that joined after the move started)
+// sits in one shard's flat election, and leads it there once the
+// members' own leader of the shard steps down for the move. The other
+// shards move to buckets; that shard is led in its bucket by nobody while
+// the candidate is there (else it would have two leaders), and moves once
+// the candidate leaves.
+func TestFlatCandidateHoldsItsShardsMoveBack(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 10)
+	a := flatMember(t, root, "a", shards, tr)
+	b := startMember(t, root, "b", shards, tr)
+	ms := []*member{a, b}
+	waitBalanced(t, shards, ms, 20*time.Second)
+	held := shards[4]
+	outsider := connect(t, 10*time.Second)
+	z, err := outsider.Conn().Create(root+"/shards/"+held+"/_c_00000000-0000-0000-0000-000000000000-latch-", []byte("old"),
+		zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := operator.New(connect(t, 10*time.Second), root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if changed, err := op.MigrateToBuckets(ctx); err != nil || !changed {
+		t.Fatalf("MigrateToBuckets = %v, %v; want started", changed, err)
+	}
+	waitFor(t, 30*time.Second, "every other shard led in its bucket", func() (bool, string) {
+		owners, err := partition.Owners(ctx, a.sess, root)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, s := range shards {
+			if o := owners[s]; s != held && (o.Member == "" || !strings.HasPrefix(o.Election, root+"/buckets/")) {
+				return false, fmt.Sprintf("shard %s: %+v", s, o)
+			}
+		}
+		return true, ""
+	})
+	if lead := leaders(t, ms); lead[held] != "" {
+		t.Fatalf("shard %s led by %s while a flat candidate it does not know is in its flat election", held, lead[held])
+	}
+	if err := outsider.Conn().Delete(z, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.WaitMigrated(ctx); err != nil {
+		t.Fatalf("WaitMigrated: %v", err)
+	}
+	checkMigrated(t, root, shards, ms, nil)
+	tr.check(t, true)
 }
