@@ -59,6 +59,10 @@ func (l *loop) sameListMembers() []string {
 	var out []string
 	for _, id := range l.view.LiveMembers() {
 		r, ok := l.view.Records[id]
+		if ok && r.Session == l.view.Members[id] && l.campaignsFlat(r.Record) {
+			l.warnFlat(id)
+			continue
+		}
 		if id == me || !ok || r.ShardSet == "" || r.ShardSet == mine || r.Session != l.view.Members[id] {
 			out = append(out, id)
 			continue

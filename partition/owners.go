@@ -100,10 +100,17 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 	if err != nil {
 		return nil, fmt.Errorf("partition: %w", err)
 	}
-	for _, id := range strays {
-		o := owners[id]
-		o.Stray = rootdata.Flat.ShardPath(root, id)
-		owners[id] = o
+	if layout.Migrating() {
+		err = flatOwners(ctx, sess, root, owners, strays) // migration.go
+	} else {
+		for _, id := range strays {
+			o := owners[id]
+			o.Stray = rootdata.Flat.ShardPath(root, id)
+			owners[id] = o
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return owners, addAddresses(ctx, sess, root, owners)
 }
