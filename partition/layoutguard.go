@@ -27,21 +27,6 @@ func (m *Manager) shardsLocked(ctx context.Context) bool {
 // campaignsFlat reports whether r, the record of a live member, is one of
 // a release before buckets while the root is bucketed: its elections are
 // not the root's, and it is dealt no shard.
-func (l *loop) campaignsFlat(r record) bool {
-	return !r.Buckets && l.m.rootLayout().Bucketed()
-}
-
-// flatRelease stands in the loop's otherLists for a member of a release
-// before buckets (no shard-list digest is this string).
-const flatRelease = "release before buckets"
-
-// warnFlat logs, once a member, that member id is of a release before
-// buckets and leads nothing here.
-func (l *loop) warnFlat(id string) {
-	if l.otherLists[id] == flatRelease {
-		return
-	}
-	l.otherLists[id] = flatRelease
-	l.m.log.Error().Str("other", id).Str("root", l.m.root).
-		Msg("member of a release before buckets on a bucketed root: it can lead no shard here (its elections under <root>/shards are refused) and is dealt none; upgrade or stop it")
+func (m *Manager) campaignsFlat(r record) bool {
+	return !r.Buckets && m.rootLayout().Bucketed()
 }

@@ -275,10 +275,6 @@ func (m *Manager) recordPath() string { return path.Join(m.root, ownersDir, m.cf
 
 func (m *Manager) operatorPath() string { return path.Join(m.root, operatorNode) }
 
-// shardPath is the election path of shard id: every shard's path comes
-// from here, through the root's layout (rootdata.Layout.ShardPath).
-func (m *Manager) shardPath(id string) string { return m.electionPath(id) }
-
 // shardsLabel is the election label of every shard's recipe metrics,
 // "<root>/shards/*": one series for all shards, however many there are.
 func (m *Manager) shardsLabel() string { return m.label }

@@ -2,14 +2,10 @@ package partition
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
-	"github.com/zkelect/zkelect/recipe"
 )
 
 // This file is a member's side of a flat root's move to buckets (the
@@ -46,6 +42,10 @@ func (m *Manager) electionPath(id string) string {
 	}
 	return l.ShardPath(m.root, id)
 }
+
+// shardPath is the election path of shard id: every shard's path comes
+// from here, through the root's layout (rootdata.Layout.ShardPath).
+func (m *Manager) shardPath(id string) string { return m.electionPath(id) }
 
 // runnerPath is electionPath for a runner's candidate: a flat path is
 // noted (flatRunners) until the runner finishes (runnerGone), so that
@@ -229,27 +229,4 @@ func (m *Manager) signalChanged() {
 	case m.changed <- struct{}{}:
 	default:
 	}
-}
-
-// flatOwners fills in, for a root moving to buckets, the owner of each
-// shard in flat (its flat elections, those not gone yet) whose bucketed
-// election has no leader: such a shard is led, if at all, in its flat
-// election (a shard is never led in both).
-func flatOwners(ctx context.Context, sess *recipe.Session, root string, owners map[string]Owner, flat []string) error {
-	for _, id := range flat {
-		if owners[id].Member != "" {
-			continue
-		}
-		p := rootdata.Flat.ShardPath(root, id)
-		o, err := ownerOf(ctx, sess, p)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // gone meanwhile: the shard moved
-		}
-		if err != nil {
-			return err
-		}
-		o.Election = p
-		owners[id] = o
-	}
-	return nil
 }
