@@ -36,6 +36,9 @@ func (m *Manager) checkRootACL(ctx context.Context) error {
 	paths := []string{m.root, path.Join(m.root, membersDir), path.Join(m.root, ownersDir),
 		path.Join(m.root, shardsDir), rootdata.BucketsPath(m.root), m.operatorPath()}
 	for _, p := range paths {
+		if p == rootdata.ShardsPath(m.root) && m.shardsLocked(ctx) {
+			continue // a bucketed root's, READ only (shardslock.go)
+		}
 		if err := m.checkACL(ctx, p); err != nil {
 			return err
 		}

@@ -145,11 +145,15 @@ func TestIdleRootCannotBeDeletedByOthers(t *testing.T) {
 // its leader's znode, is refused by name.
 func TestOpenShardElectionIsRefused(t *testing.T) {
 	root, group := groupRoot(t)
-	createOpen(t, group, root+"/shards/1")
+	bucket := root + "/buckets/000" // an empty bucket, the parent of shards' elections
+	if err := group.Delete(context.Background(), bucket, -1); err != nil {
+		t.Fatal(err)
+	}
+	createOpen(t, group, bucket)
 	err := runRefused(t, root)
 	var unsafe *recipe.UnsafeACLError
-	if !errors.As(err, &unsafe) || unsafe.Path != root+"/shards/1" {
-		t.Fatalf("Run with an open shard election = %v; want an *recipe.UnsafeACLError naming %s/shards/1", err, root)
+	if !errors.As(err, &unsafe) || unsafe.Path != bucket {
+		t.Fatalf("Run with an open bucket = %v; want an *recipe.UnsafeACLError naming %s", err, bucket)
 	}
 
 	shards := partition.Range(0, 2)

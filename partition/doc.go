@@ -34,13 +34,19 @@
 // fullest bucket listing in 38 KB (see the bucket arithmetic in
 // partition/internal/root). A root an older release created has no
 // <root>/buckets and is read and run flat by this release,
-// so old and new members share its elections during a rolling upgrade; a
-// flat root stays flat (no migration). An older release must not run on a
-// bucketed root: it does not read the layout and would campaign in
-// <root>/shards/<shard>, an election beside the bucketed one, so a shard
-// could have a leader of each release at once (Owners reports such
-// elections as Owner.Stray, zkelect status as an error). Roll a fleet forward on its existing root, and create
-// new roots only with this release.
+// so old and new members share its elections during a rolling upgrade;
+// once every member runs this release, operator.MigrateToBuckets moves it
+// to buckets while they run, a shard at a time, each handed by its leader
+// from its flat election to its bucketed one (OnStoppedLeading with
+// ErrMovedToBuckets, then a leadership with a larger token), never two
+// leaders at once. An older release does not read the
+// layout and campaigns in <root>/shards/<shard>, an election beside the
+// bucketed one, so a bucketed root's <root>/shards grants only READ: an
+// older release's member fails at Run with recipe.ErrACLDenied under a
+// secured Config.ACL, and under the world ACL has every campaign refused
+// (retried about once a second a shard: stop it) and leads nothing; members of this release,
+// whose records advertise buckets, deal it no shard. Roll a fleet forward
+// on its existing root, and create new roots only with this release.
 //
 // # Guarantees
 //

@@ -15,7 +15,8 @@ import (
 // tool that watches or reads one shard (recipe.Observe, Participants):
 // <root>/buckets/<bucket>/<shard> in a root with buckets (every root this
 // release creates: the bucket is a fixed hash of the shard id),
-// <root>/shards/<shard> in a flat root an older release created. It reads
+// <root>/shards/<shard> in a flat root an older release created (and,
+// while such a root moves to buckets, until that election is gone). It reads
 // the root's layout from the data of <root>/buckets; a root not created
 // yet has the layout this release would create. Errors: ErrNilSession,
 // ErrInvalidRoot, ErrInvalidShardID, an error wrapping
@@ -37,5 +38,9 @@ func ElectionPath(ctx context.Context, sess *recipe.Session, root, shard string)
 	if err != nil {
 		return "", fmt.Errorf("partition: %w", err)
 	}
-	return l.ShardPath(root, shard), nil
+	p, err := l.ElectionOf(ctx, sess, root, shard) // flat while the root moves, until its flat election is gone
+	if err != nil {
+		return "", fmt.Errorf("partition: %w", err)
+	}
+	return p, nil
 }

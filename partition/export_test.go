@@ -121,6 +121,15 @@ func (h *HandLoop) Close() { h.l.cancel() }
 // release's member; on a root that exists it reads the layout as always.
 func UseFlatLayout(m *Manager) { m.newLayout = rootdata.Flat }
 
+// UseReleaseBeforeBuckets makes m stand for a member of a release before
+// buckets on any root: it creates a missing root flat, runs its elections
+// at <root>/shards/<id> even in a bucketed root (it never read
+// <root>/buckets), checks <root>/shards' ACL as it did, and its record
+// does not advertise buckets. Call it before Run.
+func UseReleaseBeforeBuckets(m *Manager) {
+	m.newLayout, m.preBuckets = rootdata.Flat, true
+}
+
 // EnsureRoot creates root's znodes as a member of this release would (a
 // bucketed root when it is new).
 func EnsureRoot(ctx context.Context, sess *recipe.Session, root string) error {

@@ -238,6 +238,7 @@ func (l *loop) handle(ev shard.Event) {
 		if b.removed {
 			l.deleteShard(id)
 		}
+		l.m.runnerGone(id) // migration.go
 		l.stale = true
 	}
 }

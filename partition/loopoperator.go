@@ -59,6 +59,10 @@ func (l *loop) sameListMembers() []string {
 	var out []string
 	for _, id := range l.view.LiveMembers() {
 		r, ok := l.view.Records[id]
+		if ok && r.Session == l.view.Members[id] && l.m.campaignsFlat(r.Record) {
+			l.warnFlat(id)
+			continue
+		}
 		if id == me || !ok || r.ShardSet == "" || r.ShardSet == mine || r.Session != l.view.Members[id] {
 			out = append(out, id)
 			continue
@@ -175,4 +179,19 @@ func (l *loop) clearMoves(in Input) {
 		}
 		l.m.log.Info().Strs("shards", done).Msg("moves completed")
 	})
+}
+
+// flatRelease stands in the loop's otherLists for a member of a release
+// before buckets (no shard-list digest is this string).
+const flatRelease = "release before buckets"
+
+// warnFlat logs, once a member, that member id is of a release before
+// buckets and leads nothing here.
+func (l *loop) warnFlat(id string) {
+	if l.otherLists[id] == flatRelease {
+		return
+	}
+	l.otherLists[id] = flatRelease
+	l.m.log.Error().Str("other", id).Str("root", l.m.root).
+		Msg("member of a release before buckets on a bucketed root: it can lead no shard here (its elections under <root>/shards are refused) and is dealt none; upgrade or stop it")
 }

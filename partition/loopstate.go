@@ -146,6 +146,7 @@ func (l *loop) ownRecord() record {
 	rec := record{
 		Session: l.m.sess.ID(), Leading: l.leading, ShardSet: l.m.currentShardSet(),
 		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
+		Buckets: !l.m.preBuckets, Migrate: !l.m.preBuckets,
 	}
 	for s := range l.grace.reserved {
 		if _, led := l.leading[s]; !led {

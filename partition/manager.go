@@ -54,6 +54,17 @@ type Manager struct {
 	newLayout rootdata.Layout
 	target    atomic.Pointer[map[string]string] // latest assignment, the part concerning us (the loop's targets)
 
+	// preBuckets, set only by tests standing for a release before buckets
+	// (UseReleaseBeforeBuckets), runs flat on any root and does not
+	// advertise buckets in the member's record.
+	preBuckets bool
+	// movedShards holds the shards whose flat election this member saw
+	// gone while the root moves to buckets (migration.go).
+	movedShards sync.Map
+	// flatRunners holds the shards whose runner here was given the flat
+	// election, until it finishes (migration.go).
+	flatRunners sync.Map
+
 	mu       sync.Mutex
 	shards   []string // the shards to run, set by SetShards
 	shardSet string   // shardSetDigest(shards)
@@ -263,10 +274,6 @@ func (m *Manager) memberPath() string { return path.Join(m.root, membersDir, m.c
 func (m *Manager) recordPath() string { return path.Join(m.root, ownersDir, m.cfg.MemberID) }
 
 func (m *Manager) operatorPath() string { return path.Join(m.root, operatorNode) }
-
-// shardPath is the election path of shard id: every shard's path comes
-// from here, through the root's layout (rootdata.Layout.ShardPath).
-func (m *Manager) shardPath(id string) string { return m.rootLayout().ShardPath(m.root, id) }
 
 // shardsLabel is the election label of every shard's recipe metrics,
 // "<root>/shards/*": one series for all shards, however many there are.

@@ -7,6 +7,8 @@ import (
 	"path"
 	"sync"
 
+	"github.com/go-zookeeper/zk"
+
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
@@ -100,10 +102,17 @@ func Owners(ctx context.Context, sess *recipe.Session, root string) (map[string]
 	if err != nil {
 		return nil, fmt.Errorf("partition: %w", err)
 	}
-	for _, id := range strays {
-		o := owners[id]
-		o.Stray = rootdata.Flat.ShardPath(root, id)
-		owners[id] = o
+	if layout.Migrating() {
+		err = flatOwners(ctx, sess, root, owners, strays)
+	} else {
+		for _, id := range strays {
+			o := owners[id]
+			o.Stray = rootdata.Flat.ShardPath(root, id)
+			owners[id] = o
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return owners, addAddresses(ctx, sess, root, owners)
 }
@@ -153,4 +162,27 @@ func ownerOf(ctx context.Context, sess *recipe.Session, p string) (Owner, error)
 		}
 	}
 	return o, nil
+}
+
+// flatOwners fills in, for a root moving to buckets, the owner of each
+// shard in flat (its flat elections, those not gone yet) whose bucketed
+// election has no leader: such a shard is led, if at all, in its flat
+// election (a shard is never led in both).
+func flatOwners(ctx context.Context, sess *recipe.Session, root string, owners map[string]Owner, flat []string) error {
+	for _, id := range flat {
+		if owners[id].Member != "" {
+			continue
+		}
+		p := rootdata.Flat.ShardPath(root, id)
+		o, err := ownerOf(ctx, sess, p)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // gone meanwhile: the shard moved
+		}
+		if err != nil {
+			return err
+		}
+		o.Election = p
+		owners[id] = o
+	}
+	return nil
 }

@@ -46,7 +46,8 @@ func (l *loop) reconcile() {
 	l.stale = false
 	l.queue = l.queue[:0]
 	me, now := l.m.cfg.MemberID, time.Now()
-	shards := l.m.currentShards()
+	// Without the shards moving to buckets (migration.go).
+	shards := l.m.runnable(l.m.currentShards())
 	listed := 0 // runners found for listed shards (each listed once), started ones included
 	for _, s := range shards {
 		r := l.runners[s]
@@ -88,7 +89,7 @@ func (l *loop) stopRemoved(shards []string) {
 	for s, r := range l.runners {
 		if !wanted[s] && r.StopReason() == nil {
 			l.book(r).removed = true
-			r.Stop(ErrShardRemoved)
+			r.Stop(l.m.removalReason(s))
 		}
 	}
 }
@@ -133,7 +134,7 @@ func (l *loop) settled(s string, now time.Time) bool {
 
 // start launches the runner of shard s.
 func (l *loop) start(s string) {
-	r := shard.NewRunner(l.member, s, l.newShards[s])
+	r := shard.NewRunner(l.member, s, l.newShards[s] || l.m.likelyNewBucketed(s))
 	l.runners[s] = r
 	l.workers.Add(1) // done by the runner's finish
 	l.starts.Push(r)

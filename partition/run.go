@@ -45,6 +45,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.log.Warn().Err(err).Msg("list shard znodes")
 	}
 	l.newShards = fresh
+	l.background(func() { m.followMigration(l.base) }) // migration.go
 	return l.run(ctx)
 }
 
@@ -116,6 +117,13 @@ func (m *Manager) prepareOnce(ctx context.Context) error {
 	layout, err := rootdata.EnsurePaths(ctx, m.sess, m.root, m.cfg.ACL, m.newLayout, m.cfg.JuteMaxBuffer)
 	if err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, rootdata.ACLDenied(err))
+	}
+	if m.preBuckets {
+		layout = rootdata.Flat // as a release before buckets: it never read <root>/buckets
+	} else if layout.Bucketed() && !layout.Migrating() {
+		if err := rootdata.LockShards(ctx, m.sess, m.root); err != nil {
+			return fmt.Errorf("partition: prepare %s: %w", m.root, err)
+		}
 	}
 	if err := m.checkShards(layout, m.currentShards()); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, err)

@@ -12,7 +12,7 @@ import (
 type shardEnv struct{ m *Manager }
 
 func (e shardEnv) TargetOf(s string) string                     { return e.m.targetOf(s) }
-func (e shardEnv) ElectionPath(s string) string                 { return e.m.shardPath(s) }
+func (e shardEnv) ElectionPath(s string) string                 { return e.m.runnerPath(s) }
 func (e shardEnv) SetLeading(s string, lead *recipe.Leadership) { e.m.setLeading(s, lead) }
 func (e shardEnv) ClearLeading(s string)                        { e.m.clearLeading(s) }
 func (e shardEnv) CountStop(reason error)                       { e.m.met.stopped.WithLabelValues(reasonLabel(reason)).Inc() }

@@ -42,7 +42,7 @@ func (l *loop) expectedMembersLive(n int) bool {
 	mine, me, live := l.m.currentShardSet(), l.m.cfg.MemberID, 0
 	for id, sess := range l.view.Members {
 		r, ok := l.view.Records[id]
-		if id == me || ok && r.Session == sess && (r.ShardSet == "" || r.ShardSet == mine) {
+		if id == me || ok && r.Session == sess && (r.ShardSet == "" || r.ShardSet == mine) && !l.m.campaignsFlat(r.Record) {
 			live++
 		}
 	}

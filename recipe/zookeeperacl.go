@@ -23,3 +23,16 @@ func (s *Session) GetACL(ctx context.Context, path string) ([]zk.ACL, *zk.Stat, 
 	})
 	return acl, st, err
 }
+
+// SetACL sets the ACL of the znode at path if its ACL version
+// (Stat.Aversion) is version (-1: any) and returns its new Stat
+// (ZooKeeper's setACL; a write, not retried). ZooKeeper requires ADMIN on
+// the znode: ErrACLDenied (wrapping zk.ErrNoAuth) otherwise. Other errors
+// are those of Set: zk.ErrNoNode, zk.ErrBadVersion, zk.ErrInvalidACL.
+func (s *Session) SetACL(ctx context.Context, path string, acl []zk.ACL, version int32) (*zk.Stat, error) {
+	if s == nil {
+		return nil, ErrNilSession
+	}
+	st, err := s.conn.SetACL(ctx, path, acl, version)
+	return st, denied(fromLayer(err))
+}

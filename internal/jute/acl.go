@@ -10,6 +10,21 @@ func GetACLRequest(xid int32, path string) []byte {
 	return e.Frame()
 }
 
+// SetACLRequest encodes setACL(path, acl, version) (ZooKeeper's
+// SetACLRequest); version is the znode's ACL version (Stat.Aversion), -1
+// for any. Its reply is a Stat (StatReply).
+func SetACLRequest(xid int32, path string, acl []zk.ACL, version int32) []byte {
+	n := 12 + len(path)
+	for _, a := range acl {
+		n += 12 + len(a.Scheme) + len(a.ID)
+	}
+	e := NewRequest(xid, OpSetACL, n)
+	e.String(path)
+	e.ACL(acl)
+	e.Int32(version)
+	return e.Frame()
+}
+
 // ACLReply decodes the body of a getACL reply (GetACLResponse): the ACL
 // entries, Stat.
 func ACLReply(body []byte) ([]zk.ACL, *zk.Stat, error) {

@@ -27,3 +27,19 @@ func TestACLReplyDecodesWhatTheEncoderWrites(t *testing.T) {
 		t.Fatalf("a vector claiming 2^31 entries: %v; want ErrMalformed", err)
 	}
 }
+
+// TestSetACLRequestHasZooKeepersLayout: a setACL frame is the request
+// header (xid, op 7), then SetACLRequest's fields in ZooKeeper's order:
+// path, ACL vector, ACL version; its length prefix counts the rest.
+func TestSetACLRequestHasZooKeepersLayout(t *testing.T) {
+	acl := []zk.ACL{{Perms: zk.PermRead, Scheme: "digest", ID: "alice:hash"}, {Perms: zk.PermRead, Scheme: "world", ID: "anyone"}}
+	f := SetACLRequest(9, "/r/shards", acl, 3)
+	d := NewDecoder(f[4:])
+	xid, op, p, got, version := d.Int32(), d.Int32(), d.String(), d.ACL(), d.Int32()
+	if d.Err() != nil || xid != 9 || op != OpSetACL || p != "/r/shards" || !reflect.DeepEqual(got, acl) || version != 3 {
+		t.Fatalf("decoded xid %d op %d path %q acl %v version %d (%v)", xid, op, p, got, version, d.Err())
+	}
+	if n := int(f[0])<<24 | int(f[1])<<16 | int(f[2])<<8 | int(f[3]); n != len(f)-4 {
+		t.Fatalf("length prefix %d, frame body %d bytes", n, len(f)-4)
+	}
+}

@@ -258,7 +258,11 @@ func (o *Operator) checkTaker(ctx context.Context, shard, member string) error {
 		if err != nil {
 			return err
 		}
-		ok, _, err = o.sess.Exists(ctx, l.ShardPath(o.root, shard))
+		p, err := l.ElectionOf(ctx, o.sess, o.root, shard)
+		if err != nil {
+			return err
+		}
+		ok, _, err = o.sess.Exists(ctx, p)
 		return err
 	})
 	if err != nil {

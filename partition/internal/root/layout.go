@@ -9,6 +9,7 @@
 package root
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,10 +64,14 @@ const maxBuckets = 1 << 16
 // the bucket a stable hash of the shard id, so that no listing grows with
 // the whole shard list), as the data of <root>/buckets records it. A
 // root's layout is written once, in the transaction that creates
-// <root>/shards, and never changes.
+// <root>/shards, and changes only by a flat root's move to buckets
+// (migration.go: flat, then FromFlat, then bucketed).
 type Layout struct {
 	// Buckets is the number of bucket znodes; 0 is the flat layout.
 	Buckets int
+	// FromFlat marks a flat root moving to buckets (migration.go): its
+	// shards' elections are flat until each one's is gone, then bucketed.
+	FromFlat bool
 }
 
 // Flat is the layout of a root written by a release before buckets.
@@ -83,17 +88,28 @@ var ErrUnknownLayout = errors.New("partition: unknown shard layout")
 type layoutJSON struct {
 	Layout  string `json:"layout"`
 	Buckets int    `json:"buckets"`
+	From    string `json:"from,omitempty"` // "flat" while a flat root moves to buckets
 }
+
+// fromFlat is layoutJSON.From while a flat root moves to buckets.
+const fromFlat = "flat"
 
 const bucketedName = "buckets"
 
 // Bucketed reports whether shards live in buckets.
 func (l Layout) Bucketed() bool { return l.Buckets > 0 }
 
-// String names the layout for logs: "flat" or "buckets=1024".
+// Migrating reports whether a flat root is moving to buckets.
+func (l Layout) Migrating() bool { return l.FromFlat }
+
+// String names the layout for logs: "flat", "buckets=1024" or
+// "buckets=1024 from flat".
 func (l Layout) String() string {
-	if !l.Bucketed() {
+	switch {
+	case !l.Bucketed():
 		return "flat"
+	case l.FromFlat:
+		return fmt.Sprintf("buckets=%d from flat", l.Buckets)
 	}
 	return fmt.Sprintf("buckets=%d", l.Buckets)
 }
@@ -104,22 +120,32 @@ func (l Layout) Encode() []byte {
 	if !l.Bucketed() {
 		return nil
 	}
-	data, _ := json.Marshal(layoutJSON{Layout: bucketedName, Buckets: l.Buckets})
+	j := layoutJSON{Layout: bucketedName, Buckets: l.Buckets}
+	if l.FromFlat {
+		j.From = fromFlat
+	}
+	data, _ := json.Marshal(j)
 	return data
 }
 
 // DecodeLayout reads the data of <root>/buckets. Anything that is not a
-// bucket count of 1 to 65,536 is ErrUnknownLayout, empty data too.
+// bucket count of 1 to 65,536 (moving from flat, or not) is
+// ErrUnknownLayout, empty data too, and so is a field this release does
+// not know: a later release may record there a change under way, which
+// this release would misread and campaign beside the leaders it does not
+// see.
 func DecodeLayout(data []byte) (Layout, error) {
 	shown := string(data[:min(len(data), 100)])
 	var j layoutJSON
-	if err := json.Unmarshal(data, &j); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
 		return Layout{}, fmt.Errorf("%w: %s: %v", ErrUnknownLayout, shown, err)
 	}
-	if j.Layout != bucketedName || j.Buckets < 1 || j.Buckets > maxBuckets {
+	if j.Layout != bucketedName || j.Buckets < 1 || j.Buckets > maxBuckets || j.From != "" && j.From != fromFlat {
 		return Layout{}, fmt.Errorf("%w: %s (this release reads {\"layout\":%q} with 1..%d buckets)", ErrUnknownLayout, shown, bucketedName, maxBuckets)
 	}
-	return Layout{Buckets: j.Buckets}, nil
+	return Layout{Buckets: j.Buckets, FromFlat: j.From == fromFlat}, nil
 }
 
 // Bucket returns the name of shard id's bucket: FNV-1a (32 bits) of the

@@ -96,7 +96,8 @@ func EnsurePaths(ctx context.Context, sess *recipe.Session, root string, acl []z
 }
 
 // createShards creates <root>/shards and, for a bucketed l, <root>/buckets
-// with l's data (Layout.Encode) and every bucket, in the same transaction
+// with l's data (Layout.Encode) and every bucket, in the same transaction,
+// <root>/shards then with ShardsLockACL(acl)
 // (which makes the layout the root's for good): a candidate's
 // first create (recipe.WithNewElection) then finds its bucket, and the
 // election's znode is made in one request with it. 1,024 buckets under a
@@ -114,8 +115,9 @@ func createShards(ctx context.Context, sess *recipe.Session, root string, acl []
 		_, err := sess.Create(ctx, dir, nil, 0, acl)
 		return err
 	}
-	ops := []any{&zk.CreateRequest{Path: dir, Acl: acl}, &zk.CreateRequest{Path: bdir, Data: l.Encode(), Acl: acl}}
-	size := createRequestBytes(dir, nil, acl) + createRequestBytes(bdir, l.Encode(), acl)
+	lock := ShardsLockACL(acl) // no older release creates elections here (shardslock.go)
+	ops := []any{&zk.CreateRequest{Path: dir, Acl: lock}, &zk.CreateRequest{Path: bdir, Data: l.Encode(), Acl: acl}}
+	size := createRequestBytes(dir, nil, lock) + createRequestBytes(bdir, l.Encode(), acl)
 	for i := range l.Buckets {
 		b := path.Join(bdir, l.bucketName(i))
 		ops = append(ops, &zk.CreateRequest{Path: b, Acl: acl})

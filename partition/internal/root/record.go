@@ -59,6 +59,16 @@ type Record struct {
 	// Weight is the member's weight (Config.Weight); 0 in records of
 	// earlier releases, taken as 1.
 	Weight int `json:"weight,omitempty"`
+	// Buckets is true in records of releases that read the root's layout
+	// (<root>/buckets): a member that does not say so campaigns in
+	// <root>/shards whatever the layout, so a bucketed root's members deal
+	// it no shard (its campaigns there fail: shardslock.go). Absent
+	// (false) in records of releases before buckets, which ignore it.
+	Buckets bool `json:"buckets,omitempty"`
+	// Migrate is true in records of releases that take part in moving a
+	// flat root to buckets (migration.go): the operator's verb refuses to
+	// start the move while a live member's record does not say so.
+	Migrate bool `json:"migrate,omitempty"`
 }
 
 // DecodeRecord parses a record, gzipped or not; an empty znode is an

@@ -34,7 +34,7 @@ type verb struct {
 
 // addShardsVerbs adds the operator verbs to the shards command.
 func addShardsVerbs(shards *cobra.Command) {
-	for _, v := range []func() verb{drainVerb, undrainVerb, freezeVerb, unfreezeVerb, moveVerb, unmoveVerb, pinVerb, unpinVerb, weightVerb} {
+	for _, v := range []func() verb{drainVerb, undrainVerb, freezeVerb, unfreezeVerb, moveVerb, unmoveVerb, pinVerb, unpinVerb, weightVerb, migrateVerb} {
 		shards.AddCommand(newVerbCmd(v))
 	}
 }
