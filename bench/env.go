@@ -47,6 +47,7 @@ func ThisMachine() Machine {
 type env struct {
 	cluster        *testenv.Cluster
 	sessionTimeout time.Duration
+	maxHandoffs    int // the partition members' MaxConcurrentHandoffs; 0: the default
 	logf           func(format string, args ...any)
 	raw            *floors // measured once, by the first scenario that needs them
 }

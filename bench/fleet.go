@@ -36,6 +36,7 @@ type fleet struct {
 	last    map[string]string // shard -> member that led it last
 	moved   map[string]int    // shard -> moves since the last takeMoves
 	allLed  time.Time         // when every shard first had a leader
+	drained map[string]bool   // members that must lead nothing (operator Drain)
 }
 
 type fleetMember struct {
@@ -110,8 +111,9 @@ func (f *fleet) addVia(ctx context.Context, id string, proxy *testenv.Proxy) err
 	}
 	m, err := partition.NewManager(sess, f.root, partition.Config{
 		MemberID: id, Shards: f.shards, StartupSettle: f.settle(), ExpectedMembers: f.expected,
-		OnStartedLeading: func(_ context.Context, shard string, _ zxidfence.Token) { f.started(id, shard) },
-		OnStoppedLeading: func(shard string, _ error) { f.stopped(id, shard) },
+		MaxConcurrentHandoffs: f.e.maxHandoffs,
+		OnStartedLeading:      func(_ context.Context, shard string, _ zxidfence.Token) { f.started(id, shard) },
+		OnStoppedLeading:      func(shard string, _ error) { f.stopped(id, shard) },
 	})
 	if err != nil {
 		_ = sess.Close()
@@ -266,13 +268,14 @@ func (f *fleet) signal() {
 }
 
 // converged reports whether every shard has a leader among the live
-// members and no member leads more than its share, ceil(shards/members).
+// members that are not drained and none leads more than its share,
+// ceil(shards/members).
 func (f *fleet) converged() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	live := 0
-	for _, fm := range f.members {
-		if !fm.crashed {
+	for id, fm := range f.members {
+		if !fm.crashed && !f.drained[id] {
 			live++
 		}
 	}
@@ -282,7 +285,7 @@ func (f *fleet) converged() bool {
 	share := (len(f.shards) + live - 1) / live
 	per := map[string]int{}
 	for _, id := range f.leading {
-		if fm := f.members[id]; fm == nil || fm.crashed {
+		if fm := f.members[id]; fm == nil || fm.crashed || f.drained[id] {
 			return false
 		}
 		per[id]++
@@ -291,6 +294,17 @@ func (f *fleet) converged() bool {
 		}
 	}
 	return true
+}
+
+// setDrained marks member id as drained (it must lead nothing to
+// converge) or not.
+func (f *fleet) setDrained(id string, drained bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.drained == nil {
+		f.drained = map[string]bool{}
+	}
+	f.drained[id] = drained
 }
 
 // awaitConverged waits until converged, bounded by ctx and limit, and

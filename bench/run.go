@@ -80,6 +80,9 @@ type Config struct {
 	// Moves and memory are measured at the largest count.
 	Shards  []int `json:"shards"`
 	Members int   `json:"members"`
+	// MaxHandoffs is the shards scenario's members' MaxConcurrentHandoffs
+	// (0: partition's default).
+	MaxHandoffs int `json:"max_handoffs"`
 	// PeerTrials: failovers per library after a resign and after an exit
 	// in the peers scenario (default 40); PeerKillTrials after a SIGKILL,
 	// each waiting out a session timeout, and trials of the expiry floor
@@ -120,7 +123,7 @@ func (c Config) Validate() error {
 	}{
 		{"Servers", c.Servers}, {"RawTrials", c.RawTrials}, {"RawCreates", c.RawCreates}, {"InFlight", c.InFlight},
 		{"ResignTrials", c.ResignTrials}, {"CrashTrials", c.CrashTrials},
-		{"HerdCandidates", c.HerdCandidates}, {"HerdTrials", c.HerdTrials}, {"Members", c.Members},
+		{"HerdCandidates", c.HerdCandidates}, {"HerdTrials", c.HerdTrials}, {"Members", c.Members}, {"MaxHandoffs", c.MaxHandoffs},
 		{"PeerTrials", c.PeerTrials}, {"PeerKillTrials", c.PeerKillTrials},
 	}
 	for _, f := range counts {
@@ -201,7 +204,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("bench: start ensemble: %w", err)
 	}
 	defer cluster.Close()
-	e := &env{cluster: cluster, sessionTimeout: cfg.SessionTimeout, logf: cfg.Logf}
+	e := &env{cluster: cluster, sessionTimeout: cfg.SessionTimeout, maxHandoffs: cfg.MaxHandoffs, logf: cfg.Logf}
 	rep := &Report{Machine: ThisMachine(), Config: cfg, SessionTimeout: cfg.SessionTimeout}
 	steps := map[string]func(context.Context, Config, *Report) error{
 		ScenarioRaw: e.runRaw, ScenarioFailover: e.runFailover,

@@ -156,6 +156,10 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 	}
 	leave, extra := countMoves(fleet.takeMoves(), own)
 	leaveTime := done.Sub(start)
+	drain, err := e.drainStep(ctx, fleet, n, "m0")
+	if err != nil {
+		return nil, err
+	}
 	var restarts []Result
 	if n >= boundSteps {
 		r, err := e.restartServers(ctx, fleet, n, "a graceful stop")
@@ -179,7 +183,11 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 	return append([]Result{
 		{Scenario: fmt.Sprintf("shards/moves on join (%d shards)", n), Value: float64(join), Unit: "shards",
 			Floor: fmt.Sprintf("%d (shards/(members+1))", ideal),
-			Note:  fmt.Sprintf("member %d joins %d; balanced again in %s", members+1, members, joinTime.Round(time.Millisecond))},
+			Note: fmt.Sprintf("member %d joins %d; balanced again in %s (%s)", members+1, members,
+				joinTime.Round(time.Millisecond), rate(join, joinTime))},
+		{Scenario: fmt.Sprintf("shards/balanced again after a join (%d shards)", n), Value: msf(joinTime), Unit: "ms",
+			Note: fmt.Sprintf("from the joiner's start until every shard is led and none leads more than its share; %d moves, %s",
+				join, rate(join, joinTime))},
 		{Scenario: fmt.Sprintf("shards/moves on leave (%d shards)", n), Value: float64(leave), Unit: "shards",
 			Floor: fmt.Sprintf("%d (the leaver's shards)", len(own)),
 			Note: fmt.Sprintf("it leaves gracefully; %d moves of other members' shards; balanced again in %s",
@@ -187,7 +195,7 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 		{Scenario: fmt.Sprintf("shards/led again after a graceful stop (%d shards)", n), Value: msf(leaveTime), Unit: "ms",
 			Note: fmt.Sprintf("the leaver's %d shards led and balanced again", len(own))},
 		crash,
-	}, restarts...), nil
+	}, append(drain, restarts...)...), nil
 }
 
 // crashRecovery adds a member through a proxy, waits for balance, silences

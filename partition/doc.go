@@ -91,7 +91,8 @@
 // candidate that wins a shard assigned elsewhere resigns before any callback
 // runs; one that wins just as the shard is moved elsewhere, after its
 // callback started, ends like a handoff, with ErrWithdrawn, once the new
-// target's candidate waits (or goes on, and is handed off with ErrHandoff).
+// target's candidate waits (or, if none comes within HandoffTimeout, goes
+// on, and is handed off with ErrHandoff).
 //
 // Restart grace: the shards of a member that left stay reserved for it for
 // Config.RestartGrace. They are led meanwhile by the members the balance
@@ -174,9 +175,11 @@
 // later leader) wins. Starting elections is paced by Config.MaxInFlight and
 // the shards' election znodes are created up front, hundreds per multi.
 //
-// A leadership is handed off only to a member whose candidate already waits
-// in the shard's election; otherwise the handoff is deferred and the shard
-// stays led. Orphaned shards assigned to a member that is registered but
+// A leadership is handed off only to a member whose candidate waits in the
+// shard's election: a handoff asked before the successor's candidate
+// arrives waits for it on a child watch of the election (a joiner starts
+// thousands of elections one after another), at most HandoffTimeout;
+// otherwise the handoff is deferred and the shard stays led. Orphaned shards assigned to a member that is registered but
 // does not campaign (its process wedged while its session lives) stay
 // without a leader until its session ends.
 //

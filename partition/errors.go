@@ -53,9 +53,9 @@ var (
 	// member (after the runner last read the assignment, before the member
 	// saw it lead): OnStartedLeading ran, and like a handoff the
 	// leadership ends only once the new target's candidate waits in the
-	// election. If none waits yet it goes on, and ends later with
-	// ErrHandoff. A candidate withdrawn before it won ends without any
-	// callback.
+	// election (waiting for it at most Config.HandoffTimeout). If none
+	// comes it goes on, and ends later with ErrHandoff. A candidate
+	// withdrawn before it won ends without any callback.
 	ErrWithdrawn = shard.ErrWithdrawn
 	// ErrShardRemoved is the reason given to OnStoppedLeading when SetShards
 	// removed the shard.

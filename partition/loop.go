@@ -146,7 +146,7 @@ func (l *loop) step() {
 	}
 	l.decide()
 	l.reconcileStale()
-	l.stepGap = max(minStep, stepCostFactor*time.Since(l.lastStep))
+	l.stepGap = min(max(minStep, stepCostFactor*time.Since(l.lastStep)), maxStepGap)
 }
 
 // fail reports an error that ends Run.
@@ -213,6 +213,7 @@ func (l *loop) handle(ev shard.Event) {
 		if b := l.book(r); b.handoff {
 			b.handoff = false
 			l.handoffs--
+			l.m.met.deferred.Inc()
 			l.moving[id] = time.Now() // try again once settled again
 			l.nextHandoffs()
 		}

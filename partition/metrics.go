@@ -17,6 +17,7 @@ type metrics struct {
 	stopped     *prometheus.CounterVec // by reason
 	passedOn    prometheus.Counter
 	handoffs    prometheus.Histogram
+	deferred    prometheus.Counter // balancing handoffs given back
 	failovers   prometheus.Histogram
 	assignments prometheus.Counter
 	sessions    prometheus.Gauge
@@ -45,6 +46,9 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 			Help:    "Time from asking a leadership to hand off to its znode being deleted, in seconds.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 		}),
+		deferred: prometheus.NewCounter(prometheus.CounterOpts(opts("handoffs_deferred_total",
+			"Balancing handoffs given back with the shard still led here: the target's candidate did not wait in its election "+
+				"within HandoffTimeout, or the assignment moved the shard again meanwhile. The shard is handed off once settled again."))),
 		failovers: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "zkelect", Subsystem: "partition", Name: "failover_seconds", ConstLabels: labels,
 			Help: "Time from this member seeing a shard's leader gone (its member no longer live) to leading " +
@@ -68,6 +72,7 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 	m.stopped = registry.Register(reg, m.stopped)
 	m.passedOn = registry.Register(reg, m.passedOn)
 	m.handoffs = registry.Register(reg, m.handoffs)
+	m.deferred = registry.Register(reg, m.deferred)
 	m.failovers = registry.Register(reg, m.failovers)
 	m.assignments = registry.Register(reg, m.assignments)
 	m.sessions = registry.Register(reg, m.sessions)

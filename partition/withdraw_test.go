@@ -53,13 +53,14 @@ type stopNote struct {
 // TestRunnerWonDuringAMoveIsWithdrawnThroughTheSuccessorCheck moves a shard
 // to b and, while b's candidate has just won it (held between its
 // assignment check and its leadership's start), moves it on to c. b's
-// leadership then ends like a handoff: with ErrWithdrawn once c's candidate
-// waits in the election, or, when c's candidate is late (its requests
-// slowed by the proxy), it goes on and ends with ErrHandoff once c's
-// candidate waits. Either way c's candidate waits when b's leadership ends,
-// c leads the shard next, and no two leaderships overlap. b used to stop
-// at once with an internal reason the docs did not name, leaving the shard
-// unled until c's candidate arrived.
+// leadership then ends like a handoff, with ErrWithdrawn, once c's
+// candidate waits in the election: at once, or, when c's candidate is late
+// (its requests slowed by the proxy), once it arrives (the withdrawal
+// waits for it, as a handoff waits for its successor). Either way c's
+// candidate waits when b's leadership ends, c leads the shard next, and no
+// two leaderships overlap. b used to stop at once with an internal reason
+// the docs did not name, leaving the shard unled until c's candidate
+// arrived.
 func TestRunnerWonDuringAMoveIsWithdrawnThroughTheSuccessorCheck(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 6)
 	proxy := zkc.NewProxyT(t)
@@ -132,11 +133,7 @@ func TestRunnerWonDuringAMoveIsWithdrawnThroughTheSuccessorCheck(t *testing.T) {
 			t.Fatalf("b's leadership of shard %s did not end within 20s of its move to c (late %v)", s, late)
 		}
 		proxy.Heal()
-		want := partition.ErrWithdrawn
-		if late {
-			want = partition.ErrHandoff
-		}
-		if !errors.Is(note.reason, want) {
+		if want := partition.ErrWithdrawn; !errors.Is(note.reason, want) {
 			t.Errorf("late %v: b's leadership of %s ended with %v, want %v", late, s, note.reason, want)
 		}
 		if !slices.Contains(note.waiting, "c") {

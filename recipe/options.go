@@ -194,6 +194,7 @@ type candidateConfig struct {
 	policy       ConnectionLossPolicy
 	closeTimeout time.Duration
 	metricsLabel string // the election label of its metrics; "" means its path
+	onWaiting    func() // WithOnWaiting's; nil without it
 	naming       Naming
 	batched      bool // creates ride in the session's batched multis
 	newElection  bool // the first create makes the election's znode too
@@ -339,6 +340,19 @@ func WithConnectionLossPolicy(p ConnectionLossPolicy) CandidateOption {
 		c.policy = p
 		return nil
 	}
+}
+
+// WithOnWaiting calls f each time the candidate starts waiting behind a
+// predecessor in its election: its znode is created, the election listed
+// and the watch on the znode before it set, so every request of its
+// campaign has been answered and it leads once that znode goes. A caller
+// that paces how many campaigns start at once (the partition manager does)
+// can start the next one then, instead of guessing how long a campaign
+// queued behind a sitting leader takes to get there. f runs on the
+// candidate's own goroutine and must return promptly, without calling the
+// candidate.
+func WithOnWaiting(f func()) CandidateOption {
+	return func(c *candidateConfig) error { c.onWaiting = f; return nil }
 }
 
 // WithCloseTimeout bounds how long Close (and Run's final resign) waits to

@@ -347,6 +347,9 @@ func (c *Candidate) onPred(r predReply) {
 			st.mineSt, st.mineWatched = r.own, true
 		}
 		c.warnIfStuck(r.stat)
+		if f := c.cfg.onWaiting; f != nil {
+			f()
+		}
 	}
 }
 

@@ -60,7 +60,7 @@ type Member struct {
 	MemberID string   // the candidates' participant id
 	ACL      []zk.ACL // the candidates' znodes' ACL
 	// HandoffTimeout bounds a resignation, the wait for a callback to
-	// return, and the read of an election before a handoff.
+	// return, and the wait for a handoff's successor (successor.go).
 	HandoffTimeout time.Duration
 	Naming         recipe.Naming // the candidates' znode naming
 	MetricsLabel   string        // the elections' recipe metrics label

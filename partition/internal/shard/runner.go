@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkelect/zkelect/internal/retry"
@@ -18,9 +19,12 @@ import (
 // Env) and reports Events on the member's channel.
 
 // slotHold is how long an election start holds one of the MaxInFlight
-// slots when its campaign does not return sooner (it is queued behind a
-// sitting leader): long enough for its requests to have been answered on a
-// loaded session, short enough not to stall the next starts.
+// slots at most: a campaign gives its slot back when it returns, or as
+// soon as it waits behind a sitting leader (recipe.WithOnWaiting: every
+// request of it answered), whichever comes first. The bound covers a
+// campaign that does neither (its requests retried, its lease awaited).
+// A joiner's thousands of standby campaigns each waited all of it before,
+// starting at most MaxInFlight per 250 ms on a session.
 const slotHold = 250 * time.Millisecond
 
 // Runner is one shard's election in this member, run by its own goroutine
@@ -31,7 +35,8 @@ type Runner struct {
 	id string
 	m  *Member // shared by the member's runners
 	// ctx is the context of the runner's campaigning (openContext), nil
-	// while it holds a leadership: a parked runner keeps none. Set by the
+	// while it holds a leadership (but for a handoff's wait for its
+	// successor, holdContext): a parked runner keeps none. Set by the
 	// runner's goroutine, under mu; cancelled by stop.
 	ctx context.Context
 
@@ -44,6 +49,11 @@ type Runner struct {
 	cand  *recipe.Candidate
 	retry *retry.Backoff  // between failed campaigns; nil until one fails
 	held  *heldLeadership // the leadership being held; nil when none
+
+	// slot gives back the start slot of the campaign running (campaign
+	// sets it; nil between campaigns); waiting, the candidate's
+	// WithOnWaiting hook, calls it.
+	slot atomic.Pointer[func()]
 
 	parking parking // parked while holding a leadership (runnerpark.go)
 
@@ -195,7 +205,7 @@ func (r *Runner) start() {
 	opts := []recipe.CandidateOption{recipe.WithParticipantID(r.m.MemberID),
 		recipe.WithCloseTimeout(closeTimeout(r.seat.Sess.Timeout())), recipe.WithMetricsLabel(r.m.MetricsLabel),
 		recipe.WithACL(r.m.ACL), recipe.WithACLCheck(recipe.ACLCheckOff), // checked at start (checkRootACL)
-		recipe.WithNaming(r.m.Naming), recipe.WithBatchedCreates()}
+		recipe.WithNaming(r.m.Naming), recipe.WithBatchedCreates(), recipe.WithOnWaiting(r.waiting)}
 	if r.newElection {
 		opts = append(opts, recipe.WithNewElection())
 	}
@@ -298,14 +308,24 @@ func (r *Runner) takeSeat() *Seat {
 }
 
 // campaign runs one Campaign holding one of its session's MaxInFlight
-// election-start slots, given back when Campaign returns or slotHold
-// passes.
+// election-start slots, given back when Campaign returns, when the
+// candidate waits behind a leader (waiting), or when slotHold passes.
 func (r *Runner) campaign(seat *Seat, cand *recipe.Candidate) (*recipe.Leadership, error) {
 	var once sync.Once
 	release := func() { once.Do(seat.starts.release) }
 	t := time.AfterFunc(slotHold, release)
-	defer func() { t.Stop(); release() }()
+	r.slot.Store(&release)
+	defer func() { r.slot.Store(nil); t.Stop(); release() }()
 	return cand.Campaign(r.ctx)
+}
+
+// waiting is the candidate's WithOnWaiting hook, on the candidate's
+// goroutine: the campaign waits behind a sitting leader with every request
+// answered, so its start slot goes back now and the next start goes on.
+func (r *Runner) waiting() {
+	if release := r.slot.Load(); release != nil {
+		(*release)()
+	}
 }
 
 // passOn resigns a leadership won while the shard is assigned elsewhere,
@@ -356,12 +376,12 @@ func (r *Runner) stopLeading(reason error) {
 	}
 }
 
-// holdEnded reports, without blocking, whether the held leadership ends
-// now and why: it ended, the runner was stopped, or a handoff found its
-// successor waiting in the election. A handoff whose successor is not
-// queued (yet) is deferred: the leadership goes on and the loop asks
-// again later, so a shard is never resigned to a member that does not
-// campaign for it.
+// holdEnded reports whether the held leadership ends now and why: it
+// ended, the runner was stopped, or a handoff found its successor waiting
+// in the election (awaitSuccessor, successor.go, waits for it at most
+// HandoffTimeout). A handoff whose successor did not come is deferred: the
+// leadership goes on and the loop asks again later, so a shard is never
+// resigned to a member that does not campaign for it.
 func (r *Runner) holdEnded() (error, bool) {
 	lead := r.held.lead
 	if err := lead.Err(); err != nil {
@@ -373,14 +393,19 @@ func (r *Runner) holdEnded() (error, bool) {
 	if r.takeWithdrawal() {
 		return r.withdrawnHeld()
 	}
-	if to := r.takeHandoff(); to != "" {
-		if r.m.Env.TargetOf(r.id) == to && r.successorQueued(r.id, to) {
+	if to := r.takeHandoff(); to != "" && r.m.Env.TargetOf(r.id) == to {
+		switch r.awaitSuccessor(to) {
+		case successorReady:
 			r.Stop(ErrHandoff)
 			if err := lead.Err(); err != nil {
 				return err, true
 			}
 			return ErrHandoff, true
+		case successorInterrupted:
+			return r.holdEnded() // the loop still counts the handoff: Finished ends it
 		}
+		r.report(Deferred, 0)
+	} else if to != "" {
 		r.report(Deferred, 0)
 	}
 	return nil, false
@@ -398,25 +423,6 @@ func (r *Runner) finalReason(lead *recipe.Leadership, reason error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), r.m.HandoffTimeout)
 	defer cancel()
 	return lead.Reason(ctx)
-}
-
-// successorQueued reports whether member to has a candidate in the
-// election of shard.
-func (r *Runner) successorQueued(shard, to string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), r.m.HandoffTimeout)
-	defer cancel()
-	ps, err := recipe.Participants(ctx, r.m.Primary, r.m.Env.ElectionPath(shard))
-	if err != nil {
-		r.m.Log.Warn().Err(err).Str("shard", shard).Msg("read election before handoff")
-		return false
-	}
-	for _, p := range ps {
-		if p.ID == to && !p.Leader {
-			return true
-		}
-	}
-	r.m.Log.Debug().Str("shard", shard).Str("to", to).Msg("handoff deferred: successor not campaigning yet")
-	return false
 }
 
 // callStarted runs OnStartedLeading on its own goroutine, telling cb when

@@ -6,7 +6,8 @@ package shard
 // assignment moved (after it last read the assignment, before the loop saw
 // it lead) holds a leadership whose OnStartedLeading runs already; it ends
 // like a handoff, with ErrWithdrawn, only once the new target's candidate
-// waits in the election, so the shard passes straight to it. Otherwise the
+// waits in the election (awaitSuccessor waits for it, at most
+// HandoffTimeout), so the shard passes straight to it. Otherwise the
 // withdrawal is dropped: the leadership goes on, and the loop, which has
 // seen it start by then, hands it off as any leadership assigned elsewhere
 // (ErrHandoff). A shard is never resigned to a member that does not
@@ -28,16 +29,24 @@ func (r *Runner) takeWithdrawal() bool {
 
 // withdrawnHeld decides a withdrawal that found the runner holding a
 // leadership: ErrWithdrawn and true once the shard's target (another
-// member) has a candidate waiting in the election; otherwise false, the
-// loop told (Deferred) that the leadership goes on.
+// member) has a candidate waiting in the election (awaitSuccessor waits
+// for it); otherwise false, the loop told (Deferred) that the leadership
+// goes on.
 func (r *Runner) withdrawnHeld() (error, bool) {
 	to := r.m.Env.TargetOf(r.id)
-	if to != "" && to != r.m.MemberID && r.successorQueued(r.id, to) {
+	if to == "" || to == r.m.MemberID {
+		r.report(Deferred, 0)
+		return nil, false
+	}
+	switch r.awaitSuccessor(to) {
+	case successorReady:
 		r.Stop(ErrWithdrawn)
 		if err := r.held.lead.Err(); err != nil {
 			return err, true
 		}
 		return ErrWithdrawn, true
+	case successorInterrupted:
+		return r.holdEnded()
 	}
 	r.report(Deferred, 0)
 	return nil, false

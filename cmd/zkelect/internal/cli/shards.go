@@ -128,7 +128,7 @@ refuses (exit 2, naming it) a root where no shards daemon has run.`,
 	fs.Lookup("grace").DefValue = "0s" // no "(default 3s)": graceUsage states the default, which follows the session timeout
 	fs.DurationVar(&f.handoffTimeout, "handoff-timeout", partition.DefaultHandoffTimeout,
 		"how long a handoff waits for a shard's work to stop (the library's default); keep it above --grace")
-	fs.IntVar(&f.maxHandoffs, "max-handoffs", 8, "balancing handoffs in flight at once")
+	fs.IntVar(&f.maxHandoffs, "max-handoffs", partition.DefaultMaxConcurrentHandoffs, "balancing handoffs in flight at once")
 	registerWatchdog(fs, &f.watchdog)
 	fs.DurationVar(&f.restartGrace, "restart-grace", 0,
 		"how long a departed member's shards stay reserved for it (0: twice the session timeout; negative: none)")

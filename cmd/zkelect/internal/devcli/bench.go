@@ -19,7 +19,7 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cfg := bench.DefaultConfig()
-	var out string
+	var out, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure failover beside kazoo and Curator, herd, cold start, moves and memory on a local ensemble",
@@ -31,7 +31,8 @@ raw ZooKeeper operation that bounds it from below in the same run:
             (the leader's connection silenced until its session expires)
   herd      watch notifications per failover with many candidates
   shards    cold start of partition members over each --shards count; moves
-            when a member joins and leaves (smallest count); heap bytes and
+            and times when a member joins, leaves, and is drained and
+            undrained (smallest count); heap bytes and
             goroutines per shard (largest count); from 20,000 shards also
             the sessions per member, the largest closeSession transaction
             (from the leader's dump) beside jute.maxbuffer, and a restart
@@ -59,12 +60,18 @@ python3-kazoo (make deps).`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			cfg.Logf = func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
+			stopProfile, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
 			return runBench(ctx, cmd.OutOrStdout(), cfg, out)
 		},
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "scenarios to run: raw, failover, herd, shards, peers")
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write this process's CPU profile (members and bench, not the servers) to this file")
 	f.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "session timeout candidates request")
 	f.DurationVar(&cfg.TickTime, "tick-time", cfg.TickTime, "ZooKeeper tickTime")
 	f.IntVar(&cfg.RawTrials, "raw-trials", cfg.RawTrials, "trials of each raw latency floor")
@@ -76,6 +83,7 @@ python3-kazoo (make deps).`,
 	f.IntVar(&cfg.HerdTrials, "herd-trials", cfg.HerdTrials, "failovers in the herd check")
 	f.IntSliceVar(&cfg.Shards, "shards", cfg.Shards, "shard counts for the cold start")
 	f.IntVar(&cfg.Members, "members", cfg.Members, "members starting together")
+	f.IntVar(&cfg.MaxHandoffs, "max-handoffs", cfg.MaxHandoffs, "the shards scenario's members' MaxConcurrentHandoffs (unset: partition's default)")
 	f.IntVar(&cfg.PeerTrials, "peer-trials", cfg.PeerTrials, "failovers per library after resign and after exit (peers)")
 	f.IntVar(&cfg.PeerKillTrials, "peer-kill-trials", cfg.PeerKillTrials,
 		"failovers per library after SIGKILL, and expiry floor trials (peers; each takes a session timeout)")
@@ -87,7 +95,7 @@ var benchFlagOf = map[string]string{
 	"Scenarios": "scenarios", "SessionTimeout": "session-timeout", "TickTime": "tick-time",
 	"RawTrials": "raw-trials", "RawCreates": "raw-creates", "InFlight": "in-flight",
 	"ResignTrials": "resign-trials", "CrashTrials": "crash-trials",
-	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members",
+	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members", "MaxHandoffs": "max-handoffs",
 	"PeerTrials": "peer-trials", "PeerKillTrials": "peer-kill-trials",
 }
 
