@@ -62,6 +62,10 @@ func TestMeasureFindsTheFixturesCycleAndChain(t *testing.T) {
 			t.Errorf("component's edge %s uses %v, want %v", k, edges[k], w)
 		}
 	}
+	if c := g.Components[0]; !slices.Equal(c.Order, []string{"a.go", "b.go"}) ||
+		len(c.BackEdges) != 1 || c.BackEdges[0].From != "b.go" || c.BackEdges[0].To != "a.go" {
+		t.Errorf("order %v, back edges %v; want a.go first and the lighter b.go -> a.go back", c.Order, c.BackEdges)
+	}
 	wantLevels := [][]string{{"base.go", "doc.go"}, {"mid.go"}, {"top.go"}, {"a.go", "b.go"}}
 	if !slices.EqualFunc(g.Levels, wantLevels, slices.Equal) {
 		t.Errorf("levels %v, want %v", g.Levels, wantLevels)
@@ -80,7 +84,7 @@ func TestMeasureFindsTheFixturesCycleAndChain(t *testing.T) {
 			t.Errorf("edge %v of a test file", e)
 		}
 	}
-	if s := g.String(); !strings.Contains(s, "b.go -> a.go (2): A@") || !strings.Contains(s, "longest chain: a.go -> b.go -> top.go") {
+	if s := g.String(); !strings.Contains(s, "    b.go -> a.go (2): A@") || !strings.Contains(s, "longest chain: a.go -> b.go -> top.go") {
 		t.Errorf("report lacks the back edge's identifiers or the chain:\n%s", s)
 	}
 }

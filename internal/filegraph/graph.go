@@ -28,8 +28,9 @@ type Graph struct {
 	// components; a component counts as one level and its files share it.
 	Levels [][]string
 	// Chain is one longest chain, from a file on the top level down to a
-	// file on level 1, each file using the next. Files of one component
-	// that lie on it appear one after the other (a uses b within it).
+	// file on level 1, each file using the next, except that two files of
+	// one component may follow each other (the first reaches the second
+	// through the component).
 	Chain []string
 
 	level map[string]int
@@ -52,13 +53,19 @@ type Use struct {
 }
 
 // Component is a set of files that use each other, directly or through
-// others: every one of its edges is a reference that keeps the files
-// from ordering into levels.
+// others, so they cannot order into levels.
 type Component struct {
 	// Files are the component's files, sorted.
 	Files []string
-	// Edges are the edges between the component's files.
+	// Edges are all the edges between the component's files.
 	Edges []Edge
+	// Order proposes an order of Files, users first, in which BackEdges
+	// are the only edges running back up, from a file to one before it.
+	Order []string
+	// BackEdges are the edges that break the component once their uses
+	// move (the identifiers down to a file below, or the use up): a
+	// small set of few uses, found by a heuristic, not always the smallest.
+	BackEdges []Edge
 }
 
 // Measure measures the package pattern names (a directory such as

@@ -78,7 +78,7 @@ func levels(files []string, next func(string) []string, comp map[string]int) map
 }
 
 // cyclic returns the components of more than one file, each with the
-// edges between its files.
+// edges between its files and those of them that run back up.
 func cyclic(files []string, edges []Edge, comp map[string]int) []Component {
 	byComp := map[int]*Component{}
 	var out []*Component
@@ -100,6 +100,8 @@ func cyclic(files []string, edges []Edge, comp map[string]int) []Component {
 	var multi []Component
 	for _, c := range out {
 		if len(c.Files) > 1 {
+			c.Order = breakOrder(c.Files, c.Edges)
+			c.BackEdges = backEdges(c.Order, c.Edges)
 			multi = append(multi, *c)
 		}
 	}

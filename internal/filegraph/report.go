@@ -7,18 +7,21 @@ import (
 	"strings"
 )
 
-// String reports g for a reader who has to move code: the file count,
-// each component of more than one file with the identifiers on every
-// edge inside it (the references to move or break), the level count, the
-// files on each level from the top, and the longest chain.
+// String reports g for a reader who has to move code: the file count;
+// each component of more than one file, with an order of its files and
+// the identifiers on each edge running back up it (what to move to break
+// the cycle); the level count, the files on each level from the top, and
+// the longest chain.
 func (g *Graph) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d files, %d levels, %d components of more than one file\n",
+	fmt.Fprintf(&b, "%s: %d files, %d levels, cycles between files: %d\n",
 		g.Package, len(g.Files), len(g.Levels), len(g.Components))
 	for _, c := range g.Components {
-		fmt.Fprintf(&b, "component of %d files: %s\n", len(c.Files), strings.Join(c.Files, " "))
-		for _, e := range c.Edges {
-			fmt.Fprintf(&b, "  %s\n", e)
+		fmt.Fprintf(&b, "cycle of %d files: %s\n", len(c.Files), strings.Join(c.Files, " "))
+		fmt.Fprintf(&b, "  in the order %s, %d of its %d edges run back up; move their identifiers:\n",
+			strings.Join(c.Order, " "), len(c.BackEdges), len(c.Edges))
+		for _, e := range c.BackEdges {
+			fmt.Fprintf(&b, "    %s\n", e)
 		}
 	}
 	for l := len(g.Levels); l >= 1; l-- {
