@@ -20,7 +20,7 @@ import (
 func checkFileLevels(t *testing.T, pattern string, maxLevels int) {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skipf("the go command is not on PATH (%v): measuring %s's files needs go list", err, pattern)
+		t.Skipf("the go command is not on PATH (%v): measuring the files of package %s needs go list", err, pattern)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
