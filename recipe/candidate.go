@@ -42,7 +42,6 @@ type Candidate struct {
 	// election (WithNewElection): the routes, the read and the name of a
 	// znode created there share it. "" otherwise.
 	first string
-	log   electionLog
 
 	mb      *mailbox
 	sink    *candidateSink             // the candidate itself, as the session's entry for its events
@@ -111,7 +110,7 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 		sess: s, path: path, cfg: cfg, guid: guid,
 		prefix: cfg.naming.Prefix(guid),
 	}
-	c.log, c.sink = electionLog{c: c}, (*candidateSink)(c)
+	c.sink = (*candidateSink)(c)
 	c.mb = newMailbox(c.loop)
 	id, connected, closed := s.conn.Subscribe(c.sink)
 	if closed {
@@ -211,7 +210,7 @@ func (c *Candidate) waitOps(deadline time.Time) {
 	select {
 	case <-done:
 	case <-t.C:
-		c.log.Warn().Msg("zookeeper calls still in flight after close")
+		c.log().Warn().Msg("zookeeper calls still in flight after close")
 	}
 }
 
@@ -371,7 +370,7 @@ func (c *Candidate) finish(err error) {
 		return
 	}
 	if err != nil {
-		c.log.Warn().Str("reason", "close_timeout").Msg("candidate closed before its znode deletion was confirmed")
+		c.log().Warn().Str("reason", "close_timeout").Msg("candidate closed before its znode deletion was confirmed")
 	}
 	st.closeRep <- err
 	st.closeRep = nil

@@ -205,7 +205,7 @@ func (c *Candidate) sessionLost(id int64) {
 	if st.phase.inElection() {
 		st.since = time.Now()
 	}
-	c.log.Warn().Int64("session_id", id).Str("reason", "session_expired").Msg("candidate's session ended; its znode is gone")
+	c.log().Warn().Int64("session_id", id).Str("reason", "session_expired").Msg("candidate's session ended; its znode is gone")
 }
 
 // onNode reacts to a watch event on our znode or our predecessor.
@@ -264,14 +264,14 @@ func (c *Candidate) mineGone(reason error) {
 			st.lead.endOpen(reason)
 			c.endLead(reason)
 		}
-		c.log.Info().Str("znode", st.minePath).
+		c.log().Info().Str("znode", st.minePath).
 			Msg("candidate znode gone while its session may have expired (no answer for a session timeout)")
 	} else {
 		if st.lead != nil {
 			c.endLead(reason)
 		}
 		c.settleOpen(nil)
-		c.log.Warn().Str("znode", st.minePath).Str("reason", reasonLabel(reason)).Msg("candidate znode deleted by someone else")
+		c.log().Warn().Str("znode", st.minePath).Str("reason", reasonLabel(reason)).Msg("candidate znode deleted by someone else")
 	}
 	c.sess.conn.Unroute(st.minePath, c.sink)
 	c.setMine("")

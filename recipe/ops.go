@@ -254,7 +254,7 @@ func (c *Candidate) checkACL(ctx context.Context) error {
 	err := CheckACL(ctx, c.sess, c.path, c.cfg.acl)
 	var unsafe *UnsafeACLError
 	if c.cfg.aclCheck == ACLCheckWarn && errors.As(err, &unsafe) {
-		c.log.Warn().Err(err).Msg("election znode open to others, accepted (WithACLCheck(ACLCheckWarn))")
+		c.log().Warn().Err(err).Msg("election znode open to others, accepted (WithACLCheck(ACLCheckWarn))")
 		return nil
 	}
 	return err

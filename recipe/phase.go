@@ -96,7 +96,7 @@ func (p phase) canEnter(next phase) bool {
 func (c *Candidate) enter(p phase) bool {
 	st := &c.st
 	if !st.phase.canEnter(p) {
-		c.log.Error().Stringer("from", st.phase).Stringer("to", p).Msg("candidate refused a phase transition that cannot happen; phase kept")
+		c.log().Error().Stringer("from", st.phase).Stringer("to", p).Msg("candidate refused a phase transition that cannot happen; phase kept")
 		return false
 	}
 	st.phase = p

@@ -76,7 +76,6 @@ func TestPhaseRefusedNamed(t *testing.T) {
 func TestEnterRefusedKeepsPhaseAndLogs(t *testing.T) {
 	var out bytes.Buffer
 	c := &Candidate{sess: &Session{log: zerolog.New(&out)}, path: "/e"}
-	c.log = electionLog{c: c}
 	if !c.enter(phaseCampaigning) || !c.enter(phaseLeading) || c.st.phase != phaseLeading {
 		t.Fatalf("Idle → Campaigning → Leading not applied: phase %v", c.st.phase)
 	}

@@ -57,7 +57,7 @@ func (c *Candidate) onCreate(r createReply) {
 		st.mineSt = r.stat // a candidate that waits need not read its znode back
 		st.outcome.resolved()
 		st.backoff.Reset()
-		c.log.Debug().Str("znode", c.full(r.name)).Msg("candidate znode created")
+		c.log().Debug().Str("znode", c.full(r.name)).Msg("candidate znode created")
 		switch {
 		case st.restartDue:
 			c.list()
@@ -126,7 +126,7 @@ func (c *Candidate) dropFirstRoute(r createReply) {
 // fatal ends the leadership, if any, fails the waiting Campaigns and
 // leaves the election.
 func (c *Candidate) fatal(err error) {
-	c.log.Error().Err(err).Msg("candidate cannot take part in the election")
+	c.log().Error().Err(err).Msg("candidate cannot take part in the election")
 	c.endLead(fmt.Errorf("%w: the candidate left the election: %w", ErrResigned, err))
 	c.failWaiters(err)
 	c.withdraw()
@@ -243,7 +243,7 @@ func (c *Candidate) onAdopt(r adoptReply) {
 		return
 	}
 	c.setMine(owned[0].Name)
-	c.log.Info().Str("znode", st.minePath).Msg("adopted own znode after an unanswered create")
+	c.log().Info().Str("znode", st.minePath).Msg("adopted own znode after an unanswered create")
 	c.list()
 }
 
@@ -386,7 +386,7 @@ func (c *Candidate) warnIfStuck(pred *zk.Stat) {
 		return
 	}
 	st.stuck = st.pred
-	c.log.Warn().Str("predecessor", st.pred).Str("znode", st.minePath).
+	c.log().Warn().Str("predecessor", st.pred).Str("znode", st.minePath).
 		Msg("waiting behind a persistent znode (no session owns it, so none ends it): this election is stuck until someone deletes it")
 }
 
@@ -411,7 +411,7 @@ func (c *Candidate) stepFailed(what string, err error) {
 func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 	st := &c.st
 	if !c.leaseHolds() {
-		c.log.Debug().Str("znode", st.minePath).Msg("first in line, but the lease is out: waiting for it")
+		c.log().Debug().Str("znode", st.minePath).Msg("first in line, but the lease is out: waiting for it")
 		c.awaitLease()
 		return false
 	}
@@ -433,7 +433,7 @@ func (c *Candidate) becomeLeader(stat *zk.Stat) bool {
 		c.sess.metrics.token(c.path, l.token, true)
 	}
 	st.since = time.Time{}
-	c.log.Info().Str("znode", znode).Stringer("token", l.token).Int64("session_id", st.sessID).Msg("leadership acquired")
+	c.log().Info().Str("znode", znode).Stringer("token", l.token).Int64("session_id", st.sessID).Msg("leadership acquired")
 	c.armLease(l)
 	for _, w := range st.waiters {
 		w.reply <- campaignResult{lead: l}
@@ -466,7 +466,7 @@ func (c *Candidate) endLead(reason error) {
 	if c.cfg.metricsLabel == c.path {
 		c.sess.metrics.token(c.path, 0, false)
 	}
-	ev := c.log.Info().Str("znode", l.znode).Stringer("token", l.token).Int64("session_id", l.sessionID).
+	ev := c.log().Info().Str("znode", l.znode).Stringer("token", l.token).Int64("session_id", l.sessionID).
 		Str("reason", reasonLabel(reason))
 	if l.open() {
 		c.settleOpen(nil) // an earlier open reason: this session lived on after it
@@ -501,7 +501,7 @@ func (c *Candidate) onDeleted(r deleteReply) {
 		}
 	}
 	if r.err != nil && !errSessionGone(r.err) {
-		c.log.Warn().Err(r.err).Str("znode", r.path).Msg("could not delete candidate znode")
+		c.log().Warn().Err(r.err).Str("znode", r.path).Msg("could not delete candidate znode")
 	}
 }
 

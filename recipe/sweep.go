@@ -51,7 +51,7 @@ func (c *Candidate) sweep(ctx context.Context) {
 		return false, err
 	})
 	if err != nil && ctx.Err() == nil && !errSessionGone(err) && !errors.Is(err, zk.ErrSessionExpired) {
-		c.log.Warn().Err(err).Msg("could not sweep the znodes of a closed candidate")
+		c.log().Warn().Err(err).Msg("could not sweep the znodes of a closed candidate")
 	}
 }
 
@@ -74,7 +74,7 @@ func (c *Candidate) sweepOnce(ctx context.Context) (int, error) {
 		if err := c.sess.conn.Delete(ctx, c.full(ch), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return found, err
 		}
-		c.log.Info().Str("znode", c.full(ch)).Msg("deleted a znode a closed candidate left behind")
+		c.log().Info().Str("znode", c.full(ch)).Msg("deleted a znode a closed candidate left behind")
 	}
 	return found, nil
 }
