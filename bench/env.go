@@ -49,6 +49,8 @@ type env struct {
 	sessionTimeout time.Duration
 	logf           func(format string, args ...any)
 	raw            *floors // measured once, by the first scenario that needs them
+	shardIDs       string  // Config.ShardIDs
+	stepLimit      time.Duration
 }
 
 // quietLogger silences go-zookeeper's connection chatter.

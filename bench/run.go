@@ -47,8 +47,9 @@ func (e *ConfigError) Error() string {
 // Is reports whether target is ErrBadConfig.
 func (e *ConfigError) Is(target error) bool { return target == ErrBadConfig }
 
-// maxShards caps a shard count of the cold start.
-const maxShards = 100000
+// maxShards caps a shard count of the cold start: the 1,000,000 a
+// bucketed root holds (partition's doc, "Buckets and older releases").
+const maxShards = 1000000
 
 // Config selects scenarios and sizes. Zero fields take the documented
 // defaults (DefaultConfig).
@@ -80,6 +81,20 @@ type Config struct {
 	// Moves and memory are measured at the largest count.
 	Shards  []int `json:"shards"`
 	Members int   `json:"members"`
+	// ShardIDs is the fmt format of the i-th shard's id, with one integer
+	// verb, such as "shard-%07d"; empty: the decimal numbers
+	// partition.Range gives ("0", "1", …). Each id must pass
+	// partition.ValidateID.
+	ShardIDs string `json:"shard_ids,omitempty"`
+	// StepLimit caps the wait of the shards scenario's join (a slow join
+	// is reported as not balanced after StepLimit, and the scenario goes
+	// on); zero: the convergence bound of every other step (3 minutes, or
+	// 10 ms a shard above 18,000 shards).
+	StepLimit time.Duration `json:"step_limit_ns,omitempty"`
+	// ServerHeap is each ZooKeeper server's -Xmx (Java notation, such as
+	// "6g"); empty: testenv's default, 1g from 20,000 shards, and 6 KB a
+	// shard from 200,000 (serverHeap).
+	ServerHeap string `json:"server_heap,omitempty"`
 	// PeerTrials: failovers per library after a resign and after an exit
 	// in the peers scenario (default 40); PeerKillTrials after a SIGKILL,
 	// each waiting out a session timeout, and trials of the expiry floor
@@ -107,7 +122,8 @@ func DefaultConfig() Config {
 // Validate returns the error Run would return for c before starting
 // anything, or nil: an error wrapping ErrUnknownScenario for a name not in
 // AllScenarios, a *ConfigError for a negative count or duration (zero takes
-// the default) or a shard count outside 1..100000.
+// the default), a shard count outside 1..1000000, or a ShardIDs format
+// that does not give distinct valid ids.
 func (c Config) Validate() error {
 	for _, s := range c.Scenarios {
 		if !slices.Contains(AllScenarios, s) {
@@ -133,6 +149,11 @@ func (c Config) Validate() error {
 		return &ConfigError{Field: "TickTime", Value: c.TickTime, Reason: "negative"}
 	case c.SessionTimeout < 0:
 		return &ConfigError{Field: "SessionTimeout", Value: c.SessionTimeout, Reason: "negative"}
+	case c.StepLimit < 0:
+		return &ConfigError{Field: "StepLimit", Value: c.StepLimit, Reason: "negative"}
+	}
+	if err := checkShardIDs(c.ShardIDs); err != nil {
+		return err
 	}
 	for _, n := range c.Shards {
 		if n < 1 || n > maxShards {
@@ -192,16 +213,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	begin := time.Now()
-	heap := testenv.DefaultHeap
-	if slices.Contains(cfg.Scenarios, ScenarioShards) && slices.Max(cfg.Shards) >= boundSteps {
-		heap = boundHeap // 100,000 shards are 200,000 znodes and as many watches
+	heap := cfg.ServerHeap
+	if heap == "" {
+		heap = testenv.DefaultHeap
+		if slices.Contains(cfg.Scenarios, ScenarioShards) {
+			heap = serverHeap(slices.Max(cfg.Shards))
+		}
 	}
 	cluster, err := testenv.Start(ctx, testenv.Options{Servers: cfg.Servers, TickTime: cfg.TickTime, Heap: heap})
 	if err != nil {
 		return nil, fmt.Errorf("bench: start ensemble: %w", err)
 	}
 	defer cluster.Close()
-	e := &env{cluster: cluster, sessionTimeout: cfg.SessionTimeout, logf: cfg.Logf}
+	e := &env{cluster: cluster, sessionTimeout: cfg.SessionTimeout, logf: cfg.Logf, shardIDs: cfg.ShardIDs, stepLimit: cfg.StepLimit}
 	rep := &Report{Machine: ThisMachine(), Config: cfg, SessionTimeout: cfg.SessionTimeout}
 	steps := map[string]func(context.Context, Config, *Report) error{
 		ScenarioRaw: e.runRaw, ScenarioFailover: e.runFailover,
