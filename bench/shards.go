@@ -39,8 +39,15 @@ func (e *env) runShards(ctx context.Context, cfg Config, rep *Report) error {
 // the heap and goroutines per shard.
 func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memory bool, fl *floors) ([]Result, error) {
 	members := cfg.Members
+	large := cfg.LargeFleet || n > largeFleetShards
+	if large && members < 2 {
+		return nil, fmt.Errorf("bench: the large-fleet steps crash one of the members: want at least 2, not %d", members)
+	}
 	fleet := e.newFleet(fmt.Sprintf("/bench/shards-%d-%d", n, time.Now().UnixNano()), n)
-	fleet.expected = members        // as a fleet that knows its size sets it
+	fleet.expected = members // as a fleet that knows its size sets it
+	if large {
+		fleet.proxied = fmt.Sprintf("m%d", members-1) // the member the crash step silences
+	}
 	heap0, gr0, stack0 := heapNow() // after the fleet's own bookkeeping, sized for n shards
 	defer fleet.closeWithin(ctx, convergeLimit(n))
 	packets0, err := e.packetsReceived(ctx)
@@ -82,7 +89,13 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 	}
 	out = append(out, wire...)
 	if memory && n >= boundSteps {
-		res, err := e.boundAt(ctx, fleet, n, "a cold start")
+		var res []Result
+		var err error
+		if large { // no rolling restart at that size
+			res, err = e.sessionLoad(ctx, fleet, n)
+		} else {
+			res, err = e.boundAt(ctx, fleet, n, "a cold start")
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -97,6 +110,18 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 				Unit: "bytes", Note: "stack memory in use (not in the heap figure), whole process"},
 			Result{Scenario: fmt.Sprintf("shards/goroutines per shard at %d", n), Value: float64(gr1-gr0) / float64(n),
 				Unit: "goroutines", Note: "whole process, all members"})
+		ens, err := e.ensembleMemory(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ens...)
+	}
+	if large {
+		res, err := e.largeFleetSteps(ctx, fleet, n, members)
+		if err != nil {
+			return nil, err
+		}
+		return append(out, res...), nil
 	}
 	if moves {
 		res, err := e.joinLeave(ctx, fleet, n, members)
@@ -133,31 +158,26 @@ func (e *env) coldStartSettled(ctx context.Context, n, members int) (took, wait 
 }
 
 // joinLeave adds a member to a converged fleet and then removes it,
-// counting the shards that change leader each time.
+// counting the shards that change leader each time; then a member
+// crashes, and an operator drains one.
 func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Result, error) {
-	fleet.takeMoves() // forget the cold start's
+	join, err := e.joinStep(ctx, fleet, n, "joiner", n/(members+1))
+	if err != nil {
+		return nil, err
+	}
+	own := fleet.ledBy("joiner")
 	start := time.Now()
-	if err := fleet.add(ctx, "joiner"); err != nil {
+	if err := fleet.remove(ctx, "joiner"); err != nil {
 		return nil, err
 	}
 	done, err := fleet.awaitConverged(ctx, convergeLimit(n))
 	if err != nil {
 		return nil, err
 	}
-	join, _ := countMoves(fleet.takeMoves(), nil)
-	joinTime := done.Sub(start)
-	own := fleet.ledBy("joiner")
-	start = time.Now()
-	if err := fleet.remove(ctx, "joiner"); err != nil {
-		return nil, err
-	}
-	if done, err = fleet.awaitConverged(ctx, convergeLimit(n)); err != nil {
-		return nil, err
-	}
 	leave, extra := countMoves(fleet.takeMoves(), own)
 	leaveTime := done.Sub(start)
 	var restarts []Result
-	if n >= boundSteps {
+	if e.rollingRestarts(n) {
 		r, err := e.restartServers(ctx, fleet, n, "a graceful stop")
 		if err != nil {
 			return nil, err
@@ -168,18 +188,22 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 	if err != nil {
 		return nil, err
 	}
-	if n >= boundSteps {
+	if e.rollingRestarts(n) {
 		r, err := e.restartServers(ctx, fleet, n, "a crash")
 		if err != nil {
 			return nil, err
 		}
 		restarts = append(restarts, r)
 	}
-	ideal := n / (members + 1)
+	if members >= 2 {
+		drain, err := e.drainStep(ctx, fleet, n, "m0")
+		if err != nil {
+			return nil, err
+		}
+		restarts = append(restarts, drain...)
+	}
 	return append([]Result{
-		{Scenario: fmt.Sprintf("shards/moves on join (%d shards)", n), Value: float64(join), Unit: "shards",
-			Floor: fmt.Sprintf("%d (shards/(members+1))", ideal),
-			Note:  fmt.Sprintf("member %d joins %d; balanced again in %s", members+1, members, joinTime.Round(time.Millisecond))},
+		join,
 		{Scenario: fmt.Sprintf("shards/moves on leave (%d shards)", n), Value: float64(leave), Unit: "shards",
 			Floor: fmt.Sprintf("%d (the leaver's shards)", len(own)),
 			Note: fmt.Sprintf("it leaves gracefully; %d moves of other members' shards; balanced again in %s",

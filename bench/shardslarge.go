@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// This file holds the shards scenario's large-fleet steps (1,000,000
+// shards, Config.LargeFleet): after the cold start and the memory
+// readings, the member started through a proxy crashes and another joins,
+// with no graceful stop, drain or second cold start, each of which would
+// take as long again at that size. The join is capped by Config.StepLimit.
+
+// largeFleetShards is the shard count above which the shards scenario runs
+// the large-fleet steps whatever Config.LargeFleet says.
+const largeFleetShards = 100000
+
+// largeFleetSteps crashes f.proxied, a member of the cold start, times
+// until its shards are led and balanced among the others, then adds a
+// member (capped by the step limit) and reports the newest snapshot.
+func (e *env) largeFleetSteps(ctx context.Context, f *fleet, n, members int) ([]Result, error) {
+	f.takeMoves()
+	own := len(f.ledBy(f.proxied))
+	start := time.Now()
+	f.crash(f.proxied)
+	done, err := f.awaitConverged(ctx, convergeLimit(n))
+	if err != nil {
+		return nil, fmt.Errorf("bench: after %s crashed: %w", f.proxied, err)
+	}
+	crash := Result{Scenario: fmt.Sprintf("shards/led again after a crash (%d shards)", n), Value: msf(done.Sub(start)), Unit: "ms",
+		Floor: fmt.Sprintf("session timeout %s", e.sessionTimeout),
+		Note: fmt.Sprintf("%s of the cold start crashes (its connection silenced until its %d sessions expired); its %d shards led and balanced again among the other %d",
+			f.proxied, f.sessionsOf(f.proxied), own, members-1)}
+	join, err := e.joinStep(ctx, f, n, "joiner", n/members)
+	if err != nil {
+		return nil, err
+	}
+	return []Result{crash, join, e.snapshotRow(ctx, n, "the join")}, nil
+}
+
+// joinStep adds member id to a balanced fleet f of n shards and waits,
+// for at most the step limit, until it is balanced again; ideal is the
+// moves the join needs. A join that is not balanced at the limit is
+// reported so (the moves until then, and what the joiner leads), not as
+// an error.
+func (e *env) joinStep(ctx context.Context, f *fleet, n int, id string, ideal int) (Result, error) {
+	limit := e.stepLimit
+	if limit == 0 {
+		limit = convergeLimit(n)
+	}
+	f.takeMoves() // forget the earlier steps'
+	live := len(f.managers())
+	start := time.Now()
+	if err := f.add(ctx, id); err != nil {
+		return Result{}, err
+	}
+	done, err := f.awaitConverged(ctx, limit)
+	moves, _ := countMoves(f.takeMoves(), nil)
+	row := Result{Scenario: fmt.Sprintf("shards/moves on join (%d shards)", n), Value: float64(moves), Unit: "shards",
+		Floor: fmt.Sprintf("%d (shards/(members+1))", ideal)}
+	switch {
+	case errors.Is(err, errNotBalanced):
+		row.Note = fmt.Sprintf("member %d joins %d; not balanced after %s: it leads %d of its %d",
+			live+1, live, limit, len(f.ledBy(id)), ideal)
+	case err != nil:
+		return Result{}, err
+	default:
+		row.Note = fmt.Sprintf("member %d joins %d; balanced again in %s", live+1, live, done.Sub(start).Round(time.Millisecond))
+	}
+	return row, nil
+}
+
+// sessionsOf returns how many sessions member id's elections run on (0 if
+// it is not in f).
+func (f *fleet) sessionsOf(id string) int {
+	f.mu.Lock()
+	fm := f.members[id]
+	f.mu.Unlock()
+	if fm == nil {
+		return 0
+	}
+	return len(fm.m.Sessions())
+}
