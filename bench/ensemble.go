@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,8 +14,8 @@ import (
 
 // This file measures what a fleet costs the ensemble itself: each
 // server's znode and watch counts (mntr), its JVM's live heap (jcmd, after
-// a full collection) and resident memory (/proc), and the size of its
-// newest snapshot file.
+// a full collection) and resident memory (/proc); snapshot.go measures
+// its snapshot.
 
 // serverMemory is one server's figures.
 type serverMemory struct {
@@ -126,54 +125,6 @@ func processRSS(pid int) int64 {
 		}
 	}
 	return -1
-}
-
-// snapshotRow reports the largest of the servers' newest snapshot files
-// (ZooKeeper writes one every snapCount transactions, 100,000 by
-// default, and when a server starts), with the zxid it was taken at
-// beside the server's current one: a snapshot taken before the fleet's
-// last transactions holds fewer znodes than the tree has now.
-func (e *env) snapshotRow(ctx context.Context, n int, after string) Result {
-	var best snapshotFile
-	var at string
-	for i := range e.cluster.Size() {
-		s := newestSnapshot(filepath.Join(e.cluster.Dir(), fmt.Sprintf("server-%d", i), "data", "version-2"))
-		if s.size > best.size {
-			best = s
-			srvr, _ := e.cluster.FourLetterWord(ctx, i, "srvr")
-			at = zxidRE.FindString(srvr)
-		}
-	}
-	if best.size <= 0 {
-		return Result{Scenario: fmt.Sprintf("shards/snapshot at %d", n), Unit: "bytes", Note: "no snapshot file in the servers' data dirs after " + after}
-	}
-	return Result{Scenario: fmt.Sprintf("shards/snapshot at %d", n), Value: float64(best.size), Unit: "bytes",
-		Note: fmt.Sprintf("the newest snapshot in a server's data dir after %s, %s (%s, %.0f bytes a shard); the server is now at %s",
-			after, best.name, mib(best.size), float64(best.size)/float64(n), at)}
-}
-
-// zxidRE matches srvr's "Zxid: 0x…" line.
-var zxidRE = regexp.MustCompile(`Zxid: 0x[0-9a-f]+`)
-
-// snapshotFile is a snapshot's file name and size.
-type snapshotFile struct {
-	name string
-	size int64
-}
-
-// newestSnapshot returns the most recently written snapshot.* file in
-// dir (size -1 if there is none).
-func newestSnapshot(dir string) snapshotFile {
-	files, _ := filepath.Glob(filepath.Join(dir, "snapshot.*"))
-	var newest time.Time
-	out := snapshotFile{size: -1}
-	for _, p := range files {
-		fi, err := os.Stat(p)
-		if err == nil && fi.ModTime().After(newest) {
-			newest, out = fi.ModTime(), snapshotFile{name: filepath.Base(p), size: fi.Size()}
-		}
-	}
-	return out
 }
 
 // mib renders bytes in MiB, or "unknown" for a negative count.

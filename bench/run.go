@@ -93,8 +93,8 @@ type Config struct {
 	StepLimit time.Duration `json:"step_limit_ns,omitempty"`
 	// LargeFleet runs the shards scenario's large-fleet steps at every
 	// shard count (they run above 100,000 shards anyway): one member of
-	// the cold start crashes and another joins, and that is all (no
-	// graceful stop, drain, rolling restart or second cold start).
+	// the cold start crashes, another joins, and the servers restart for
+	// their snapshots (no graceful stop, drain or second cold start).
 	LargeFleet bool `json:"large_fleet,omitempty"`
 	// ServerHeap is each ZooKeeper server's -Xmx (Java notation, such as
 	// "6g"); empty: testenv's default, 1g from 20,000 shards, and 6 KB a

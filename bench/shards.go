@@ -161,7 +161,7 @@ func (e *env) coldStartSettled(ctx context.Context, n, members int) (took, wait 
 // counting the shards that change leader each time; then a member
 // crashes, and an operator drains one.
 func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Result, error) {
-	join, err := e.joinStep(ctx, fleet, n, "joiner", n/(members+1))
+	join, err := e.joinStep(ctx, fleet, n, "joiner")
 	if err != nil {
 		return nil, err
 	}

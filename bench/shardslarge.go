@@ -19,7 +19,8 @@ const largeFleetShards = 100000
 
 // largeFleetSteps crashes f.proxied, a member of the cold start, times
 // until its shards are led and balanced among the others, then adds a
-// member (capped by the step limit) and reports the newest snapshot.
+// member (capped by the step limit), and restarts the servers for their
+// snapshots (snapshotStep).
 func (e *env) largeFleetSteps(ctx context.Context, f *fleet, n, members int) ([]Result, error) {
 	f.takeMoves()
 	own := len(f.ledBy(f.proxied))
@@ -33,25 +34,29 @@ func (e *env) largeFleetSteps(ctx context.Context, f *fleet, n, members int) ([]
 		Floor: fmt.Sprintf("session timeout %s", e.sessionTimeout),
 		Note: fmt.Sprintf("%s of the cold start crashes (its connection silenced until its %d sessions expired); its %d shards led and balanced again among the other %d",
 			f.proxied, f.sessionsOf(f.proxied), own, members-1)}
-	join, err := e.joinStep(ctx, f, n, "joiner", n/members)
+	join, err := e.joinStep(ctx, f, n, "joiner")
 	if err != nil {
 		return nil, err
 	}
-	return []Result{crash, join, e.snapshotRow(ctx, n, "the join")}, nil
+	snap, err := e.snapshotStep(ctx, f, n)
+	if err != nil {
+		return nil, err
+	}
+	return append([]Result{crash, join}, snap...), nil
 }
 
 // joinStep adds member id to a balanced fleet f of n shards and waits,
-// for at most the step limit, until it is balanced again; ideal is the
-// moves the join needs. A join that is not balanced at the limit is
+// for at most the step limit, until it is balanced again. A join that is not balanced at the limit is
 // reported so (the moves until then, and what the joiner leads), not as
-// an error.
-func (e *env) joinStep(ctx context.Context, f *fleet, n int, id string, ideal int) (Result, error) {
+// an error. The ideal is the joiner's share, n over the live members.
+func (e *env) joinStep(ctx context.Context, f *fleet, n int, id string) (Result, error) {
 	limit := e.stepLimit
 	if limit == 0 {
 		limit = convergeLimit(n)
 	}
 	f.takeMoves() // forget the earlier steps'
 	live := len(f.managers())
+	ideal := n / (live + 1)
 	start := time.Now()
 	if err := f.add(ctx, id); err != nil {
 		return Result{}, err
@@ -59,7 +64,7 @@ func (e *env) joinStep(ctx context.Context, f *fleet, n int, id string, ideal in
 	done, err := f.awaitConverged(ctx, limit)
 	moves, _ := countMoves(f.takeMoves(), nil)
 	row := Result{Scenario: fmt.Sprintf("shards/moves on join (%d shards)", n), Value: float64(moves), Unit: "shards",
-		Floor: fmt.Sprintf("%d (shards/(members+1))", ideal)}
+		Floor: fmt.Sprintf("%d (shards/%d members)", ideal, live+1)}
 	switch {
 	case errors.Is(err, errNotBalanced):
 		row.Note = fmt.Sprintf("member %d joins %d; not balanced after %s: it leads %d of its %d",
