@@ -35,8 +35,10 @@ func (e *env) runShards(ctx context.Context, cfg Config, rep *Report) error {
 
 // shardScenario starts cfg.Members partition members together over n
 // fresh shards and measures the time until every shard is led and
-// balanced; on request also the moves when a member joins and leaves, and
-// the heap and goroutines per shard.
+// balanced; on request also the moves when a member joins and leaves, the
+// crash and drain steps (joinLeave), and the memory per shard of the
+// members and of the servers (memoryRows). Above largeFleetShards, or with
+// cfg.LargeFleet, the steps after the cold start are largeFleetSteps.
 func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memory bool, fl *floors) ([]Result, error) {
 	members := cfg.Members
 	large := cfg.LargeFleet || n > largeFleetShards
@@ -48,7 +50,7 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 	if large {
 		fleet.proxied = fmt.Sprintf("m%d", members-1) // the member the crash step silences
 	}
-	heap0, gr0, stack0 := heapNow() // after the fleet's own bookkeeping, sized for n shards
+	mem0 := heapNow() // after the fleet's own bookkeeping, sized for n shards
 	defer fleet.closeWithin(ctx, convergeLimit(n))
 	packets0, err := e.packetsReceived(ctx)
 	if err != nil {
@@ -102,19 +104,11 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 		out = append(out, res...)
 	}
 	if memory {
-		heap1, gr1, stack1 := heapNow()
-		out = append(out,
-			Result{Scenario: fmt.Sprintf("shards/heap per shard at %d", n), Value: float64(heap1-heap0) / float64(n),
-				Unit: "bytes", Note: fmt.Sprintf("live heap after GC, %d members in this process (their sessions' fixed buffers included; the bench's own shard list and leader maps excluded)", members)},
-			Result{Scenario: fmt.Sprintf("shards/goroutine stacks per shard at %d", n), Value: (float64(stack1) - float64(stack0)) / float64(n),
-				Unit: "bytes", Note: "stack memory in use (not in the heap figure), whole process"},
-			Result{Scenario: fmt.Sprintf("shards/goroutines per shard at %d", n), Value: float64(gr1-gr0) / float64(n),
-				Unit: "goroutines", Note: "whole process, all members"})
-		ens, err := e.ensembleMemory(ctx, n)
+		res, err := e.memoryRows(ctx, n, members, mem0)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ens...)
+		out = append(out, res...)
 	}
 	if large {
 		res, err := e.largeFleetSteps(ctx, fleet, n, members)
@@ -241,14 +235,41 @@ func (e *env) crashRecovery(ctx context.Context, fleet *fleet, n int) (Result, e
 		Note:  fmt.Sprintf("the crashed member's %d shards led and balanced again (its connection silenced until its session expired)", own)}, nil
 }
 
-// heapNow returns the live heap after a full collection, the number of
-// goroutines and the stack memory in use.
-func heapNow() (uint64, int, uint64) {
+// memStats is a reading of the process's memory: the live heap after a
+// full collection (bytes), the goroutines, and the stack memory in use
+// (bytes).
+type memStats struct {
+	heap       uint64
+	goroutines int
+	stack      uint64
+}
+
+// heapNow reads memStats after two full collections.
+func heapNow() memStats {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc, runtime.NumGoroutine(), ms.StackInuse
+	return memStats{ms.HeapAlloc, runtime.NumGoroutine(), ms.StackInuse}
+}
+
+// memoryRows reports the members' heap, goroutine stacks and goroutines
+// per shard since mem0, and the ensemble's own memory (ensembleMemory).
+func (e *env) memoryRows(ctx context.Context, n, members int, mem0 memStats) ([]Result, error) {
+	m := heapNow()
+	out := []Result{
+		{Scenario: fmt.Sprintf("shards/heap per shard at %d", n), Value: (float64(m.heap) - float64(mem0.heap)) / float64(n),
+			Unit: "bytes", Note: fmt.Sprintf("live heap after GC, %d members in this process (their sessions' fixed buffers included; the bench's own shard list and leader maps excluded)", members)},
+		{Scenario: fmt.Sprintf("shards/goroutine stacks per shard at %d", n), Value: (float64(m.stack) - float64(mem0.stack)) / float64(n),
+			Unit: "bytes", Note: "stack memory in use (not in the heap figure), whole process"},
+		{Scenario: fmt.Sprintf("shards/goroutines per shard at %d", n), Value: float64(m.goroutines-mem0.goroutines) / float64(n),
+			Unit: "goroutines", Note: "whole process, all members"},
+	}
+	ens, err := e.ensembleMemory(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, ens...), nil
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
