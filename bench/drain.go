@@ -27,6 +27,7 @@ func (e *env) drainStep(ctx context.Context, f *fleet, n int, id string) ([]Resu
 	f.takeMoves()
 	own := len(f.ledBy(id))
 	start := time.Now()
+	e.logf("bench: draining %s (%d shards)", id, own)
 	if _, err := op.Drain(ctx, id, "bench"); err != nil {
 		return nil, fmt.Errorf("bench: drain %s: %w", id, err)
 	}

@@ -56,10 +56,12 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 	if err != nil {
 		return nil, err
 	}
+	e.logf("bench: cold start of %d shards over %d members", n, members)
 	start, cold, err := fleet.coldStart(ctx, members, convergeLimit(n))
 	if err != nil {
 		return nil, err
 	}
+	e.logf("bench: balanced after %s", cold.Round(time.Millisecond))
 	packets1, err := e.packetsReceived(ctx)
 	if err != nil {
 		return nil, err

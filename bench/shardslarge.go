@@ -26,6 +26,7 @@ func (e *env) largeFleetSteps(ctx context.Context, f *fleet, n, members int) ([]
 	own := len(f.ledBy(f.proxied))
 	start := time.Now()
 	f.crash(f.proxied)
+	e.logf("bench: %s crashed (%d shards)", f.proxied, own)
 	done, err := f.awaitConverged(ctx, convergeLimit(n))
 	if err != nil {
 		return nil, fmt.Errorf("bench: after %s crashed: %w", f.proxied, err)
@@ -61,6 +62,7 @@ func (e *env) joinStep(ctx context.Context, f *fleet, n int, id string) (Result,
 	if err := f.add(ctx, id); err != nil {
 		return Result{}, err
 	}
+	e.logf("bench: %s joins %d members", id, live)
 	done, err := f.awaitConverged(ctx, limit)
 	moves, _ := countMoves(f.takeMoves(), nil)
 	row := Result{Scenario: fmt.Sprintf("shards/moves on join (%d shards)", n), Value: float64(moves), Unit: "shards",

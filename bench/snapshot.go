@@ -21,6 +21,7 @@ import (
 // how long the restart took, and waits, for at most the step limit, until
 // f is balanced again.
 func (e *env) snapshotStep(ctx context.Context, f *fleet, n int) ([]Result, error) {
+	e.logf("bench: restarting %d servers for their snapshots", e.cluster.Size())
 	start := time.Now()
 	for i := range e.cluster.Size() {
 		if err := e.cluster.Restart(ctx, i); err != nil {
