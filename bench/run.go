@@ -78,7 +78,7 @@ type Config struct {
 	HerdTrials     int `json:"herd_trials"`
 	// Shards lists the shard counts for the cold start (default 1000 and
 	// 10000); Members is how many members start together (default 3).
-	// Moves and memory are measured at the largest count.
+	// Moves are measured at the smallest count, memory at each.
 	Shards  []int `json:"shards"`
 	Members int   `json:"members"`
 	// ShardIDs is the fmt format of the i-th shard's id, with one integer

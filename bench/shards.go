@@ -24,7 +24,7 @@ func (e *env) runShards(ctx context.Context, cfg Config, rep *Report) error {
 	}
 	counts := slices.Sorted(slices.Values(cfg.Shards))
 	for i, n := range counts {
-		res, err := e.shardScenario(ctx, n, cfg, i == 0, i == len(counts)-1, f)
+		res, err := e.shardScenario(ctx, n, cfg, i == 0, true, f)
 		if err != nil {
 			return err
 		}

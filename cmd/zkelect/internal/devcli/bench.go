@@ -23,7 +23,7 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure failover beside kazoo and Curator, herd, cold start, moves and memory on a local ensemble",
-		Long: `Starts a local ZooKeeper ensemble (3 servers) and measures, each beside the
+		Long: `Starts a local ZooKeeper ensemble (3 servers, --servers) and measures, each beside the
 raw ZooKeeper operation that bounds it from below in the same run:
   raw       delete seen by another session's data watch; create round trip;
             ephemeral sequential creates per second on one session
@@ -31,16 +31,18 @@ raw ZooKeeper operation that bounds it from below in the same run:
             (the leader's connection silenced until its session expires)
   herd      watch notifications per failover with many candidates
   shards    cold start of partition members over each --shards count; moves
-            when a member joins and leaves (smallest count); heap bytes and
-            goroutines per shard (largest count); from 20,000 shards also
-            the sessions per member, the largest closeSession transaction
-            (from the leader's dump) beside jute.maxbuffer, and a restart
-            of every server after the cold start, a graceful stop and a
-            crash (each must load its database), and an operator's drain
-            of one member; each server's znodes, JVM heap, RSS and newest
-            snapshot. Above 100,000 shards (or with --large-fleet) only the
-            cold start, one member's crash and one join (--step-limit caps
-            it), e.g. 1,000,000 shards on a standalone server:
+            and times when a member joins, stops gracefully and crashes, and
+            when an operator drains one (smallest count); heap bytes,
+            goroutine stacks and goroutines per shard, and each server's
+            znodes, watches, JVM heap in use and RSS (each count); from
+            20,000 shards also the sessions per member, the largest
+            closeSession transaction (from the leader's dump) beside
+            jute.maxbuffer, and, on 3 servers or more, a restart of every
+            server after the cold start, a graceful stop and a crash (each
+            must load its database). Above 100,000 shards (or with
+            --large-fleet) only the cold start, one member's crash, one join
+            (capped by --step-limit) and a restart of the servers for their
+            snapshots' size, e.g. 1,000,000 shards on a standalone server:
             --shards 1000000 --members 20 --servers 1 --shard-ids shard-%07d
   peers     zkelect, kazoo's Election and Curator's LeaderLatch side by side:
             each candidate its own process on its own session, each failover
