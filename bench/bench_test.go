@@ -194,7 +194,7 @@ func TestRunHerdAndShards(t *testing.T) {
 	if w, ok := byName["shards/watches per member at 50"]; !ok || w.Value < 1 {
 		t.Errorf("watches per member row %+v: every leader watches its znode", w)
 	}
-	if d, ok := byName["shards/drained and balanced (50 shards)"]; !ok || d.Value <= 0 {
+	if d, ok := byName["shards/drain of a member (50 shards)"]; !ok || d.Value <= 0 {
 		t.Errorf("drain row %+v, want the time until the drained member led nothing", d)
 	}
 	if z := byName["shards/znodes at 50"]; z.Value < 100 {

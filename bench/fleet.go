@@ -38,6 +38,7 @@ type fleet struct {
 	last    map[string]string // shard -> member that led it last
 	moved   map[string]int    // shard -> moves since the last takeMoves
 	allLed  time.Time         // when every shard first had a leader
+	drained map[string]bool   // members that must lead nothing (operator Drain)
 }
 
 type fleetMember struct {
@@ -288,19 +289,14 @@ func (f *fleet) signal() {
 }
 
 // converged reports whether every shard has a leader among the live
-// members and no member leads more than its share, ceil(shards/members).
-func (f *fleet) converged() bool { return f.balancedWithout("") }
-
-// balancedWithout reports whether every shard has a leader among the live
-// members other than without (every member when ""), without leads none,
-// and no member leads more than its share of the others,
-// ceil(shards/members).
-func (f *fleet) balancedWithout(without string) bool {
+// members that are not drained and none leads more than its share,
+// ceil(shards/members). It reads the per-member counts, not every shard.
+func (f *fleet) converged() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	live := 0
 	for id, fm := range f.members {
-		if !fm.crashed && id != without {
+		if !fm.crashed && !f.drained[id] {
 			live++
 		}
 	}
@@ -312,26 +308,31 @@ func (f *fleet) balancedWithout(without string) bool {
 		if n == 0 {
 			continue
 		}
-		if fm := f.members[id]; fm == nil || fm.crashed || id == without || n > share {
+		if fm := f.members[id]; fm == nil || fm.crashed || f.drained[id] || n > share {
 			return false
 		}
 	}
 	return true
 }
 
-// awaitConverged waits until converged, bounded by ctx and limit, and
-// returns when it first was.
-func (f *fleet) awaitConverged(ctx context.Context, limit time.Duration) (time.Time, error) {
-	return f.awaitBalanced(ctx, limit, "")
+// setDrained marks member id as drained (it must lead nothing to
+// converge) or not.
+func (f *fleet) setDrained(id string, drained bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.drained == nil {
+		f.drained = map[string]bool{}
+	}
+	f.drained[id] = drained
 }
 
-// awaitBalanced waits until balancedWithout(without), bounded by ctx and
-// limit, and returns when it first was. At limit it returns an error
-// wrapping errNotBalanced.
-func (f *fleet) awaitBalanced(ctx context.Context, limit time.Duration, without string) (time.Time, error) {
+// awaitConverged waits until converged, bounded by ctx and limit, and
+// returns when it first was. At limit it returns an error wrapping
+// errNotBalanced.
+func (f *fleet) awaitConverged(ctx context.Context, limit time.Duration) (time.Time, error) {
 	t := time.NewTimer(limit)
 	defer t.Stop()
-	for !f.balancedWithout(without) {
+	for !f.converged() {
 		select {
 		case <-f.changed:
 		case <-t.C:

@@ -154,8 +154,8 @@ func (e *env) coldStartSettled(ctx context.Context, n, members int) (took, wait 
 }
 
 // joinLeave adds a member to a converged fleet and then removes it,
-// counting the shards that change leader each time; then a member
-// crashes, and an operator drains one.
+// counting the shards that change leader each time; then an operator
+// drains a member (drainStep), and a member crashes.
 func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Result, error) {
 	join, err := e.joinStep(ctx, fleet, n, "joiner")
 	if err != nil {
@@ -172,6 +172,12 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 	}
 	leave, extra := countMoves(fleet.takeMoves(), own)
 	leaveTime := done.Sub(start)
+	var drain []Result
+	if members >= 2 { // Drain refuses the last member
+		if drain, err = e.drainStep(ctx, fleet, n, "m0"); err != nil {
+			return nil, err
+		}
+	}
 	var restarts []Result
 	if e.rollingRestarts(n) {
 		r, err := e.restartServers(ctx, fleet, n, "a graceful stop")
@@ -191,23 +197,14 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 		}
 		restarts = append(restarts, r)
 	}
-	if members >= 2 {
-		drain, err := e.drainStep(ctx, fleet, n, "m0")
-		if err != nil {
-			return nil, err
-		}
-		restarts = append(restarts, drain...)
-	}
-	return append([]Result{
-		join,
-		{Scenario: fmt.Sprintf("shards/moves on leave (%d shards)", n), Value: float64(leave), Unit: "shards",
+	return append(append(join,
+		Result{Scenario: fmt.Sprintf("shards/moves on leave (%d shards)", n), Value: float64(leave), Unit: "shards",
 			Floor: fmt.Sprintf("%d (the leaver's shards)", len(own)),
 			Note: fmt.Sprintf("it leaves gracefully; %d moves of other members' shards; balanced again in %s",
 				extra, leaveTime.Round(time.Millisecond))},
-		{Scenario: fmt.Sprintf("shards/led again after a graceful stop (%d shards)", n), Value: msf(leaveTime), Unit: "ms",
+		Result{Scenario: fmt.Sprintf("shards/led again after a graceful stop (%d shards)", n), Value: msf(leaveTime), Unit: "ms",
 			Note: fmt.Sprintf("the leaver's %d shards led and balanced again", len(own))},
-		crash,
-	}, restarts...), nil
+		crash), append(drain, restarts...)...), nil
 }
 
 // crashRecovery adds a member through a proxy, waits for balance, silences

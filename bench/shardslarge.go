@@ -43,14 +43,15 @@ func (e *env) largeFleetSteps(ctx context.Context, f *fleet, n, members int) ([]
 	if err != nil {
 		return nil, err
 	}
-	return append([]Result{crash, join}, snap...), nil
+	return append(append([]Result{crash}, join...), snap...), nil
 }
 
 // joinStep adds member id to a balanced fleet f of n shards and waits,
 // for at most the step limit, until it is balanced again. A join that is not balanced at the limit is
 // reported so (the moves until then, and what the joiner leads), not as
-// an error. The ideal is the joiner's share, n over the live members.
-func (e *env) joinStep(ctx context.Context, f *fleet, n int, id string) (Result, error) {
+// an error. The ideal is the joiner's share, n over the live members. It
+// returns the moves' row and, when balanced, the time's.
+func (e *env) joinStep(ctx context.Context, f *fleet, n int, id string) ([]Result, error) {
 	limit := e.stepLimit
 	if limit == 0 {
 		limit = convergeLimit(n)
@@ -60,7 +61,7 @@ func (e *env) joinStep(ctx context.Context, f *fleet, n int, id string) (Result,
 	ideal := n / (live + 1)
 	start := time.Now()
 	if err := f.add(ctx, id); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	e.logf("bench: %s joins %d members", id, live)
 	done, err := f.awaitConverged(ctx, limit)
@@ -69,14 +70,18 @@ func (e *env) joinStep(ctx context.Context, f *fleet, n int, id string) (Result,
 		Floor: fmt.Sprintf("%d (shards/%d members)", ideal, live+1)}
 	switch {
 	case errors.Is(err, errNotBalanced):
-		row.Note = fmt.Sprintf("member %d joins %d; not balanced after %s: it leads %d of its %d",
-			live+1, live, limit, len(f.ledBy(id)), ideal)
+		row.Note = fmt.Sprintf("member %d joins %d; not balanced after %s: it leads %d of its %d (%s)",
+			live+1, live, limit, len(f.ledBy(id)), ideal, rate(moves, limit))
+		return []Result{row}, nil
 	case err != nil:
-		return Result{}, err
-	default:
-		row.Note = fmt.Sprintf("member %d joins %d; balanced again in %s", live+1, live, done.Sub(start).Round(time.Millisecond))
+		return nil, err
 	}
-	return row, nil
+	took := done.Sub(start)
+	row.Note = fmt.Sprintf("member %d joins %d; balanced again in %s (%s)", live+1, live, took.Round(time.Millisecond), rate(moves, took))
+	return []Result{row,
+		{Scenario: fmt.Sprintf("shards/balanced again after a join (%d shards)", n), Value: msf(took), Unit: "ms",
+			Note: fmt.Sprintf("from the joiner's start until every shard is led and none leads more than its share; %d moves, %s",
+				moves, rate(moves, took))}}, nil
 }
 
 // sessionsOf returns how many sessions member id's elections run on (0 if
