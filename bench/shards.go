@@ -113,11 +113,8 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 		out = append(out, res...)
 	}
 	if large {
-		res, err := e.largeFleetSteps(ctx, fleet, n, members)
-		if err != nil {
-			return nil, err
-		}
-		return append(out, res...), nil
+		e.logRows(out)
+		return append(out, e.largeFleetSteps(ctx, fleet, n, members)...), nil
 	}
 	if moves {
 		res, err := e.joinLeave(ctx, fleet, n, members)

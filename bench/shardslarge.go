@@ -18,12 +18,41 @@ import (
 const largeFleetShards = 100000
 
 // largeFleetSteps crashes f.proxied, a member of the cold start, times
-// until its shards are led and balanced among the others, then adds a
-// member (capped by the step limit), and restarts the servers for their
-// snapshots (snapshotStep).
-func (e *env) largeFleetSteps(ctx context.Context, f *fleet, n, members int) ([]Result, error) {
+// until its shards are led and balanced among the others (crashStep),
+// then adds a member (joinStep, capped by the step limit), and restarts
+// the servers for their snapshots (snapshotStep). It logs each row as it
+// is measured. A step that fails ends the steps with a row saying why,
+// not an error: the rows of an hour's run are kept.
+func (e *env) largeFleetSteps(ctx context.Context, f *fleet, n, members int) []Result {
+	steps := []struct {
+		name string
+		run  func() ([]Result, error)
+	}{
+		{"crash", func() ([]Result, error) { return e.crashStep(ctx, f, n, members) }},
+		{"join", func() ([]Result, error) { return e.joinStep(ctx, f, n, "joiner") }},
+		{"snapshot", func() ([]Result, error) { return e.snapshotStep(ctx, f, n) }},
+	}
+	var out []Result
+	for _, s := range steps {
+		res, err := s.run()
+		if err != nil {
+			res = []Result{{Scenario: fmt.Sprintf("shards/%s step failed (%d shards)", s.name, n), Note: err.Error()}}
+		}
+		e.logRows(res)
+		out = append(out, res...)
+		if err != nil {
+			break // the next steps start from a balanced fleet
+		}
+	}
+	return out
+}
+
+// crashStep crashes f.proxied and times until its shards are led and
+// balanced among the other members.
+func (e *env) crashStep(ctx context.Context, f *fleet, n, members int) ([]Result, error) {
 	f.takeMoves()
 	own := len(f.ledBy(f.proxied))
+	sessions := f.sessionsOf(f.proxied)
 	start := time.Now()
 	f.crash(f.proxied)
 	e.logf("bench: %s crashed (%d shards)", f.proxied, own)
@@ -31,19 +60,17 @@ func (e *env) largeFleetSteps(ctx context.Context, f *fleet, n, members int) ([]
 	if err != nil {
 		return nil, fmt.Errorf("bench: after %s crashed: %w", f.proxied, err)
 	}
-	crash := Result{Scenario: fmt.Sprintf("shards/led again after a crash (%d shards)", n), Value: msf(done.Sub(start)), Unit: "ms",
+	return []Result{{Scenario: fmt.Sprintf("shards/led again after a crash (%d shards)", n), Value: msf(done.Sub(start)), Unit: "ms",
 		Floor: fmt.Sprintf("session timeout %s", e.sessionTimeout),
 		Note: fmt.Sprintf("%s of the cold start crashes (its connection silenced until its %d sessions expired); its %d shards led and balanced again among the other %d",
-			f.proxied, f.sessionsOf(f.proxied), own, members-1)}
-	join, err := e.joinStep(ctx, f, n, "joiner")
-	if err != nil {
-		return nil, err
+			f.proxied, sessions, own, members-1)}}, nil
+}
+
+// logRows logs rows as the table prints them, for a long run's progress.
+func (e *env) logRows(rows []Result) {
+	for _, r := range rows {
+		e.logf("bench: %s: %s %s; %s; %s", r.Scenario, trimFloat(r.Value), r.Unit, r.Floor, r.Note)
 	}
-	snap, err := e.snapshotStep(ctx, f, n)
-	if err != nil {
-		return nil, err
-	}
-	return append(append([]Result{crash}, join...), snap...), nil
 }
 
 // joinStep adds member id to a balanced fleet f of n shards and waits,
