@@ -87,6 +87,11 @@ func TestValidateRefusesBadSizes(t *testing.T) {
 		{Config{TickTime: -time.Millisecond}, "TickTime"},
 		{Config{Shards: []int{10, 0}}, "Shards"},
 		{Config{Shards: []int{maxShards + 1}}, "Shards"},
+		{Config{StepLimit: -time.Second}, "StepLimit"},
+		{Config{ShardIDs: "shard"}, "ShardIDs"},                         // no verb: every id the same
+		{Config{ShardIDs: "shard-%d-%d"}, "ShardIDs"},                   // two verbs
+		{Config{ShardIDs: "tenant/%07d"}, "ShardIDs"},                   // '/' in an id
+		{Config{ShardIDs: strings.Repeat("x", 300) + "%d"}, "ShardIDs"}, // longer than MaxIDLength
 	} {
 		for name, err := range map[string]error{"Validate": tc.cfg.Validate(), "Run": runErr(tc.cfg)} {
 			var ce *ConfigError
@@ -97,6 +102,9 @@ func TestValidateRefusesBadSizes(t *testing.T) {
 	}
 	if err := (Config{}).Validate(); err != nil {
 		t.Errorf("Validate(Config{}) = %v, want nil: zero fields take the defaults", err)
+	}
+	if err := (Config{Shards: []int{maxShards}, ShardIDs: "shard-%07d"}).Validate(); err != nil || maxShards < 1000000 {
+		t.Errorf("Validate(1,000,000 shards named shard-%%07d) = %v (maxShards %d), want nil: a bucketed root holds them", err, maxShards)
 	}
 }
 
@@ -185,6 +193,48 @@ func TestRunHerdAndShards(t *testing.T) {
 	}
 	if w, ok := byName["shards/watches per member at 50"]; !ok || w.Value < 1 {
 		t.Errorf("watches per member row %+v: every leader watches its znode", w)
+	}
+	if d, ok := byName["shards/drain of a member (50 shards)"]; !ok || d.Value <= 0 {
+		t.Errorf("drain row %+v, want the time until the drained member led nothing", d)
+	}
+	if z := byName["shards/znodes at 50"]; z.Value < 100 {
+		t.Errorf("znodes row %+v, want at least the 2 znodes a shard (its election and its leader's candidate)", z)
+	}
+}
+
+// TestRunShardsLargeFleet runs the 1,000,000-shard scenario's steps on 60
+// shards named as a user would on a standalone server: a member of the
+// cold start crashes, one joins, the server restarts and its snapshot is
+// measured, beside the server's memory.
+func TestRunShardsLargeFleet(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := small(t, ScenarioShards)
+	cfg.Shards, cfg.Members, cfg.Servers, cfg.LargeFleet, cfg.ShardIDs = []int{60}, 2, 1, true, "shard-%07d"
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Result{}
+	for _, r := range rep.Results {
+		byName[r.Scenario] = r
+	}
+	var buf bytes.Buffer
+	_ = rep.WriteTable(&buf)
+	t.Logf("\n%s", buf.String())
+	if c := byName["shards/led again after a crash (60 shards)"]; c.Value < msf(rep.SessionTimeout)/2 {
+		t.Errorf("crash row %+v: a crashed member's shards wait for its session to expire (%s)", c, rep.SessionTimeout)
+	}
+	if j := byName["shards/moves on join (60 shards)"]; j.Value < 1 || j.Value > 60 || !strings.Contains(j.Note, "balanced again") {
+		t.Errorf("join row %+v, want about 30 moves and balanced", j)
+	}
+	for _, name := range []string{"server JVM heap used", "server RSS", "snapshot", "znodes"} {
+		if r := byName["shards/"+name+" at 60"]; r.Value <= 0 {
+			t.Errorf("%s row %+v, want a positive figure", name, r)
+		}
+	}
+	if _, ok := byName["shards/moves on leave (60 shards)"]; ok {
+		t.Errorf("the large-fleet steps ran a graceful stop too: %+v", rep.Results)
 	}
 }
 

@@ -112,12 +112,22 @@ func (e *env) restartServers(ctx context.Context, f *fleet, n int, after string)
 			e.cluster.Size(), done.Sub(start.Add(restarted)).Round(time.Millisecond))}, nil
 }
 
+// rollingRestarts reports whether the shards scenario restarts every
+// server in turn at n shards: from boundSteps, on an ensemble of 3 or more
+// (restarting a standalone server, or one of 2, stops the service).
+func (e *env) rollingRestarts(n int) bool {
+	return n >= boundSteps && e.cluster.Size() >= 3
+}
+
 // boundAt measures the sessions and the largest closeSession of a
-// converged fleet, then restarts every server.
+// converged fleet, then restarts every server (rollingRestarts).
 func (e *env) boundAt(ctx context.Context, f *fleet, n int, after string) ([]Result, error) {
 	out, err := e.sessionLoad(ctx, f, n)
 	if err != nil {
 		return nil, err
+	}
+	if !e.rollingRestarts(n) {
+		return out, nil
 	}
 	r, err := e.restartServers(ctx, f, n, after)
 	if err != nil {

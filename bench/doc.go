@@ -13,7 +13,9 @@
 //   - the herd check: watch notifications a failover delivers with 100
 //     candidates (the recipe's promise is 1);
 //   - cold start of 3 partition members over 1,000 and 10,000 shards, moves
-//     when a member joins and leaves, and heap bytes and goroutines per shard.
+//     when a member joins, leaves, crashes and is drained, heap bytes and
+//     goroutines per shard, and the servers' own memory; up to 1,000,000
+//     shards on a standalone server with the large-fleet steps.
 //   - side by side (peers): zkelect, kazoo's Election and Curator's
 //     LeaderLatch, each candidate its own process on its own session, each
 //     failover timed from the instruction to step down (resign, close and

@@ -50,6 +50,8 @@ type env struct {
 	maxHandoffs    int // the partition members' MaxConcurrentHandoffs; 0: the default
 	logf           func(format string, args ...any)
 	raw            *floors // measured once, by the first scenario that needs them
+	shardIDs       string  // Config.ShardIDs
+	stepLimit      time.Duration
 }
 
 // quietLogger silences go-zookeeper's connection chatter.

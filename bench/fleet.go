@@ -28,11 +28,13 @@ type fleet struct {
 	root     string
 	shards   []string
 	expected int           // the members' ExpectedMembers (0: StartupSettle alone)
+	proxied  string        // the member addTogether starts through a proxy, so that crash can silence it ("": none)
 	changed  chan struct{} // capacity 1: a leadership started or stopped
 
 	mu      sync.Mutex
 	members map[string]*fleetMember
 	leading map[string]string // shard -> member acting as its leader
+	per     map[string]int    // member -> shards in leading it leads (so converged need not scan leading)
 	last    map[string]string // shard -> member that led it last
 	moved   map[string]int    // shard -> moves since the last takeMoves
 	allLed  time.Time         // when every shard first had a leader
@@ -53,8 +55,8 @@ type fleetMember struct {
 // them up front (so that a heap reading taken next counts the members'
 // cost, not the fleet's).
 func (e *env) newFleet(root string, shards int) *fleet {
-	return &fleet{e: e, reg: prometheus.NewRegistry(), root: root, shards: partition.Range(0, shards), changed: make(chan struct{}, 1),
-		members: map[string]*fleetMember{}, leading: make(map[string]string, shards), last: make(map[string]string, shards),
+	return &fleet{e: e, reg: prometheus.NewRegistry(), root: root, shards: shardIDs(e.shardIDs, shards), changed: make(chan struct{}, 1),
+		members: map[string]*fleetMember{}, leading: make(map[string]string, shards), per: map[string]int{}, last: make(map[string]string, shards),
 		moved: make(map[string]int, shards)}
 }
 
@@ -69,10 +71,27 @@ func (f *fleet) addTogether(ctx context.Context, members int) error {
 	errs := make([]error, members)
 	var wg sync.WaitGroup
 	for i := range members {
-		wg.Go(func() { errs[i] = f.add(ctx, fmt.Sprintf("m%d", i)) })
+		wg.Go(func() { errs[i] = f.addMaybeProxied(ctx, fmt.Sprintf("m%d", i)) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// addMaybeProxied starts member id, through a new proxy if it is
+// f.proxied.
+func (f *fleet) addMaybeProxied(ctx context.Context, id string) error {
+	if id != f.proxied {
+		return f.add(ctx, id)
+	}
+	p, err := f.e.cluster.NewProxy()
+	if err != nil {
+		return fmt.Errorf("bench: proxy: %w", err)
+	}
+	if err := f.addVia(ctx, id, p); err != nil {
+		_ = p.Close()
+		return err
+	}
+	return nil
 }
 
 // coldStart starts members members together and returns when it started
@@ -203,14 +222,12 @@ func (f *fleet) firstAllLed() time.Time {
 func (f *fleet) loads() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	per := map[string]int{}
-	for _, id := range f.leading {
-		per[id]++
-	}
-	ids := slices.Sorted(maps.Keys(per))
+	ids := slices.Sorted(maps.Keys(f.per))
 	out := make([]string, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, fmt.Sprintf("%s %d", id, per[id]))
+		if f.per[id] > 0 {
+			out = append(out, fmt.Sprintf("%s %d", id, f.per[id]))
+		}
 	}
 	return strings.Join(out, ", ")
 }
@@ -243,6 +260,10 @@ func (f *fleet) started(id, shard string) {
 	if prev := f.last[shard]; prev != "" && prev != id {
 		f.moved[shard]++
 	}
+	if cur, ok := f.leading[shard]; ok {
+		f.per[cur]-- // it had not told its stop yet
+	}
+	f.per[id]++
 	f.leading[shard], f.last[shard] = id, id
 	if f.allLed.IsZero() && len(f.leading) == len(f.shards) {
 		f.allLed = time.Now()
@@ -255,6 +276,7 @@ func (f *fleet) stopped(id, shard string) {
 	f.mu.Lock()
 	if f.leading[shard] == id {
 		delete(f.leading, shard)
+		f.per[id]--
 	}
 	f.mu.Unlock()
 	f.signal()
@@ -269,7 +291,7 @@ func (f *fleet) signal() {
 
 // converged reports whether every shard has a leader among the live
 // members that are not drained and none leads more than its share,
-// ceil(shards/members).
+// ceil(shards/members). It reads the per-member counts, not every shard.
 func (f *fleet) converged() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -283,13 +305,11 @@ func (f *fleet) converged() bool {
 		return false
 	}
 	share := (len(f.shards) + live - 1) / live
-	per := map[string]int{}
-	for _, id := range f.leading {
-		if fm := f.members[id]; fm == nil || fm.crashed || f.drained[id] {
-			return false
+	for id, n := range f.per {
+		if n == 0 {
+			continue
 		}
-		per[id]++
-		if per[id] > share {
+		if fm := f.members[id]; fm == nil || fm.crashed || f.drained[id] || n > share {
 			return false
 		}
 	}
@@ -308,7 +328,8 @@ func (f *fleet) setDrained(id string, drained bool) {
 }
 
 // awaitConverged waits until converged, bounded by ctx and limit, and
-// returns when it first was.
+// returns when it first was. At limit it returns an error wrapping
+// errNotBalanced.
 func (f *fleet) awaitConverged(ctx context.Context, limit time.Duration) (time.Time, error) {
 	t := time.NewTimer(limit)
 	defer t.Stop()
@@ -316,13 +337,16 @@ func (f *fleet) awaitConverged(ctx context.Context, limit time.Duration) (time.T
 		select {
 		case <-f.changed:
 		case <-t.C:
-			return time.Time{}, fmt.Errorf("bench: %d shards not converged after %s (%d led: %s)", len(f.shards), limit, f.ledCount(), f.loads())
+			return time.Time{}, fmt.Errorf("bench: %d shards %w after %s (%d led: %s)", len(f.shards), errNotBalanced, limit, f.ledCount(), f.loads())
 		case <-ctx.Done():
 			return time.Time{}, fmt.Errorf("bench: waiting for convergence: %w", ctx.Err())
 		}
 	}
 	return time.Now(), nil
 }
+
+// errNotBalanced is awaitBalanced's error at its limit.
+var errNotBalanced = errors.New("not balanced")
 
 func (f *fleet) ledCount() int {
 	f.mu.Lock()

@@ -47,8 +47,9 @@ func (e *ConfigError) Error() string {
 // Is reports whether target is ErrBadConfig.
 func (e *ConfigError) Is(target error) bool { return target == ErrBadConfig }
 
-// maxShards caps a shard count of the cold start.
-const maxShards = 100000
+// maxShards caps a shard count of the cold start: the 1,000,000 a
+// bucketed root holds (partition's doc, "Buckets and older releases").
+const maxShards = 1000000
 
 // Config selects scenarios and sizes. Zero fields take the documented
 // defaults (DefaultConfig).
@@ -77,12 +78,31 @@ type Config struct {
 	HerdTrials     int `json:"herd_trials"`
 	// Shards lists the shard counts for the cold start (default 1000 and
 	// 10000); Members is how many members start together (default 3).
-	// Moves and memory are measured at the largest count.
+	// Moves are measured at the smallest count, memory at each.
 	Shards  []int `json:"shards"`
 	Members int   `json:"members"`
 	// MaxHandoffs is the shards scenario's members' MaxConcurrentHandoffs
 	// (0: partition's default).
 	MaxHandoffs int `json:"max_handoffs"`
+	// ShardIDs is the fmt format of the i-th shard's id, with one integer
+	// verb, such as "shard-%07d"; empty: the decimal numbers
+	// partition.Range gives ("0", "1", …). Each id must pass
+	// partition.ValidateID.
+	ShardIDs string `json:"shard_ids,omitempty"`
+	// StepLimit caps the wait of the shards scenario's join (a slow join
+	// is reported as not balanced after StepLimit, and the scenario goes
+	// on); zero: the convergence bound of every other step (3 minutes, or
+	// 10 ms a shard above 18,000 shards).
+	StepLimit time.Duration `json:"step_limit_ns,omitempty"`
+	// LargeFleet runs the shards scenario's large-fleet steps at every
+	// shard count (they run above 100,000 shards anyway): one member of
+	// the cold start crashes, another joins, and the servers restart for
+	// their snapshots (no graceful stop, drain or second cold start).
+	LargeFleet bool `json:"large_fleet,omitempty"`
+	// ServerHeap is each ZooKeeper server's -Xmx (Java notation, such as
+	// "6g"); empty: testenv's default, 1g from 20,000 shards, and 6 KB a
+	// shard from 200,000 (serverHeap).
+	ServerHeap string `json:"server_heap,omitempty"`
 	// PeerTrials: failovers per library after a resign and after an exit
 	// in the peers scenario (default 40); PeerKillTrials after a SIGKILL,
 	// each waiting out a session timeout, and trials of the expiry floor
@@ -110,7 +130,8 @@ func DefaultConfig() Config {
 // Validate returns the error Run would return for c before starting
 // anything, or nil: an error wrapping ErrUnknownScenario for a name not in
 // AllScenarios, a *ConfigError for a negative count or duration (zero takes
-// the default) or a shard count outside 1..100000.
+// the default), a shard count outside 1..1000000, or a ShardIDs format
+// that does not give distinct valid ids.
 func (c Config) Validate() error {
 	for _, s := range c.Scenarios {
 		if !slices.Contains(AllScenarios, s) {
@@ -136,6 +157,11 @@ func (c Config) Validate() error {
 		return &ConfigError{Field: "TickTime", Value: c.TickTime, Reason: "negative"}
 	case c.SessionTimeout < 0:
 		return &ConfigError{Field: "SessionTimeout", Value: c.SessionTimeout, Reason: "negative"}
+	case c.StepLimit < 0:
+		return &ConfigError{Field: "StepLimit", Value: c.StepLimit, Reason: "negative"}
+	}
+	if err := checkShardIDs(c.ShardIDs); err != nil {
+		return err
 	}
 	for _, n := range c.Shards {
 		if n < 1 || n > maxShards {
@@ -195,16 +221,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	begin := time.Now()
-	heap := testenv.DefaultHeap
-	if slices.Contains(cfg.Scenarios, ScenarioShards) && slices.Max(cfg.Shards) >= boundSteps {
-		heap = boundHeap // 100,000 shards are 200,000 znodes and as many watches
+	heap := cfg.ServerHeap
+	if heap == "" {
+		heap = testenv.DefaultHeap
+		if slices.Contains(cfg.Scenarios, ScenarioShards) {
+			heap = serverHeap(slices.Max(cfg.Shards))
+		}
 	}
 	cluster, err := testenv.Start(ctx, testenv.Options{Servers: cfg.Servers, TickTime: cfg.TickTime, Heap: heap})
 	if err != nil {
 		return nil, fmt.Errorf("bench: start ensemble: %w", err)
 	}
 	defer cluster.Close()
-	e := &env{cluster: cluster, sessionTimeout: cfg.SessionTimeout, maxHandoffs: cfg.MaxHandoffs, logf: cfg.Logf}
+	e := &env{cluster: cluster, sessionTimeout: cfg.SessionTimeout, maxHandoffs: cfg.MaxHandoffs, logf: cfg.Logf, shardIDs: cfg.ShardIDs, stepLimit: cfg.StepLimit}
 	rep := &Report{Machine: ThisMachine(), Config: cfg, SessionTimeout: cfg.SessionTimeout}
 	steps := map[string]func(context.Context, Config, *Report) error{
 		ScenarioRaw: e.runRaw, ScenarioFailover: e.runFailover,

@@ -24,7 +24,7 @@ func (e *env) runShards(ctx context.Context, cfg Config, rep *Report) error {
 	}
 	counts := slices.Sorted(slices.Values(cfg.Shards))
 	for i, n := range counts {
-		res, err := e.shardScenario(ctx, n, cfg, i == 0, i == len(counts)-1, f)
+		res, err := e.shardScenario(ctx, n, cfg, i == 0, true, f)
 		if err != nil {
 			return err
 		}
@@ -35,22 +35,33 @@ func (e *env) runShards(ctx context.Context, cfg Config, rep *Report) error {
 
 // shardScenario starts cfg.Members partition members together over n
 // fresh shards and measures the time until every shard is led and
-// balanced; on request also the moves when a member joins and leaves, and
-// the heap and goroutines per shard.
+// balanced; on request also the moves when a member joins and leaves, the
+// crash and drain steps (joinLeave), and the memory per shard of the
+// members and of the servers (memoryRows). Above largeFleetShards, or with
+// cfg.LargeFleet, the steps after the cold start are largeFleetSteps.
 func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memory bool, fl *floors) ([]Result, error) {
 	members := cfg.Members
+	large := cfg.LargeFleet || n > largeFleetShards
+	if large && members < 2 {
+		return nil, fmt.Errorf("bench: the large-fleet steps crash one of the members: want at least 2, not %d", members)
+	}
 	fleet := e.newFleet(fmt.Sprintf("/bench/shards-%d-%d", n, time.Now().UnixNano()), n)
-	fleet.expected = members        // as a fleet that knows its size sets it
-	heap0, gr0, stack0 := heapNow() // after the fleet's own bookkeeping, sized for n shards
+	fleet.expected = members // as a fleet that knows its size sets it
+	if large {
+		fleet.proxied = fmt.Sprintf("m%d", members-1) // the member the crash step silences
+	}
+	mem0 := heapNow() // after the fleet's own bookkeeping, sized for n shards
 	defer fleet.closeWithin(ctx, convergeLimit(n))
 	packets0, err := e.packetsReceived(ctx)
 	if err != nil {
 		return nil, err
 	}
+	e.logf("bench: cold start of %d shards over %d members", n, members)
 	start, cold, err := fleet.coldStart(ctx, members, convergeLimit(n))
 	if err != nil {
 		return nil, err
 	}
+	e.logf("bench: balanced after %s", cold.Round(time.Millisecond))
 	packets1, err := e.packetsReceived(ctx)
 	if err != nil {
 		return nil, err
@@ -82,21 +93,28 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 	}
 	out = append(out, wire...)
 	if memory && n >= boundSteps {
-		res, err := e.boundAt(ctx, fleet, n, "a cold start")
+		var res []Result
+		var err error
+		if large { // no rolling restart at that size
+			res, err = e.sessionLoad(ctx, fleet, n)
+		} else {
+			res, err = e.boundAt(ctx, fleet, n, "a cold start")
+		}
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, res...)
 	}
 	if memory {
-		heap1, gr1, stack1 := heapNow()
-		out = append(out,
-			Result{Scenario: fmt.Sprintf("shards/heap per shard at %d", n), Value: float64(heap1-heap0) / float64(n),
-				Unit: "bytes", Note: fmt.Sprintf("live heap after GC, %d members in this process (their sessions' fixed buffers included; the bench's own shard list and leader maps excluded)", members)},
-			Result{Scenario: fmt.Sprintf("shards/goroutine stacks per shard at %d", n), Value: (float64(stack1) - float64(stack0)) / float64(n),
-				Unit: "bytes", Note: "stack memory in use (not in the heap figure), whole process"},
-			Result{Scenario: fmt.Sprintf("shards/goroutines per shard at %d", n), Value: float64(gr1-gr0) / float64(n),
-				Unit: "goroutines", Note: "whole process, all members"})
+		res, err := e.memoryRows(ctx, n, members, mem0)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res...)
+	}
+	if large {
+		e.logRows(out)
+		return append(out, e.largeFleetSteps(ctx, fleet, n, members)...), nil
 	}
 	if moves {
 		res, err := e.joinLeave(ctx, fleet, n, members)
@@ -133,35 +151,32 @@ func (e *env) coldStartSettled(ctx context.Context, n, members int) (took, wait 
 }
 
 // joinLeave adds a member to a converged fleet and then removes it,
-// counting the shards that change leader each time.
+// counting the shards that change leader each time; then an operator
+// drains a member (drainStep), and a member crashes.
 func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Result, error) {
-	fleet.takeMoves() // forget the cold start's
+	join, err := e.joinStep(ctx, fleet, n, "joiner")
+	if err != nil {
+		return nil, err
+	}
+	own := fleet.ledBy("joiner")
 	start := time.Now()
-	if err := fleet.add(ctx, "joiner"); err != nil {
+	if err := fleet.remove(ctx, "joiner"); err != nil {
 		return nil, err
 	}
 	done, err := fleet.awaitConverged(ctx, convergeLimit(n))
 	if err != nil {
 		return nil, err
 	}
-	join, _ := countMoves(fleet.takeMoves(), nil)
-	joinTime := done.Sub(start)
-	own := fleet.ledBy("joiner")
-	start = time.Now()
-	if err := fleet.remove(ctx, "joiner"); err != nil {
-		return nil, err
-	}
-	if done, err = fleet.awaitConverged(ctx, convergeLimit(n)); err != nil {
-		return nil, err
-	}
 	leave, extra := countMoves(fleet.takeMoves(), own)
 	leaveTime := done.Sub(start)
-	drain, err := e.drainStep(ctx, fleet, n, "m0")
-	if err != nil {
-		return nil, err
+	var drain []Result
+	if members >= 2 { // Drain refuses the last member
+		if drain, err = e.drainStep(ctx, fleet, n, "m0"); err != nil {
+			return nil, err
+		}
 	}
 	var restarts []Result
-	if n >= boundSteps {
+	if e.rollingRestarts(n) {
 		r, err := e.restartServers(ctx, fleet, n, "a graceful stop")
 		if err != nil {
 			return nil, err
@@ -172,30 +187,21 @@ func (e *env) joinLeave(ctx context.Context, fleet *fleet, n, members int) ([]Re
 	if err != nil {
 		return nil, err
 	}
-	if n >= boundSteps {
+	if e.rollingRestarts(n) {
 		r, err := e.restartServers(ctx, fleet, n, "a crash")
 		if err != nil {
 			return nil, err
 		}
 		restarts = append(restarts, r)
 	}
-	ideal := n / (members + 1)
-	return append([]Result{
-		{Scenario: fmt.Sprintf("shards/moves on join (%d shards)", n), Value: float64(join), Unit: "shards",
-			Floor: fmt.Sprintf("%d (shards/(members+1))", ideal),
-			Note: fmt.Sprintf("member %d joins %d; balanced again in %s (%s)", members+1, members,
-				joinTime.Round(time.Millisecond), rate(join, joinTime))},
-		{Scenario: fmt.Sprintf("shards/balanced again after a join (%d shards)", n), Value: msf(joinTime), Unit: "ms",
-			Note: fmt.Sprintf("from the joiner's start until every shard is led and none leads more than its share; %d moves, %s",
-				join, rate(join, joinTime))},
-		{Scenario: fmt.Sprintf("shards/moves on leave (%d shards)", n), Value: float64(leave), Unit: "shards",
+	return append(append(join,
+		Result{Scenario: fmt.Sprintf("shards/moves on leave (%d shards)", n), Value: float64(leave), Unit: "shards",
 			Floor: fmt.Sprintf("%d (the leaver's shards)", len(own)),
 			Note: fmt.Sprintf("it leaves gracefully; %d moves of other members' shards; balanced again in %s",
 				extra, leaveTime.Round(time.Millisecond))},
-		{Scenario: fmt.Sprintf("shards/led again after a graceful stop (%d shards)", n), Value: msf(leaveTime), Unit: "ms",
+		Result{Scenario: fmt.Sprintf("shards/led again after a graceful stop (%d shards)", n), Value: msf(leaveTime), Unit: "ms",
 			Note: fmt.Sprintf("the leaver's %d shards led and balanced again", len(own))},
-		crash,
-	}, append(drain, restarts...)...), nil
+		crash), append(drain, restarts...)...), nil
 }
 
 // crashRecovery adds a member through a proxy, waits for balance, silences
@@ -225,14 +231,41 @@ func (e *env) crashRecovery(ctx context.Context, fleet *fleet, n int) (Result, e
 		Note:  fmt.Sprintf("the crashed member's %d shards led and balanced again (its connection silenced until its session expired)", own)}, nil
 }
 
-// heapNow returns the live heap after a full collection, the number of
-// goroutines and the stack memory in use.
-func heapNow() (uint64, int, uint64) {
+// memStats is a reading of the process's memory: the live heap after a
+// full collection (bytes), the goroutines, and the stack memory in use
+// (bytes).
+type memStats struct {
+	heap       uint64
+	goroutines int
+	stack      uint64
+}
+
+// heapNow reads memStats after two full collections.
+func heapNow() memStats {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc, runtime.NumGoroutine(), ms.StackInuse
+	return memStats{ms.HeapAlloc, runtime.NumGoroutine(), ms.StackInuse}
+}
+
+// memoryRows reports the members' heap, goroutine stacks and goroutines
+// per shard since mem0, and the ensemble's own memory (ensembleMemory).
+func (e *env) memoryRows(ctx context.Context, n, members int, mem0 memStats) ([]Result, error) {
+	m := heapNow()
+	out := []Result{
+		{Scenario: fmt.Sprintf("shards/heap per shard at %d", n), Value: (float64(m.heap) - float64(mem0.heap)) / float64(n),
+			Unit: "bytes", Note: fmt.Sprintf("live heap after GC, %d members in this process (their sessions' fixed buffers included; the bench's own shard list and leader maps excluded)", members)},
+		{Scenario: fmt.Sprintf("shards/goroutine stacks per shard at %d", n), Value: (float64(m.stack) - float64(mem0.stack)) / float64(n),
+			Unit: "bytes", Note: "stack memory in use (not in the heap figure), whole process"},
+		{Scenario: fmt.Sprintf("shards/goroutines per shard at %d", n), Value: float64(m.goroutines-mem0.goroutines) / float64(n),
+			Unit: "goroutines", Note: "whole process, all members"},
+	}
+	ens, err := e.ensembleMemory(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, ens...), nil
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -13,8 +13,9 @@ import (
 )
 
 const (
-	// fourLetterTimeout bounds one four-letter-word exchange when ctx
-	// allows longer, so a paused server cannot stall a caller for long.
+	// fourLetterTimeout bounds a four-letter-word exchange until the
+	// reply's first bytes, and each later read, when ctx allows longer,
+	// so a paused server cannot stall a caller for long.
 	fourLetterTimeout = 2 * time.Second
 
 	// modeTimeout bounds each server's answer when QuorumLeader polls all
@@ -29,7 +30,8 @@ var fourLetter = regexp.MustCompile(`^[a-z]{4}$`)
 
 // FourLetterWord sends a four-letter-word command ("ruok", "srvr", "mntr",
 // "stat", "cons", "wchc", "wchp", "wchs", ...) to server i and returns its
-// reply. Each exchange is bounded by ctx and by 2 s.
+// reply. Each exchange is bounded by ctx, and by 2 s until the reply's
+// first bytes and 2 s between reads after them.
 func (c *Cluster) FourLetterWord(ctx context.Context, i int, cmd string) (string, error) {
 	s, err := c.server(i)
 	if err != nil {
@@ -46,28 +48,43 @@ func (c *Cluster) FourLetterWord(ctx context.Context, i int, cmd string) (string
 }
 
 // fourLetterWord sends cmd to addr and reads the reply until the server
-// closes the connection.
+// closes the connection. Connecting, sending and the reply's first bytes
+// are bounded by fourLetterTimeout; after that each read is, so that a
+// long reply the server streams (the dump or wchc of a million znodes)
+// is read whole. ctx bounds it all.
 func fourLetterWord(ctx context.Context, addr, cmd string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, fourLetterTimeout)
+	first, cancel := context.WithTimeout(ctx, fourLetterTimeout)
 	defer cancel()
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := d.DialContext(first, "tcp", addr)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close()
-	deadline, _ := ctx.Deadline()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	deadline, _ := first.Deadline()
 	if err := conn.SetDeadline(deadline); err != nil {
 		return "", err
 	}
 	if _, err := io.WriteString(conn, cmd); err != nil {
 		return "", err
 	}
-	b, err := io.ReadAll(conn)
-	if err != nil {
-		return "", err
+	var b strings.Builder
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := conn.Read(buf)
+		b.Write(buf[:n])
+		switch {
+		case err == io.EOF:
+			return b.String(), nil
+		case err != nil:
+			return "", err
+		}
+		if err := conn.SetReadDeadline(time.Now().Add(fourLetterTimeout)); err != nil {
+			return "", err
+		}
 	}
-	return string(b), nil
 }
 
 // Mode returns server i's role from its "srvr" reply: "leader",

@@ -23,7 +23,7 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure failover beside kazoo and Curator, herd, cold start, moves and memory on a local ensemble",
-		Long: `Starts a local ZooKeeper ensemble (3 servers) and measures, each beside the
+		Long: `Starts a local ZooKeeper ensemble (3 servers, --servers) and measures, each beside the
 raw ZooKeeper operation that bounds it from below in the same run:
   raw       delete seen by another session's data watch; create round trip;
             ephemeral sequential creates per second on one session
@@ -31,13 +31,19 @@ raw ZooKeeper operation that bounds it from below in the same run:
             (the leader's connection silenced until its session expires)
   herd      watch notifications per failover with many candidates
   shards    cold start of partition members over each --shards count; moves
-            and times when a member joins, leaves, and is drained and
-            undrained (smallest count); heap bytes and
-            goroutines per shard (largest count); from 20,000 shards also
-            the sessions per member, the largest closeSession transaction
-            (from the leader's dump) beside jute.maxbuffer, and a restart
-            of every server after the cold start, a graceful stop and a
-            crash (each must load its database)
+            and times when a member joins, stops gracefully and crashes, and
+            when an operator drains one (smallest count); heap bytes,
+            goroutine stacks and goroutines per shard, and each server's
+            znodes, watches, JVM heap in use and RSS (each count); from
+            20,000 shards also the sessions per member, the largest
+            closeSession transaction (from the leader's dump) beside
+            jute.maxbuffer, and, on 3 servers or more, a restart of every
+            server after the cold start, a graceful stop and a crash (each
+            must load its database). Above 100,000 shards (or with
+            --large-fleet) only the cold start, one member's crash, one join
+            (capped by --step-limit) and a restart of the servers for their
+            snapshots' size, e.g. 1,000,000 shards on a standalone server:
+            --shards 1000000 --members 20 --servers 1 --shard-ids shard-%07d
   peers     zkelect, kazoo's Election and Curator's LeaderLatch side by side:
             each candidate its own process on its own session, each failover
             timed from the instruction to step down (resign; close and exit;
@@ -51,7 +57,9 @@ python3-kazoo (make deps).`,
 		Example: `  zkelect bench --out bench.json
   zkelect bench --scenarios raw,failover --resign-trials 500
   zkelect bench --scenarios peers --peer-trials 40 --peer-kill-trials 10 --out peers.json
-  zkelect bench --scenarios shards --shards 100000 --members 5 --session-timeout 2s`,
+  zkelect bench --scenarios shards --shards 100000 --members 5 --session-timeout 2s
+  zkelect bench --scenarios shards --shards 1000000 --members 20 --servers 1 --shard-ids shard-%07d \
+    --tick-time 1s --session-timeout 20s --step-limit 30m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkBenchFlags(cmd.Flags(), cfg, out); err != nil {
@@ -84,6 +92,11 @@ python3-kazoo (make deps).`,
 	f.IntSliceVar(&cfg.Shards, "shards", cfg.Shards, "shard counts for the cold start")
 	f.IntVar(&cfg.Members, "members", cfg.Members, "members starting together")
 	f.IntVar(&cfg.MaxHandoffs, "max-handoffs", cfg.MaxHandoffs, "the shards scenario's members' MaxConcurrentHandoffs (unset: partition's default)")
+	f.IntVar(&cfg.Servers, "servers", cfg.Servers, "ZooKeeper servers: 1 (standalone), 3 or 5")
+	f.StringVar(&cfg.ServerHeap, "server-heap", "", "each ZooKeeper server's -Xmx, such as 6g (default: 128m, 1g from 20,000 shards, 6 KB a shard above 166,666)")
+	f.StringVar(&cfg.ShardIDs, "shard-ids", "", `format of the shards' ids with one integer verb, such as shard-%07d (default: 0, 1, 2, ...)`)
+	f.DurationVar(&cfg.StepLimit, "step-limit", 0, "cap on the shards scenario's join: a slower join is reported as not balanced after it (default: 3m, or 10ms a shard)")
+	f.BoolVar(&cfg.LargeFleet, "large-fleet", false, "shards: only a cold start, a member's crash and a join (always above 100,000 shards)")
 	f.IntVar(&cfg.PeerTrials, "peer-trials", cfg.PeerTrials, "failovers per library after resign and after exit (peers)")
 	f.IntVar(&cfg.PeerKillTrials, "peer-kill-trials", cfg.PeerKillTrials,
 		"failovers per library after SIGKILL, and expiry floor trials (peers; each takes a session timeout)")
@@ -97,6 +110,7 @@ var benchFlagOf = map[string]string{
 	"ResignTrials": "resign-trials", "CrashTrials": "crash-trials",
 	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members", "MaxHandoffs": "max-handoffs",
 	"PeerTrials": "peer-trials", "PeerKillTrials": "peer-kill-trials",
+	"Servers": "servers", "ShardIDs": "shard-ids", "StepLimit": "step-limit",
 }
 
 // checkBenchFlags refuses, before the run rather than after it, what
