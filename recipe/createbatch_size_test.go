@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkelect/zkelect/recipe"
@@ -19,7 +20,10 @@ import (
 // session) sees connection loss again at each retry.
 func TestBatchedCreatesStayWithinJuteMaxBuffer(t *testing.T) {
 	raw := rawConn(t, zkc.ConnectString())
-	s := session(t, zkc.ConnectString(), recipe.WithSessionTimeout(6e9))
+	// 20 s sessions: a server that drops the connection for a frame over
+	// jute.maxbuffer does so at once, while a loaded machine's late pings
+	// must not suspend a 6 s session and pass for it (seen at load 12).
+	s := session(t, zkc.ConnectString(), recipe.WithSessionTimeout(20*time.Second))
 	base := electionPath(t)
 	ensurePath(t, raw, base)
 	// A leader of another election on the same session, before the batch.
