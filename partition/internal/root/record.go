@@ -87,6 +87,9 @@ func DecodeRecord(data []byte) (Record, error) {
 			return Record{}, fmt.Errorf("decode member record: %w", err)
 		}
 	}
+	if r, ok := decodeFast(data); ok { // the form Encode writes (recordleading.go)
+		return r, nil
+	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Record{}, fmt.Errorf("decode member record: %w", err)
 	}
