@@ -3,7 +3,11 @@ package root
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strconv"
 )
 
 // This file decodes a record's leading map (Record.Leading) without
@@ -125,4 +129,66 @@ func parseToken(data []byte, i int) (uint64, int, bool) {
 		return 0, 0, false
 	}
 	return v, j, true
+}
+
+// marshalRecord returns json.Marshal(r), byte for byte, writing the
+// leading map by hand: json.Marshal sorts a map's keys through
+// reflection, several times slower for the thousands a record holds.
+func marshalRecord(r Record) ([]byte, error) {
+	leading := r.Leading
+	r.Leading = nil
+	rest, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	head := strconv.AppendInt([]byte(`{"session":`), r.Session, 10)
+	head = append(head, `,"leading":null`...)
+	if !bytes.HasPrefix(rest, head) {
+		return nil, fmt.Errorf("encode member record: unexpected form %.40q", rest) // Record's first fields changed
+	}
+	if leading == nil {
+		return rest, nil
+	}
+	out := make([]byte, 0, len(rest)+len(leading)*(16+20))
+	out = append(out, head[:len(head)-len("null")]...)
+	out, err = appendLeading(out, leading)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, rest[len(head):]...), nil
+}
+
+// appendLeading appends the JSON object of leading as json.Marshal
+// writes it: keys sorted, escaped as it escapes them.
+func appendLeading(out []byte, leading map[string]uint64) ([]byte, error) {
+	out = append(out, '{')
+	for k, id := range slices.Sorted(maps.Keys(leading)) {
+		if k > 0 {
+			out = append(out, ',')
+		}
+		if plainKey(id) {
+			out = append(append(append(out, '"'), id...), '"')
+		} else {
+			q, err := json.Marshal(id)
+			if err != nil {
+				return nil, fmt.Errorf("encode member record: %w", err)
+			}
+			out = append(out, q...)
+		}
+		out = strconv.AppendUint(append(out, ':'), leading[id], 10)
+	}
+	return append(out, '}'), nil
+}
+
+// plainKey reports whether json.Marshal writes id as it is between
+// quotes: printable ASCII without a quote, a backslash or the characters
+// it escapes for HTML (<, >, &).
+func plainKey(id string) bool {
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }

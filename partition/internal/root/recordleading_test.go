@@ -1,6 +1,7 @@
 package root
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -72,5 +73,31 @@ func BenchmarkDecodeRecord(b *testing.B) {
 		if _, err := DecodeRecord(data); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRecordEncodesAsEncodingJSON: Encode's hand-written leading map gives
+// json.Marshal's bytes, escapes included.
+func TestRecordEncodesAsEncodingJSON(t *testing.T) {
+	ids := []string{"", "a", "orders-000001", `a"b`, `a\b`, "<x>", "a&b", "é", "\u2028", "tab\t", "z~", "\x7f"}
+	for _, leading := range []map[string]uint64{nil, {}, {"a": 0}} {
+		checkMarshal(t, Record{Session: -3, Leading: leading, Reserved: []string{"r"}})
+	}
+	all := map[string]uint64{}
+	for i, id := range ids {
+		all[id] = uint64(i) << 60
+	}
+	checkMarshal(t, Record{Session: 0x1000000abc, Leading: all, Weight: 3, Labels: map[string]string{"k": "v"}, Buckets: true})
+}
+
+func checkMarshal(t *testing.T, r Record) {
+	t.Helper()
+	want, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := marshalRecord(r)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("marshalRecord: %s (%v), json.Marshal: %s", got, err, want)
 	}
 }
