@@ -71,6 +71,8 @@ type shardState struct {
 	unseated   unseated // shards whose election found no session (loopliveness.go)
 	seatHealth map[*shard.Seat]*seatHealth
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
+	sortedOf   []string        // the list sorted was sorted from (sortedShards)
+	sorted     []string
 	// freezeUntil is when the freeze the last assignment honoured lifts
 	// itself; zero when none does.
 	freezeUntil time.Time
