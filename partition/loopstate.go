@@ -89,13 +89,15 @@ type handoffState struct {
 // stepState paces the loop's steps: what changed since the last one, and
 // when the next may run.
 type stepState struct {
-	dirty    bool          // the view or the shard list changed: recompute
-	viewNew  bool          // the view changed since OnLeaderChanged was last given its leaders
-	stale    bool          // runners changed: reconcile
-	wake     *time.Timer   // wakes the loop for a settled move or a deferred step
-	wakeAt   time.Time     // when wake fires; zero when it is stopped
-	lastStep time.Time     // when the assignment was last computed or acted on
-	stepGap  time.Duration // least time between two steps
+	dirty    bool                          // the view or the shard list changed: recompute
+	viewNew  bool                          // the view changed since OnLeaderChanged was last given its leaders
+	stale    bool                          // runners changed: reconcile
+	wake     *time.Timer                   // wakes the loop for a settled move or a deferred step
+	wakeAt   time.Time                     // when wake fires; zero when it is stopped
+	lastStep time.Time                     // when the assignment was last computed or acted on
+	stepGap  time.Duration                 // least time between two steps
+	costs    [stepCostWindow]time.Duration // the last steps' costs, a ring (noteStepCost)
+	costAt   int                           // steps noted so far
 }
 
 // wakeIn makes the loop run a step in d at the latest.
