@@ -27,7 +27,6 @@ const (
 	minStep        = 20 * time.Millisecond
 	maxStepGap     = 5 * time.Second
 	stepCostFactor = 10
-	stepCostWindow = 3
 )
 
 // noteStepCost records the cost of the step that just ran and sets the

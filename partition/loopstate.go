@@ -86,6 +86,10 @@ type handoffState struct {
 	moving   map[string]time.Time // led here, assigned elsewhere since
 }
 
+// stepCostWindow is how many of the last steps' costs pace the next
+// (noteStepCost, loopdecide.go): the median of three ignores one slow step.
+const stepCostWindow = 3
+
 // stepState paces the loop's steps: what changed since the last one, and
 // when the next may run.
 type stepState struct {
