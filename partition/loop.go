@@ -146,7 +146,7 @@ func (l *loop) step() {
 	}
 	l.decide()
 	l.reconcileStale()
-	l.stepGap = min(max(minStep, stepCostFactor*time.Since(l.lastStep)), maxStepGap)
+	l.noteStepCost(time.Since(l.lastStep))
 }
 
 // fail reports an error that ends Run.

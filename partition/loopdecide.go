@@ -1,25 +1,45 @@
 package partition
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // This file is the loop's second stage (step, loop.go): it decides, from
 // the view, which shards this member should lead.
 
 // minStep spaces out the loop's steps: computing the assignment and
-// walking every shard costs milliseconds at 10,000 shards, and during a
-// cold start records and runners change hundreds of times a second. A step
-// also waits stepCostFactor times as long as the previous one took, so the
-// loop spends at most a tenth of its time on them, but never more than
-// maxStepGap: the wait follows wall time, and one step slowed by the
-// machine (a garbage collection of a large heap, the CPU shared with
-// other work) put the next off by ten times as long. At 40,000 shards
-// members acted on a join 49 s and 113 s after it, one after another, and
-// handed off in about a second each once they did.
+// walking every shard costs milliseconds at 10,000 shards and a few
+// hundred at 100,000, and during a cold start or a join records and
+// runners change many times a second. A step also waits stepCostFactor
+// times the typical cost of the recent ones (the median of the last
+// stepCostWindow: steps of every member of a process share its cores, so
+// members whose steps cost much step less often and the machine is not
+// saturated by them), but never more than maxStepGap. One step slowed by
+// the machine (a garbage collection of a large heap, the CPU shared with
+// other work) does not count: it used to put the next off by ten times
+// as long. At 40,000 shards members then acted on a join 49 s and 113 s
+// after it, one after another. With every gap capped at 1 s instead, at
+// 100,000 shards six members in one process (their steps of a few hundred
+// milliseconds each) took 150% of two cores during a join, and the fleet
+// was not balanced after 6 minutes.
 const (
 	minStep        = 20 * time.Millisecond
-	maxStepGap     = time.Second
+	maxStepGap     = 5 * time.Second
 	stepCostFactor = 10
 )
+
+// noteStepCost records the cost of the step that just ran and sets the
+// gap before the next one: stepCostFactor times the median of the last
+// stepCostWindow costs, within [minStep, maxStepGap].
+func (s *stepState) noteStepCost(cost time.Duration) {
+	s.costs[s.costAt%stepCostWindow] = cost
+	s.costAt++
+	recent := s.costs
+	n := min(s.costAt, stepCostWindow)
+	slices.Sort(recent[:n])
+	s.stepGap = min(max(minStep, stepCostFactor*recent[(n-1)/2]), maxStepGap)
+}
 
 // pace reports whether this step decides and reconciles: only when the
 // state changed (dirty) or the runners lag the assignment (stale), and at

@@ -71,6 +71,8 @@ type shardState struct {
 	unseated   unseated // shards whose election found no session (loopliveness.go)
 	seatHealth map[*shard.Seat]*seatHealth
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
+	sortedOf   []string        // the list sorted was sorted from (sortedShards)
+	sorted     []string
 	// freezeUntil is when the freeze the last assignment honoured lifts
 	// itself; zero when none does.
 	freezeUntil time.Time
@@ -84,16 +86,22 @@ type handoffState struct {
 	moving   map[string]time.Time // led here, assigned elsewhere since
 }
 
+// stepCostWindow is how many of the last steps' costs pace the next
+// (noteStepCost, loopdecide.go): the median of three ignores one slow step.
+const stepCostWindow = 3
+
 // stepState paces the loop's steps: what changed since the last one, and
 // when the next may run.
 type stepState struct {
-	dirty    bool          // the view or the shard list changed: recompute
-	viewNew  bool          // the view changed since OnLeaderChanged was last given its leaders
-	stale    bool          // runners changed: reconcile
-	wake     *time.Timer   // wakes the loop for a settled move or a deferred step
-	wakeAt   time.Time     // when wake fires; zero when it is stopped
-	lastStep time.Time     // when the assignment was last computed or acted on
-	stepGap  time.Duration // least time between two steps
+	dirty    bool                          // the view or the shard list changed: recompute
+	viewNew  bool                          // the view changed since OnLeaderChanged was last given its leaders
+	stale    bool                          // runners changed: reconcile
+	wake     *time.Timer                   // wakes the loop for a settled move or a deferred step
+	wakeAt   time.Time                     // when wake fires; zero when it is stopped
+	lastStep time.Time                     // when the assignment was last computed or acted on
+	stepGap  time.Duration                 // least time between two steps
+	costs    [stepCostWindow]time.Duration // the last steps' costs, a ring (noteStepCost)
+	costAt   int                           // steps noted so far
 }
 
 // wakeIn makes the loop run a step in d at the latest.

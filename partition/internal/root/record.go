@@ -87,6 +87,9 @@ func DecodeRecord(data []byte) (Record, error) {
 			return Record{}, fmt.Errorf("decode member record: %w", err)
 		}
 	}
+	if r, ok := decodeFast(data); ok { // the form Encode writes (recordleading.go)
+		return r, nil
+	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Record{}, fmt.Errorf("decode member record: %w", err)
 	}
@@ -97,7 +100,7 @@ func DecodeRecord(data []byte) (Record, error) {
 // compressAbove. It fails with ErrRecordTooLarge beyond maxRecordBytes
 // (ZooKeeper drops the connection of a client sending a larger request).
 func (r Record) Encode() ([]byte, error) {
-	data, err := json.Marshal(r)
+	data, err := marshalRecord(r) // json.Marshal(r), faster (recordleading.go)
 	if err != nil {
 		return nil, fmt.Errorf("encode member record: %w", err)
 	}

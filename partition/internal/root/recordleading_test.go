@@ -1,0 +1,103 @@
+package root
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+// TestLeadingDecodesAsEncodingJSON: the leading map's fast path gives
+// what encoding/json gives, for the form json.Marshal writes and for every
+// other form (which it leaves to encoding/json), errors included.
+func TestLeadingDecodesAsEncodingJSON(t *testing.T) {
+	inputs := []string{
+		`{}`, `null`, `{"a":1}`, `{"a":1,"b":2}`, `{"":0}`, `{"a":1,"a":2}`,
+		`{"a":18446744073709551615}`, `{"a":18446744073709551616}`, `{"a":99999999999999999999}`,
+		`{"a":01}`, `{"a":-1}`, `{"a":1.5}`, `{"a":1e3}`, `{"a":"1"}`, `{"a":}`, `{"a" :1}`, `{ "a":1}`,
+		`{"a":1,}`, `{,"a":1}`, `{"a":1 ,"b":2}`, `{"a\u0062":1}`, `{"\\":1}`, `{"é":1}`, `{"a\"b":1}`,
+		`{"a":1"b":2}`, `{"a"1}`, `{"a":1}}`, `{"a":null}`, `[]`, `{"a,b":1,"c":2}`, `{"a<>&":3}`,
+	}
+	big := map[string]uint64{}
+	for i := range 3000 {
+		big[fmt.Sprintf("orders-%06d", i)] = uint64(1)<<40 | uint64(i)
+	}
+	data, err := json.Marshal(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs = append(inputs, string(data))
+	plain, err := json.Marshal(Record{Session: 7, Leading: big, Reserved: []string{"r"}, Weight: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := decodeFast(plain); !ok || len(r.Leading) != len(big) || r.Weight != 2 {
+		t.Fatalf("the form json.Marshal writes is not decoded by the fast path")
+	}
+	var docs []string
+	for _, in := range inputs {
+		docs = append(docs, `{"session":7,"leading":`+in+`}`, `{"session":7,"leading":`+in+`,"reserved":["r"],"weight":2}`,
+			`{"session":7,"leading":`+in+`,"leading":{"z":9}}`, `{"leading":`+in+`,"session":7}`)
+	}
+	docs = append(docs, `{"session":-7,"leading":{"a":1}}`, `{"session":07,"leading":{"a":1}}`, `{"session":7 ,"leading":{"a":1}}`,
+		`{"session":7,"leading":{"a":1},"reserved":["leading"]}`, `{"session":7,"leading":{"a":1}`, `{"session":7,"leading":{"a":1}}x`)
+	for _, doc := range docs {
+		in := []byte(doc)
+		var want Record
+		wantErr := json.Unmarshal(in, &want)
+		got, err := DecodeRecord(in)
+		if (err != nil) != (wantErr != nil) {
+			t.Errorf("%.60s: error %v, encoding/json's %v", doc, err, wantErr)
+			continue
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("%.80s: %+v, encoding/json's %+v", doc, got, want)
+		}
+	}
+}
+
+// BenchmarkDecodeRecord decodes a record of 20,000 leaderships (a member's
+// share of 100,000 shards over 5), gzipped as it is written.
+func BenchmarkDecodeRecord(b *testing.B) {
+	r := Record{Session: 1, Leading: map[string]uint64{}}
+	for i := range 20000 {
+		r.Leading[fmt.Sprintf("shard-%06d", i)] = uint64(1)<<40 | uint64(i)
+	}
+	data, err := r.Encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeRecord(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestRecordEncodesAsEncodingJSON: Encode's hand-written leading map gives
+// json.Marshal's bytes, escapes included.
+func TestRecordEncodesAsEncodingJSON(t *testing.T) {
+	ids := []string{"", "a", "orders-000001", `a"b`, `a\b`, "<x>", "a&b", "é", "\u2028", "tab\t", "z~", "\x7f"}
+	for _, leading := range []map[string]uint64{nil, {}, {"a": 0}} {
+		checkMarshal(t, Record{Session: -3, Leading: leading, Reserved: []string{"r"}})
+	}
+	all := map[string]uint64{}
+	for i, id := range ids {
+		all[id] = uint64(i) << 60
+	}
+	checkMarshal(t, Record{Session: 0x1000000abc, Leading: all, Weight: 3, Labels: map[string]string{"k": "v"}, Buckets: true})
+}
+
+func checkMarshal(t *testing.T, r Record) {
+	t.Helper()
+	want, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := marshalRecord(r)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("marshalRecord: %s (%v), json.Marshal: %s", got, err, want)
+	}
+}
