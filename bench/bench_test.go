@@ -141,10 +141,7 @@ func TestRunFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]Result{}
-	for _, r := range rep.Results {
-		byName[r.Scenario] = r
-	}
+	byName := rowsByName(rep)
 	resign, crash := byName["failover/resign"], byName["failover/crash"]
 	if resign.Dist == nil || resign.Dist.N != 5 || crash.Dist == nil || crash.Dist.N != 2 {
 		t.Fatalf("failover rows: %+v", rep.Results)
@@ -165,13 +162,8 @@ func TestRunHerdAndShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]Result{}
-	for _, r := range rep.Results {
-		byName[r.Scenario] = r
-	}
-	var buf bytes.Buffer
-	_ = rep.WriteTable(&buf)
-	t.Logf("\n%s", buf.String())
+	byName := rowsByName(rep)
+	logTable(t, rep)
 	// No herd: at most the successor is notified. The servers' watch
 	// tables are read at an instant, and a successor whose watch was still
 	// being armed then counts 0, so an average below 1 is no herd.
@@ -215,13 +207,8 @@ func TestRunShardsLargeFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]Result{}
-	for _, r := range rep.Results {
-		byName[r.Scenario] = r
-	}
-	var buf bytes.Buffer
-	_ = rep.WriteTable(&buf)
-	t.Logf("\n%s", buf.String())
+	byName := rowsByName(rep)
+	logTable(t, rep)
 	if c := byName["shards/led again after a crash (60 shards)"]; c.Value < msf(rep.SessionTimeout)/2 {
 		t.Errorf("crash row %+v: a crashed member's shards wait for its session to expire (%s)", c, rep.SessionTimeout)
 	}
@@ -243,4 +230,21 @@ func TestCountWatchers(t *testing.T) {
 	if n := countWatchers(out, []string{"/e/_c_a-latch-0000000001", "/e"}, 0x100); n != 2 {
 		t.Fatalf("countWatchers = %d, want 2", n)
 	}
+}
+
+// rowsByName indexes a report's rows by scenario name.
+func rowsByName(rep *Report) map[string]Result {
+	byName := map[string]Result{}
+	for _, r := range rep.Results {
+		byName[r.Scenario] = r
+	}
+	return byName
+}
+
+// logTable logs a report as the bench prints it.
+func logTable(t *testing.T, rep *Report) {
+	t.Helper()
+	var buf bytes.Buffer
+	_ = rep.WriteTable(&buf)
+	t.Logf("\n%s", buf.String())
 }

@@ -173,15 +173,7 @@ func TestMemberKilledMidMigrationLeavesNoShardBehind(t *testing.T) {
 		return len(lead) == n/2, fmt.Sprintf("a leads %d", len(lead))
 	})
 	before := allTokens(a)
-	op, err := operator.New(connect(t, 10*time.Second), root, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if changed, err := op.MigrateToBuckets(ctx); err != nil || !changed {
-		t.Fatalf("MigrateToBuckets = %v, %v; want started", changed, err)
-	}
+	startMigration(t, root)
 	if err := child.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -214,15 +206,9 @@ func TestFlatCandidateHoldsItsShardsMoveBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := operator.New(connect(t, 10*time.Second), root, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := startMigration(t, root)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if changed, err := op.MigrateToBuckets(ctx); err != nil || !changed {
-		t.Fatalf("MigrateToBuckets = %v, %v; want started", changed, err)
-	}
 	waitFor(t, 30*time.Second, "every other shard led in its bucket", func() (bool, string) {
 		owners, err := partition.Owners(ctx, a.sess, root)
 		if err != nil {
@@ -246,4 +232,21 @@ func TestFlatCandidateHoldsItsShardsMoveBack(t *testing.T) {
 	}
 	checkMigrated(t, root, shards, ms, nil)
 	tr.check(t, true)
+}
+
+// startMigration starts the move of root to buckets from an operator of
+// its own session, failing the test unless it started; it returns the
+// operator.
+func startMigration(t *testing.T, root string) *operator.Operator {
+	t.Helper()
+	op, err := operator.New(connect(t, 10*time.Second), root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if changed, err := op.MigrateToBuckets(ctx); err != nil || !changed {
+		t.Fatalf("MigrateToBuckets = %v, %v; want started", changed, err)
+	}
+	return op
 }
