@@ -22,9 +22,17 @@ import (
 // flat, as a release before buckets did.
 func flatMember(t *testing.T, root, id string, shards []string, tr *tracker, tune ...func(*partition.Config)) *member {
 	t.Helper()
+	mb := newFlatMember(t, root, id, shards, tr, tune...)
+	mb.run(t)
+	return mb
+}
+
+// newFlatMember makes, without running it, a member that creates a
+// missing root flat.
+func newFlatMember(t *testing.T, root, id string, shards []string, tr *tracker, tune ...func(*partition.Config)) *member {
+	t.Helper()
 	mb := newMember(t, connect(t, sessionTimeout), root, id, shards, tr, tune...)
 	partition.UseFlatLayout(mb.m)
-	mb.run(t)
 	return mb
 }
 

@@ -14,9 +14,8 @@ import (
 // before buckets did.
 func oldMember(t *testing.T, root, id string, shards []string, tr *tracker, tune ...func(*partition.Config)) *member {
 	t.Helper()
-	mb := newMember(t, connect(t, sessionTimeout), root, id, shards, tr, tune...)
+	mb := newFlatMember(t, root, id, shards, tr, tune...)
 	partition.UseCuratorNaming(mb.m)
-	partition.UseFlatLayout(mb.m)
 	mb.run(t)
 	return mb
 }
