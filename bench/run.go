@@ -91,8 +91,11 @@ type Config struct {
 	ShardIDs string `json:"shard_ids,omitempty"`
 	// StepLimit caps the wait of the shards scenario's join (a slow join
 	// is reported as not balanced after StepLimit, and the scenario goes
-	// on); zero: the convergence bound of every other step (3 minutes, or
-	// 10 ms a shard above 18,000 shards).
+	// on), and with the large-fleet steps also the cold start's and the
+	// restart's (a cold start not balanced by then is reported with the
+	// shards led by then, and only the memory rows and the snapshot step
+	// follow); zero: the convergence bound of every other step (3
+	// minutes, or 10 ms a shard above 18,000 shards).
 	StepLimit time.Duration `json:"step_limit_ns,omitempty"`
 	// LargeFleet runs the shards scenario's large-fleet steps at every
 	// shard count (they run above 100,000 shards anyway): one member of

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -57,11 +58,16 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 		return nil, err
 	}
 	e.logf("bench: cold start of %d shards over %d members", n, members)
-	start, cold, err := fleet.coldStart(ctx, members, convergeLimit(n))
-	if err != nil {
+	limit := convergeLimit(n)
+	if large && e.stepLimit > 0 {
+		limit = e.stepLimit // the rows measured by then are still reported
+	}
+	start, cold, err := fleet.coldStart(ctx, members, limit)
+	unbalanced := large && errors.Is(err, errNotBalanced)
+	if err != nil && !unbalanced {
 		return nil, err
 	}
-	e.logf("bench: balanced after %s", cold.Round(time.Millisecond))
+	e.logf("bench: cold start: %s", coldOutcome(fleet, cold, limit, unbalanced))
 	packets1, err := e.packetsReceived(ctx)
 	if err != nil {
 		return nil, err
@@ -87,6 +93,11 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 		Note: fmt.Sprintf("%.2fx the floor (the faster of %.0f creates/s before the scenario and %.0f/s right after it); %d members start together (in parallel), ExpectedMembers %d; until every shard is led (after %s) and none leads more than its share; %d candidate creates",
 			cold.Seconds()/floor.Seconds(), fl.throughput, after, members, members, allLed.Round(time.Millisecond), creates),
 	}}
+	if unbalanced {
+		out[0].Value = 0
+		out[0].Note = fmt.Sprintf("%s (--step-limit); %d members start together, ExpectedMembers %d; %d candidate creates; the floor is %s",
+			coldOutcome(fleet, cold, limit, true), members, members, creates, floor.Round(time.Millisecond))
+	}
 	wire, err := e.wireCost(ctx, fleet, n, packets1-packets0)
 	if err != nil {
 		return nil, err
@@ -114,7 +125,7 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 	}
 	if large {
 		e.logRows(out)
-		return append(out, e.largeFleetSteps(ctx, fleet, n, members)...), nil
+		return append(out, e.largeFleetSteps(ctx, fleet, n, members, unbalanced)...), nil
 	}
 	if moves {
 		res, err := e.joinLeave(ctx, fleet, n, members)
@@ -134,6 +145,16 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 			settled.Seconds()/floor.Seconds(), wait),
 	})
 	return out, nil
+}
+
+// coldOutcome describes how a cold start ended: balanced after took, or
+// (unbalanced) not by limit, with how many shards were led then and by
+// whom.
+func coldOutcome(f *fleet, took, limit time.Duration, unbalanced bool) string {
+	if unbalanced {
+		return fmt.Sprintf("not balanced after %s: %d of %d shards led (%s)", limit, f.ledCount(), len(f.shards), f.loads())
+	}
+	return fmt.Sprintf("balanced after %s", took.Round(time.Millisecond))
 }
 
 // coldStartSettled is the cold start of members members over n fresh

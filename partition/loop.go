@@ -173,6 +173,7 @@ func (l *loop) apply(u update) {
 	l.noticeOwnRecord(u)
 	switch {
 	case u.Operator != nil:
+		l.urgent = true
 		l.noticeOperator(old.OperatorState, u.Operator.OperatorState)
 		clear(l.clearing)
 	case u.Members != nil:

@@ -89,20 +89,31 @@ func (l *loop) sameListMembers() []string {
 	return out
 }
 
-// noteOperatorMetrics exports this member's weight, share, drain and the
-// freeze after an assignment.
-func (l *loop) noteOperatorMetrics(in Input, targets map[string]string) {
+// noteOperatorMetrics exports this member's weight, share (assigned: the
+// shards the assignment targets here), drain and the freeze after an
+// assignment.
+func (l *loop) noteOperatorMetrics(in Input, assigned int) {
 	me := l.m.cfg.MemberID
-	n := 0
-	for _, m := range targets {
-		if m == me {
-			n++
-		}
-	}
-	l.m.met.assigned.Set(float64(n))
+	l.m.met.assigned.Set(float64(assigned))
 	l.m.met.weight.Set(float64(l.weight(me)))
 	l.m.met.drained.Set(boolGauge(l.view.Operator.IsDrained(me)))
 	l.m.met.frozen.Set(boolGauge(in.Frozen))
+}
+
+// drainHonoured reports whether an operator drained this member and the
+// assignment honours it: some other live member is not drained (drains
+// that name every live member are ignored, assign.Assign's rule 0).
+func (l *loop) drainHonoured() bool {
+	op := l.view.Operator
+	if !op.IsDrained(l.m.cfg.MemberID) {
+		return false
+	}
+	for _, id := range l.view.LiveMembers() {
+		if !op.IsDrained(id) {
+			return true
+		}
+	}
+	return false
 }
 
 func boolGauge(b bool) float64 {

@@ -95,6 +95,7 @@ const stepCostWindow = 3
 type stepState struct {
 	dirty    bool                          // the view or the shard list changed: recompute
 	viewNew  bool                          // the view changed since OnLeaderChanged was last given its leaders
+	urgent   bool                          // an operator's change came: the next step is not paced (pace)
 	stale    bool                          // runners changed: reconcile
 	wake     *time.Timer                   // wakes the loop for a settled move or a deferred step
 	wakeAt   time.Time                     // when wake fires; zero when it is stopped

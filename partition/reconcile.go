@@ -45,7 +45,7 @@ func (l *loop) reconcile() {
 	}
 	l.stale = false
 	l.queue = l.queue[:0]
-	me, now := l.m.cfg.MemberID, time.Now()
+	me, now, drained := l.m.cfg.MemberID, time.Now(), l.drainHonoured()
 	// Without the shards moving to buckets (migration.go).
 	shards := l.m.runnable(l.m.currentShards())
 	listed := 0 // runners found for listed shards (each listed once), started ones included
@@ -64,7 +64,7 @@ func (l *loop) reconcile() {
 		case l.targets[s] == me || r == nil || r.Stopping() || l.book(r).handoff:
 		case !leading:
 			r.Withdraw()
-		case !l.settled(s, now):
+		case !l.settled(s, now, drained):
 		default:
 			l.queue = append(l.queue, s)
 		}
@@ -118,7 +118,14 @@ func (l *loop) nextHandoffs() {
 
 // settled reports whether shard s, led here, has been assigned elsewhere
 // for the settle delay; otherwise it arms the settle timer to look again.
-func (l *loop) settled(s string, now time.Time) bool {
+// A drained member's shards are settled at once (drained): every
+// assignment deals them elsewhere, whatever the records say (the handoff
+// still waits for the target's candidate, and looks again if the target
+// changes).
+func (l *loop) settled(s string, now time.Time, drained bool) bool {
+	if drained {
+		return true
+	}
 	since, ok := l.moving[s]
 	if !ok {
 		since = now

@@ -43,8 +43,10 @@ const (
 // candidate waiting in the election of the runner's shard while the shard
 // is still assigned to it. Each listing that misses it arms a child watch
 // and lists again (the candidate may have joined between the two), then
-// waits for the election to change. Called by the runner's goroutine while
-// it leads.
+// waits for the election to change; the watch and the reads go on the
+// member's primary session (one server's view, in order; a child watch on
+// the leadership's own session would be routed to its candidate). Called
+// by the runner's goroutine while it leads.
 func (r *Runner) awaitSuccessor(to string) successorWait {
 	ctx, done := r.holdContext(r.m.HandoffTimeout)
 	defer done()
@@ -110,11 +112,12 @@ func (r *Runner) waitEnd(ctx context.Context) successorWait {
 	return successorMissing
 }
 
-// successorQueued reports whether member to has a candidate, not the
-// leader, in the election at path (one listing and a read of each
-// candidate's znode); a failed read is logged unless ctx ended.
+// successorQueued reports whether member to has a candidate waiting in
+// the election at path behind the runner's leadership (one listing and a
+// read of each waiting candidate's znode); a failed read is logged unless
+// ctx ended.
 func (r *Runner) successorQueued(ctx context.Context, path, to string) (bool, error) {
-	ps, err := recipe.Participants(ctx, r.m.Primary, path)
+	ps, err := recipe.Successors(ctx, r.m.Primary, path, r.held.lead.Znode())
 	if err != nil {
 		if ctx.Err() == nil {
 			r.m.Log.Warn().Err(err).Str("shard", r.id).Msg("read election before handoff")
@@ -122,7 +125,7 @@ func (r *Runner) successorQueued(ctx context.Context, path, to string) (bool, er
 		return false, err
 	}
 	for _, p := range ps {
-		if p.ID == to && !p.Leader {
+		if p.ID == to {
 			return true, nil
 		}
 	}

@@ -95,7 +95,7 @@ python3-kazoo (make deps).`,
 	f.IntVar(&cfg.Servers, "servers", cfg.Servers, "ZooKeeper servers: 1 (standalone), 3 or 5")
 	f.StringVar(&cfg.ServerHeap, "server-heap", "", "each ZooKeeper server's -Xmx, such as 6g (default: 128m, 1g from 20,000 shards, 6 KB a shard above 166,666)")
 	f.StringVar(&cfg.ShardIDs, "shard-ids", "", `format of the shards' ids with one integer verb, such as shard-%07d (default: 0, 1, 2, ...)`)
-	f.DurationVar(&cfg.StepLimit, "step-limit", 0, "cap on the shards scenario's join: a slower join is reported as not balanced after it (default: 3m, or 10ms a shard)")
+	f.DurationVar(&cfg.StepLimit, "step-limit", 0, "cap on the shards scenario's join (and, large-fleet, the cold start's and the restart's): slower is reported as not balanced after it, with the progress by then (default: 3m, or 10ms a shard)")
 	f.BoolVar(&cfg.LargeFleet, "large-fleet", false, "shards: only a cold start, a member's crash and a join (always above 100,000 shards)")
 	f.IntVar(&cfg.PeerTrials, "peer-trials", cfg.PeerTrials, "failovers per library after resign and after exit (peers)")
 	f.IntVar(&cfg.PeerKillTrials, "peer-kill-trials", cfg.PeerKillTrials,
