@@ -171,8 +171,11 @@
 //
 // Records lag behind leaderships by up to a write, so members act on an
 // assignment only once it has held for a short settle delay before handing
-// a shard off, and when two records claim a shard the larger token (the
-// later leader) wins. Starting elections is paced by Config.MaxInFlight and
+// a shard off (a drained member's shards go at once: every assignment
+// deals them elsewhere), and when two records claim a shard the larger
+// token (the later leader) wins. A member recomputes the assignment at
+// most once per step gap (ten times its recent steps' cost, 20 ms to 5 s)
+// for records' changes, and within 20 ms of an operator's change. Starting elections is paced by Config.MaxInFlight and
 // the shards' election znodes are created up front, hundreds per multi.
 //
 // A leadership is handed off only to a member whose candidate waits in the
