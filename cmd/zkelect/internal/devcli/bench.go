@@ -41,9 +41,10 @@ raw ZooKeeper operation that bounds it from below in the same run:
             server after the cold start, a graceful stop and a crash (each
             must load its database). Above 100,000 shards (or with
             --large-fleet) only the cold start, one member's crash, one join
-            (capped by --step-limit) and a restart of the servers for their
-            snapshots' size, e.g. 1,000,000 shards on a standalone server:
-            --shards 1000000 --members 20 --servers 1 --shard-ids shard-%07d
+            (each capped by --step-limit) and a restart of the servers for
+            their snapshots' size, e.g. 1,000,000 shards on a standalone
+            server: --shards 1000000 --members 10 --servers 1
+            --shard-ids shard-%07d
   peers     zkelect, kazoo's Election and Curator's LeaderLatch side by side:
             each candidate its own process on its own session, each failover
             timed from the instruction to step down (resign; close and exit;
@@ -58,8 +59,8 @@ python3-kazoo (make deps).`,
   zkelect bench --scenarios raw,failover --resign-trials 500
   zkelect bench --scenarios peers --peer-trials 40 --peer-kill-trials 10 --out peers.json
   zkelect bench --scenarios shards --shards 100000 --members 5 --session-timeout 2s
-  zkelect bench --scenarios shards --shards 1000000 --members 20 --servers 1 --shard-ids shard-%07d \
-    --tick-time 1s --session-timeout 20s --step-limit 30m`,
+  zkelect bench --scenarios shards --shards 1000000 --members 10 --servers 1 --shard-ids shard-%07d \
+    --tick-time 1s --session-timeout 20s --step-limit 15m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkBenchFlags(cmd.Flags(), cfg, out); err != nil {
