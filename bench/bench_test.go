@@ -225,6 +225,38 @@ func TestRunShardsLargeFleet(t *testing.T) {
 	}
 }
 
+// TestRunShardsLargeFleetColdStartCapped: a large fleet's cold start that
+// is not balanced by the step limit is reported so, with the shards led by
+// then, and the memory rows and the snapshot are still measured; the crash
+// and the join, which need a balanced fleet, are not run.
+func TestRunShardsLargeFleetColdStartCapped(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := small(t, ScenarioShards)
+	cfg.Shards, cfg.Members, cfg.Servers, cfg.LargeFleet = []int{2000}, 2, 1, true
+	cfg.StepLimit = time.Millisecond // no cold start of 2,000 shards is balanced by then
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := rowsByName(rep)
+	logTable(t, rep)
+	cold := byName["shards/cold start 2000"]
+	if cold.Value != 0 || !strings.Contains(cold.Note, "not balanced after 1ms") || !strings.Contains(cold.Note, "of 2000 shards led") {
+		t.Errorf("cold start row %+v, want it not balanced after the 1ms limit, with the shards led by then", cold)
+	}
+	for _, name := range []string{"znodes at 2000", "snapshot at 2000", "heap per shard at 2000"} {
+		if r, ok := byName["shards/"+name]; !ok || r.Value <= 0 {
+			t.Errorf("%s row %+v (present %v), want a positive figure", name, r, ok)
+		}
+	}
+	for _, name := range []string{"led again after a crash (2000 shards)", "moves on join (2000 shards)"} {
+		if r, ok := byName["shards/"+name]; ok {
+			t.Errorf("%s ran after a cold start that never balanced: %+v", name, r)
+		}
+	}
+}
+
 func TestCountWatchers(t *testing.T) {
 	out := "/e/_c_a-latch-0000000001\n\t0x100\n\t0x200\n/e\n\t0x300\n/other\n\t0x400\n"
 	if n := countWatchers(out, []string{"/e/_c_a-latch-0000000001", "/e"}, 0x100); n != 2 {
