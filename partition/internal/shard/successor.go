@@ -44,9 +44,8 @@ const (
 // is still assigned to it. Each listing that misses it arms a child watch
 // and lists again (the candidate may have joined between the two), then
 // waits for the election to change; the watch and the reads go on the
-// member's primary session (one server's view, in order; a child watch on
-// the leadership's own session would be routed to its candidate). Called
-// by the runner's goroutine while it leads.
+// member's primary session (one server's view, in order). Called by the
+// runner's goroutine while it leads.
 func (r *Runner) awaitSuccessor(to string) successorWait {
 	ctx, done := r.holdContext(r.m.HandoffTimeout)
 	defer done()
