@@ -52,7 +52,12 @@ func TestJoinStopDrainMoveEachShardOnce(t *testing.T) {
 	ends.check(t, "join", ends0, map[string]int{"a/handoff": -1, "b/handoff": -1, "c/handoff": -1}, moved(before, afterJoin))
 	deferred := deferredHandoffs(t, regs)
 	t.Logf("join: %d moves, balanced after %v, %d handoffs given back", moved(before, afterJoin), took, deferred)
-	if limit := fleetShards / 100; deferred > limit {
+	// A handoff given back is one whose successor's candidate was not seen
+	// in the election within HandoffTimeout (the target d all along): on 2
+	// loaded cores, with -race and without, 30 to 115 of the joiner's 750
+	// starts came that late (main at 047ad35 alike); handing off before the
+	// candidate came gave back hundreds.
+	if limit := fleetShards / 30; deferred > limit {
 		t.Errorf("the join gave back %d handoffs (handoffs_deferred_total), want at most %d: a handoff waits for its successor's candidate", deferred, limit)
 	}
 

@@ -148,10 +148,15 @@ func TestRunnerWonDuringAMoveIsWithdrawnThroughTheSuccessorCheck(t *testing.T) {
 }
 
 // waitingIn lists the members whose candidates wait (not lead) in the
-// election at p; nil if it cannot be read.
+// election at p; nil if it cannot be read. It syncs first: sess's server
+// may be a follower that has not applied a create the member's own server
+// already showed it (a clean-clone run saw c's candidate missing so).
 func waitingIn(sess *recipe.Session, p string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if err := sess.Sync(ctx, p); err != nil {
+		return nil
+	}
 	ps, err := recipe.Participants(ctx, sess, p)
 	if err != nil {
 		return nil

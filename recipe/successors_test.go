@@ -8,7 +8,8 @@ import (
 
 // TestSuccessorsListsThoseBehindTheLeader: Successors of a leader names the
 // candidates queued behind it, in election order, and never itself; one
-// that leaves is no longer named.
+// that leaves is no longer named, and none is once the leader's znode is
+// gone (the first of the others leads then).
 func TestSuccessorsListsThoseBehindTheLeader(t *testing.T) {
 	s := obsSession(t, zkc.ConnectString())
 	raw := obsRaw(t, zkc.ConnectString())
@@ -48,5 +49,13 @@ func TestSuccessorsListsThoseBehindTheLeader(t *testing.T) {
 	}
 	if ps, err = recipe.Successors(ctx, s, path, lead.Znode()); err != nil || len(ps) != 1 || ps[0].ID != "third" {
 		t.Fatalf("Successors after second left = %+v, %v; want [third]", ps, err)
+	}
+	// The leader's znode deleted behind its back: third sorts first now,
+	// it leads rather than waits.
+	if err := raw.Delete(lead.Znode(), -1); err != nil {
+		t.Fatal(err)
+	}
+	if ps, err = recipe.Successors(ctx, s, path, lead.Znode()); err != nil || len(ps) != 0 {
+		t.Fatalf("Successors of a leader whose znode is gone = %+v, %v; want none", ps, err)
 	}
 }
