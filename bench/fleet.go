@@ -345,7 +345,7 @@ func (f *fleet) awaitConverged(ctx context.Context, limit time.Duration) (time.T
 	return time.Now(), nil
 }
 
-// errNotBalanced is awaitBalanced's error at its limit.
+// errNotBalanced is awaitConverged's error at its limit.
 var errNotBalanced = errors.New("not balanced")
 
 func (f *fleet) ledCount() int {

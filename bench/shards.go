@@ -87,17 +87,16 @@ func (e *env) shardScenario(ctx context.Context, n int, cfg Config, moves, memor
 	}
 	best := max(fl.throughput, after)
 	floor := time.Duration(float64(n) / best * float64(time.Second))
-	out := []Result{{
-		Scenario: fmt.Sprintf("shards/cold start %d", n), Value: msf(cold), Unit: "ms",
-		Floor: fmt.Sprintf("%d creates at %.0f/s = %s", n, best, floor.Round(time.Millisecond)),
-		Note: fmt.Sprintf("%.2fx the floor (the faster of %.0f creates/s before the scenario and %.0f/s right after it); %d members start together (in parallel), ExpectedMembers %d; until every shard is led (after %s) and none leads more than its share; %d candidate creates",
-			cold.Seconds()/floor.Seconds(), fl.throughput, after, members, members, allLed.Round(time.Millisecond), creates),
-	}}
-	if unbalanced {
-		out[0].Value = 0
-		out[0].Note = fmt.Sprintf("%s (--step-limit); %d members start together, ExpectedMembers %d; %d candidate creates; the floor is %s",
+	note := fmt.Sprintf("%.2fx the floor (the faster of %.0f creates/s before the scenario and %.0f/s right after it); %d members start together (in parallel), ExpectedMembers %d; until every shard is led (after %s) and none leads more than its share; %d candidate creates",
+		cold.Seconds()/floor.Seconds(), fl.throughput, after, members, members, allLed.Round(time.Millisecond), creates)
+	if unbalanced { // cold is 0: no time to report
+		note = fmt.Sprintf("%s (--step-limit); %d members start together, ExpectedMembers %d; %d candidate creates; the floor is %s",
 			coldOutcome(fleet, cold, limit, true), members, members, creates, floor.Round(time.Millisecond))
 	}
+	out := []Result{{
+		Scenario: fmt.Sprintf("shards/cold start %d", n), Value: msf(cold), Unit: "ms",
+		Floor: fmt.Sprintf("%d creates at %.0f/s = %s", n, best, floor.Round(time.Millisecond)), Note: note,
+	}}
 	wire, err := e.wireCost(ctx, fleet, n, packets1-packets0)
 	if err != nil {
 		return nil, err
