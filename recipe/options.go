@@ -85,7 +85,9 @@ func WithExactSessionTimeout() SessionOption {
 
 // WithConnectTimeout bounds how long Connect waits for the first session
 // (default DefaultConnectTimeout); past it Connect fails with an error
-// wrapping ErrUnreachable. The caller's context can end the wait earlier.
+// wrapping ErrUnreachable, up to about 1s later (go-zookeeper's Close
+// waits that long for a close request no server can answer). The caller's
+// context can end the wait earlier.
 func WithConnectTimeout(d time.Duration) SessionOption {
 	return func(c *sessionConfig) error {
 		if d <= 0 {
