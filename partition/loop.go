@@ -144,9 +144,10 @@ func (l *loop) step() {
 	if !l.pace() {
 		return
 	}
+	l.acted = false
 	l.decide()
 	l.reconcileStale()
-	l.noteStepCost(time.Since(l.lastStep))
+	l.noteStepCost(time.Since(l.lastStep), l.acted)
 }
 
 // fail reports an error that ends Run.
@@ -162,7 +163,7 @@ func (l *loop) apply(u update) {
 	l.dirty, l.viewNew = true, true
 	old := l.view.Operator
 	if u.Members != nil && !maps.Equal(u.Members, l.view.Members) {
-		l.membersAt = time.Now()
+		l.membersAt, l.urgent = time.Now(), true
 	}
 	l.view.Apply(u)
 	if u.Rec != nil && len(l.orphaned) > 0 && u.Rec.Session == l.view.Members[u.Member] {

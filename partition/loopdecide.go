@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -23,31 +24,51 @@ import (
 // 100,000 shards six members in one process (their steps of a few hundred
 // milliseconds each) took 150% of two cores during a join, and the fleet
 // was not balanced after 6 minutes.
+//
+// Steps that change nothing space out further: each one in a row doubles
+// the gap, up to maxQuietDoublings times (and maxStepGap). During a drain
+// or a join every handoff changes a record, so every member's view, and
+// each member recomputed the same assignment about once a second: at
+// 100,000 shards those steps took the CPU the handoffs needed (a drain's
+// handoffs ran at 150-500 a second while the five members stepped, at
+// 1,400-1,900 between their steps). A step that acts (new targets, a
+// runner started, withdrawn or queued for a handoff, a settle begun)
+// brings the gap back to its cost's; so do an operator's change and a
+// change of the live members (urgent: pace).
 const (
-	minStep        = 20 * time.Millisecond
-	maxStepGap     = 5 * time.Second
-	stepCostFactor = 10
+	minStep           = 20 * time.Millisecond
+	maxStepGap        = 5 * time.Second
+	stepCostFactor    = 10
+	maxQuietDoublings = 3
 )
 
-// noteStepCost records the cost of the step that just ran and sets the
-// gap before the next one: stepCostFactor times the median of the last
-// stepCostWindow costs, within [minStep, maxStepGap].
-func (s *stepState) noteStepCost(cost time.Duration) {
+// noteStepCost records the cost of the step that just ran and whether it
+// acted, and sets the gap before the next one: stepCostFactor times the
+// median of the last stepCostWindow costs, doubled for each step in a row
+// (up to maxQuietDoublings) that did not act, within [minStep,
+// maxStepGap].
+func (s *stepState) noteStepCost(cost time.Duration, acted bool) {
 	s.costs[s.costAt%stepCostWindow] = cost
 	s.costAt++
+	if acted {
+		s.quiet = 0
+	} else {
+		s.quiet = min(s.quiet+1, maxQuietDoublings)
+	}
 	recent := s.costs
 	n := min(s.costAt, stepCostWindow)
 	slices.Sort(recent[:n])
-	s.stepGap = min(max(minStep, stepCostFactor*recent[(n-1)/2]), maxStepGap)
+	gap := max(minStep, stepCostFactor*recent[(n-1)/2])
+	s.stepGap = min(gap<<s.quiet, maxStepGap)
 }
 
 // pace reports whether this step decides and reconciles: only when the
 // state changed (dirty) or the runners lag the assignment (stale), and at
-// most once per stepGap, or minStep after an operator's change (urgent: a
-// drain, a move, a freeze is acted on at once, not a step gap of seconds
-// later at 100,000 shards; operators write a few a minute, not the many a
-// second members' records change); a step put off sets the wake timer for
-// it.
+// most once per stepGap, or minStep after an operator's change or a change
+// of the live members (urgent: a drain, a move, a freeze, a crash or a
+// join is acted on at once, not a step gap of seconds later at 100,000
+// shards; those come a few a minute, not the many a second members'
+// records change); a step put off sets the wake timer for it.
 func (l *loop) pace() bool {
 	if !l.dirty && !l.stale {
 		return false
@@ -59,6 +80,9 @@ func (l *loop) pace() bool {
 	if wait := gap - time.Since(l.lastStep); wait > 0 {
 		l.wakeIn(wait)
 		return false
+	}
+	if l.urgent {
+		l.quiet = 0
 	}
 	l.lastStep, l.urgent = time.Now(), false
 	return true
@@ -86,8 +110,10 @@ func (l *loop) recompute() {
 	}
 	in := l.input(time.Now())
 	all := dealUnavailable(Assign(in), in, l.unavailableByMember())
+	prev := l.targets
 	var assigned int
 	l.targets, assigned = l.concerningUs(all)
+	l.acted = l.acted || !maps.Equal(prev, l.targets)
 	l.noteOperatorMetrics(in, assigned)
 	if len(in.Pins) > 0 {
 		l.clearMoves(in)
@@ -100,7 +126,7 @@ func (l *loop) recompute() {
 	for s := range l.grace.reserved { // a reservation the balance gave elsewhere is void
 		if targets[s] != l.m.cfg.MemberID {
 			l.grace.release(s)
-			l.recordChanged = true
+			l.recordChanged, l.acted = true, true
 		}
 	}
 }

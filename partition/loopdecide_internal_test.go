@@ -12,26 +12,62 @@ import (
 func TestStepGapIgnoresOneSlowStep(t *testing.T) {
 	var s stepState
 	for _, c := range []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 5 * time.Second} {
-		s.noteStepCost(c)
+		s.noteStepCost(c, true)
 	}
 	if want := stepCostFactor * 10 * time.Millisecond; s.stepGap != want {
 		t.Fatalf("after one slow step among fast ones: gap %v, want %v", s.stepGap, want)
 	}
 	for range 2 {
-		s.noteStepCost(300 * time.Millisecond)
+		s.noteStepCost(300*time.Millisecond, true)
 	}
 	if want := min(stepCostFactor*300*time.Millisecond, maxStepGap); s.stepGap != want {
 		t.Fatalf("after steps of 300 ms: gap %v, want %v", s.stepGap, want)
 	}
 	for range stepCostWindow {
-		s.noteStepCost(time.Minute)
+		s.noteStepCost(time.Minute, true)
 	}
 	if s.stepGap != maxStepGap {
 		t.Fatalf("after steps of a minute: gap %v, want %v", s.stepGap, maxStepGap)
 	}
-	s.noteStepCost(0)
+	s.noteStepCost(0, true)
 	if s.stepGap != maxStepGap {
 		t.Fatalf("one fast step among slow ones: gap %v, want %v still", s.stepGap, maxStepGap)
+	}
+}
+
+// TestQuietStepsSpaceOut: each step in a row that changed nothing doubles
+// the gap, up to maxQuietDoublings times and maxStepGap; a step that acts
+// brings it back to its cost's, and so does an urgent step.
+func TestQuietStepsSpaceOut(t *testing.T) {
+	const cost = 10 * time.Millisecond
+	base := stepCostFactor * cost
+	var s stepState
+	s.noteStepCost(cost, true)
+	if s.stepGap != base {
+		t.Fatalf("after a step that acted: gap %v, want %v", s.stepGap, base)
+	}
+	for i := 1; i <= maxQuietDoublings+2; i++ {
+		s.noteStepCost(cost, false)
+		if want := base << min(i, maxQuietDoublings); s.stepGap != want {
+			t.Fatalf("after %d quiet steps: gap %v, want %v", i, s.stepGap, want)
+		}
+	}
+	s.noteStepCost(cost, true)
+	if s.stepGap != base {
+		t.Fatalf("a step that acted after quiet ones: gap %v, want %v", s.stepGap, base)
+	}
+	for range maxQuietDoublings {
+		s.noteStepCost(time.Second, false)
+	}
+	if s.stepGap != maxStepGap {
+		t.Fatalf("quiet steps of a second: gap %v, want the cap %v", s.stepGap, maxStepGap)
+	}
+
+	l := &loop{stepState: stepState{wake: stoppedTimer(), dirty: true, urgent: true, quiet: maxQuietDoublings,
+		stepGap: maxStepGap, lastStep: time.Now().Add(-time.Second)}}
+	defer l.wake.Stop()
+	if ran := l.pace(); !ran || l.quiet != 0 {
+		t.Fatalf("urgent step: ran %v, quiet %d after it; want it run and quiet 0", ran, l.quiet)
 	}
 }
 

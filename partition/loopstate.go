@@ -103,6 +103,8 @@ type stepState struct {
 	stepGap  time.Duration                 // least time between two steps
 	costs    [stepCostWindow]time.Duration // the last steps' costs, a ring (noteStepCost)
 	costAt   int                           // steps noted so far
+	acted    bool                          // this step changed the targets or the runners (quiet steps)
+	quiet    int                           // steps in a row that changed nothing (noteStepCost)
 }
 
 // wakeIn makes the loop run a step in d at the latest.
