@@ -118,8 +118,10 @@ func TestCloseUsesItsOwnDeadlineWhenCutOff(t *testing.T) {
 	if !errors.Is(err, recipe.ErrCleanupIncomplete) {
 		t.Fatalf("close while cut off: %v, want ErrCleanupIncomplete", err)
 	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Fatalf("close took %v with a 300ms close timeout", took)
+	// 300ms plus seconds for a loaded machine; ignoring the option would wait
+	// DefaultCloseTimeout (10s).
+	if took, bound := time.Since(start), recipe.DefaultCloseTimeout/2; took > bound {
+		t.Fatalf("close took %v with a 300ms close timeout (bound %v)", took, bound)
 	}
 	p.Heal()
 	// The session (and so the znode) lives on; closing it removes both.

@@ -50,8 +50,11 @@ func TestBlackholedLeaderIsReplacedWithinSessionTimeout(t *testing.T) {
 	took := r.at.Sub(start)
 	timeout := ls.Timeout()
 	t.Logf("successor after %v (session timeout %v)", took, timeout)
-	if took > timeout+1500*time.Millisecond {
-		t.Fatalf("successor took %v, more than session timeout %v + 1.5s", took, timeout)
+	// The server expires the session after timeout and the follower's
+	// watch fires then; 3s more is for a loaded machine (our process and
+	// ZooKeeper's JVM starved).
+	if bound := timeout + 3*time.Second; took > bound {
+		t.Fatalf("successor took %v, more than session timeout %v + 3s", took, timeout)
 	}
 	end, ok := ended()
 	if !ok {

@@ -156,7 +156,7 @@ func TestExpireSessionWithCredentialsSeenByProxy(t *testing.T) {
 func TestLatencyCountsFromEachReplysArrival(t *testing.T) {
 	const (
 		latency  = 500 * time.Millisecond
-		requests = 5
+		requests = 20
 	)
 	c := testenv.New(t, testenv.Options{})
 	p := c.NewProxyT(t)
@@ -179,10 +179,13 @@ func TestLatencyCountsFromEachReplysArrival(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Serialised delays would take requests*latency.
-	if took := time.Since(begin); took < latency || took > 2*time.Second {
+	// Serialised delays would take requests*latency (10s); 3s past one
+	// latency is for a loaded machine.
+	took := time.Since(begin)
+	if took < latency || took > latency+3*time.Second {
 		t.Fatalf("%d concurrent requests with %v latency took %v, want about %v", requests, latency, took, latency)
 	}
+	t.Logf("%d concurrent requests with %v latency took %v", requests, latency, took)
 }
 
 func TestCloseReleasesBlackholedConnections(t *testing.T) {
