@@ -174,8 +174,10 @@
 // a shard off (a drained member's shards go at once: every assignment
 // deals them elsewhere), and when two records claim a shard the larger
 // token (the later leader) wins. A member recomputes the assignment at
-// most once per step gap (ten times its recent steps' cost, 20 ms to 5 s)
-// for records' changes, and within 20 ms of an operator's change. Starting elections is paced by Config.MaxInFlight and
+// most once per step gap for records' changes (ten times its recent
+// steps' cost, 20 ms to 5 s, doubled for each step in a row that changed
+// nothing, up to eight times), and within 20 ms of an operator's change or
+// a change of the live members. Starting elections is paced by Config.MaxInFlight and
 // the shards' election znodes are created up front, hundreds per multi.
 //
 // A leadership is handed off only to a member whose candidate waits in the
