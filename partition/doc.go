@@ -175,9 +175,11 @@
 // deals them elsewhere), and when two records claim a shard the larger
 // token (the later leader) wins. A member recomputes the assignment at
 // most once per step gap for records' changes (ten times its recent
-// steps' cost, 20 ms to 5 s, doubled for each step in a row that changed
-// nothing, up to eight times), and within 20 ms of an operator's change or
-// a change of the live members. Starting elections is paced by Config.MaxInFlight and
+// steps' cost, 20 ms to 5 s; while its steps change nothing the gap
+// doubles with each, to at most eight times that), a step a timer or a
+// runner waits for after that cost's gap, and within 20 ms of an
+// operator's change or (after the startup wait) a change of the live
+// members. Starting elections is paced by Config.MaxInFlight and
 // the shards' election znodes are created up front, hundreds per multi.
 //
 // A leadership is handed off only to a member whose candidate waits in the

@@ -105,11 +105,11 @@ func (l *loop) serve(ctx context.Context) error {
 		case ev := <-l.events:
 			l.handle(ev)
 		case <-l.m.changed:
-			l.dirty, l.recordChanged = true, true // the record carries the list's digest
+			l.dirty, l.recordChanged, l.due = true, true, true // the record carries the list's digest
 		case <-tick.C:
 			l.collect(time.Now())
 		case <-l.wake.C:
-			l.wakeAt = time.Time{}
+			l.wakeAt, l.due = time.Time{}, true // armed for a step then (wakeIn)
 			l.stale = l.stale || len(l.moving) > 0
 		}
 		l.drain()
@@ -163,7 +163,9 @@ func (l *loop) apply(u update) {
 	l.dirty, l.viewNew = true, true
 	old := l.view.Operator
 	if u.Members != nil && !maps.Equal(u.Members, l.view.Members) {
-		l.membersAt, l.urgent = time.Now(), true
+		// After the startup wait a join, a stop or a crash is acted on at
+		// once; during it, steps would only find the wait longer.
+		l.membersAt, l.urgent = time.Now(), l.urgent || l.startupDone
 	}
 	l.view.Apply(u)
 	if u.Rec != nil && len(l.orphaned) > 0 && u.Rec.Session == l.view.Members[u.Member] {
@@ -242,6 +244,7 @@ func (l *loop) handle(ev shard.Event) {
 		}
 		l.m.runnerGone(id) // migration.go
 		l.stale = true
+		l.due = l.due || l.targets[id] == l.m.cfg.MemberID // ours still: started again
 	}
 }
 

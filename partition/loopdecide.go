@@ -1,7 +1,6 @@
 package partition
 
 import (
-	"maps"
 	"slices"
 	"time"
 )
@@ -31,10 +30,12 @@ import (
 // each member recomputed the same assignment about once a second: at
 // 100,000 shards those steps took the CPU the handoffs needed (a drain's
 // handoffs ran at 150-500 a second while the five members stepped, at
-// 1,400-1,900 between their steps). A step that acts (new targets, a
-// runner started, withdrawn or queued for a handoff, a settle begun)
-// brings the gap back to its cost's; so do an operator's change and a
-// change of the live members (urgent: pace).
+// 1,400-1,900 between their steps). A step that acts (a shard given a new
+// target, a runner started, withdrawn or queued for a handoff, a settle
+// begun) brings the gap back to its cost's. A step something is waiting
+// for (a settle or a freeze ending, a runner to restart: due) waits the
+// gap of its cost, not the doubled one; an operator's change and a change
+// of the live members wait minStep (urgent: pace).
 const (
 	minStep           = 20 * time.Millisecond
 	maxStepGap        = 5 * time.Second
@@ -44,9 +45,9 @@ const (
 
 // noteStepCost records the cost of the step that just ran and whether it
 // acted, and sets the gap before the next one: stepCostFactor times the
-// median of the last stepCostWindow costs, doubled for each step in a row
-// (up to maxQuietDoublings) that did not act, within [minStep,
-// maxStepGap].
+// median of the last stepCostWindow costs (baseGap), doubled for each
+// step in a row (up to maxQuietDoublings) that did not act, within
+// [minStep, maxStepGap].
 func (s *stepState) noteStepCost(cost time.Duration, acted bool) {
 	s.costs[s.costAt%stepCostWindow] = cost
 	s.costAt++
@@ -58,8 +59,8 @@ func (s *stepState) noteStepCost(cost time.Duration, acted bool) {
 	recent := s.costs
 	n := min(s.costAt, stepCostWindow)
 	slices.Sort(recent[:n])
-	gap := max(minStep, stepCostFactor*recent[(n-1)/2])
-	s.stepGap = min(gap<<s.quiet, maxStepGap)
+	s.baseGap = min(max(minStep, stepCostFactor*recent[(n-1)/2]), maxStepGap)
+	s.stepGap = min(s.baseGap<<s.quiet, maxStepGap)
 }
 
 // pace reports whether this step decides and reconciles: only when the
@@ -68,14 +69,18 @@ func (s *stepState) noteStepCost(cost time.Duration, acted bool) {
 // of the live members (urgent: a drain, a move, a freeze, a crash or a
 // join is acted on at once, not a step gap of seconds later at 100,000
 // shards; those come a few a minute, not the many a second members'
-// records change); a step put off sets the wake timer for it.
+// records change); a step something waits for (due) waits baseGap, not
+// the quiet steps' longer gap; a step put off sets the wake timer for it.
 func (l *loop) pace() bool {
 	if !l.dirty && !l.stale {
 		return false
 	}
 	gap := l.stepGap
-	if l.urgent {
+	switch {
+	case l.urgent:
 		gap = minStep
+	case l.due:
+		gap = l.baseGap
 	}
 	if wait := gap - time.Since(l.lastStep); wait > 0 {
 		l.wakeIn(wait)
@@ -84,7 +89,7 @@ func (l *loop) pace() bool {
 	if l.urgent {
 		l.quiet = 0
 	}
-	l.lastStep, l.urgent = time.Now(), false
+	l.lastStep, l.urgent, l.due = time.Now(), false, false
 	return true
 }
 
@@ -113,7 +118,7 @@ func (l *loop) recompute() {
 	prev := l.targets
 	var assigned int
 	l.targets, assigned = l.concerningUs(all)
-	l.acted = l.acted || !maps.Equal(prev, l.targets)
+	l.acted = l.acted || targetsMoved(prev, l.targets)
 	l.noteOperatorMetrics(in, assigned)
 	if len(in.Pins) > 0 {
 		l.clearMoves(in)
@@ -129,6 +134,18 @@ func (l *loop) recompute() {
 			l.recordChanged, l.acted = true, true
 		}
 	}
+}
+
+// targetsMoved reports whether next gives some shard a target prev did
+// not: a shard that only dropped out (its runner here finished, a handoff
+// done) asks nothing of this member.
+func targetsMoved(prev, next map[string]string) bool {
+	for s, m := range next {
+		if was, ok := prev[s]; !ok || was != m {
+			return true
+		}
+	}
+	return false
 }
 
 // concerningUs returns the part of an assignment this member acts on: the

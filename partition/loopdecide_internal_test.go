@@ -37,7 +37,8 @@ func TestStepGapIgnoresOneSlowStep(t *testing.T) {
 
 // TestQuietStepsSpaceOut: each step in a row that changed nothing doubles
 // the gap, up to maxQuietDoublings times and maxStepGap; a step that acts
-// brings it back to its cost's, and so does an urgent step.
+// brings it back to its cost's; an urgent step runs after minStep and
+// clears the count of quiet steps.
 func TestQuietStepsSpaceOut(t *testing.T) {
 	const cost = 10 * time.Millisecond
 	base := stepCostFactor * cost
@@ -56,11 +57,16 @@ func TestQuietStepsSpaceOut(t *testing.T) {
 	if s.stepGap != base {
 		t.Fatalf("a step that acted after quiet ones: gap %v, want %v", s.stepGap, base)
 	}
-	for range maxQuietDoublings {
-		s.noteStepCost(time.Second, false)
+	// Steps of 100 ms: a gap of 1 s, then 2 s and 4 s, then the cap.
+	s.noteStepCost(100*time.Millisecond, true)
+	for range stepCostWindow {
+		s.noteStepCost(100*time.Millisecond, true)
 	}
-	if s.stepGap != maxStepGap {
-		t.Fatalf("quiet steps of a second: gap %v, want the cap %v", s.stepGap, maxStepGap)
+	for i, want := range []time.Duration{2 * time.Second, 4 * time.Second, maxStepGap, maxStepGap} {
+		s.noteStepCost(100*time.Millisecond, false)
+		if s.stepGap != want || s.baseGap != time.Second {
+			t.Fatalf("quiet step %d of 100 ms: gap %v (base %v), want %v (base 1s)", i+1, s.stepGap, s.baseGap, want)
+		}
 	}
 
 	l := &loop{stepState: stepState{wake: stoppedTimer(), dirty: true, urgent: true, quiet: maxQuietDoublings,
@@ -68,6 +74,46 @@ func TestQuietStepsSpaceOut(t *testing.T) {
 	defer l.wake.Stop()
 	if ran := l.pace(); !ran || l.quiet != 0 {
 		t.Fatalf("urgent step: ran %v, quiet %d after it; want it run and quiet 0", ran, l.quiet)
+	}
+}
+
+// TestDueStepWaitsTheBaseGap: a step a timer or a runner asks for (due)
+// waits the gap of its cost, not the quiet steps' longer one; a step that
+// is only dirty waits the longer one.
+func TestDueStepWaitsTheBaseGap(t *testing.T) {
+	for _, due := range []bool{false, true} {
+		l := &loop{stepState: stepState{wake: stoppedTimer(), dirty: true, due: due,
+			baseGap: 100 * time.Millisecond, stepGap: maxStepGap, lastStep: time.Now().Add(-time.Second)}}
+		if got := l.pace(); got != due {
+			t.Errorf("due %v: pace() = %v, want %v", due, got, due)
+		}
+		if due && l.due {
+			t.Errorf("due still set after the step it asked for")
+		}
+		l.wake.Stop()
+	}
+}
+
+// TestTargetsMovedIgnoresShardsThatOnlyLeft: a shard dropped from the
+// targets (its runner here finished) is no change to act on; one that is
+// new or has another target is.
+func TestTargetsMovedIgnoresShardsThatOnlyLeft(t *testing.T) {
+	prev := map[string]string{"1": "b", "2": "a"}
+	tests := []struct {
+		name string
+		next map[string]string
+		want bool
+	}{
+		{"same", map[string]string{"1": "b", "2": "a"}, false},
+		{"a handoff done", map[string]string{"2": "a"}, false},
+		{"none left", map[string]string{}, false},
+		{"a new shard", map[string]string{"1": "b", "2": "a", "3": "a"}, true},
+		{"another target", map[string]string{"1": "c", "2": "a"}, true},
+	}
+	for _, tt := range tests {
+		if got := targetsMoved(prev, tt.next); got != tt.want {
+			t.Errorf("%s: targetsMoved = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 

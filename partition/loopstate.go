@@ -95,16 +95,21 @@ const stepCostWindow = 3
 type stepState struct {
 	dirty    bool                          // the view or the shard list changed: recompute
 	viewNew  bool                          // the view changed since OnLeaderChanged was last given its leaders
-	urgent   bool                          // an operator's change came: the next step is not paced (pace)
+	urgent   bool                          // an operator's or the live members' change came: the next step runs minStep after the last (pace)
+	due      bool                          // a timer or a runner asks for a step: it waits the step gap, not the quiet one (pace)
 	stale    bool                          // runners changed: reconcile
 	wake     *time.Timer                   // wakes the loop for a settled move or a deferred step
 	wakeAt   time.Time                     // when wake fires; zero when it is stopped
 	lastStep time.Time                     // when the assignment was last computed or acted on
 	stepGap  time.Duration                 // least time between two steps
+	baseGap  time.Duration                 // stepGap before the quiet steps' doublings
 	costs    [stepCostWindow]time.Duration // the last steps' costs, a ring (noteStepCost)
 	costAt   int                           // steps noted so far
-	acted    bool                          // this step changed the targets or the runners (quiet steps)
-	quiet    int                           // steps in a row that changed nothing (noteStepCost)
+	// acted: this step gave a shard a new target, started, withdrew or
+	// stopped a runner, queued a handoff beyond those pending, began a
+	// settle or released a reservation (noteStepCost).
+	acted bool
+	quiet int // steps in a row that did not act (noteStepCost)
 }
 
 // wakeIn makes the loop run a step in d at the latest.

@@ -166,8 +166,11 @@ func (p *Proxy) Cut() {
 
 // Blackhole stops forwarding in both directions while keeping every socket
 // open, like a network partition: frames (and disconnects) are held, not
-// dropped, and new connections are accepted but not forwarded. Held past
-// the session timeout, the server expires the session. Heal resumes.
+// dropped, and new connections are accepted but not forwarded. The proxy
+// stops reading what clients send, so a client's writes block once its
+// socket buffers fill (the servers' replies are still read ahead, up to 64
+// frames a connection). Held past the session timeout, the server expires
+// the session. Heal resumes.
 func (p *Proxy) Blackhole() { p.gate.shut() }
 
 // SetLatency delays each server-to-client frame by d from its arrival at

@@ -129,10 +129,10 @@ func (l *link) forwardRequests(server net.Conn, target string) {
 }
 
 // readRequests reads client frames into out until the client connection
-// fails. While the gate is shut it reads nothing, as a partitioned peer
-// acknowledges nothing: the client's socket buffers fill and its writes
-// block, as they would on a real network, instead of vanishing into the
-// proxy's queue.
+// fails. While the gate is shut it starts no read (one under way when it
+// shut takes its frame), as a partitioned peer acknowledges nothing: the
+// client's socket buffers fill and its writes block, as they would on a
+// real network, instead of vanishing into the proxy's queue.
 func (l *link) readRequests(out chan<- reply) {
 	defer close(out)
 	for {
