@@ -1,6 +1,9 @@
 package assign
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // This file keeps the assignment's state between steps, so that a member
 // recomputes from what changed: Assign walks every shard (O(S·M)); an
@@ -29,6 +32,7 @@ type Assigner struct {
 	shards map[string]*slot       // every shard listed or held
 	listed int                    // shards in the list
 	free   map[string]*slot       // listed shards nobody holds
+	peak   int                    // the most free shards since free was last made
 	held   map[string]*heldShards // a holder's listed shards
 }
 
@@ -127,6 +131,7 @@ func (a *Assigner) place(sl *slot) {
 	}
 	if sl.holder == "" {
 		a.free[sl.id] = sl
+		a.peak = max(a.peak, len(a.free))
 		return
 	}
 	h, ok := a.held[sl.holder]
@@ -191,6 +196,7 @@ func (a *Assigner) Targets(p Params) *Result {
 		}
 	}
 	b.setQuotasHeld(a.listed, func(i int) int { return heldN[i] })
+	a.shrinkFree()
 	loose := a.keep(b, r, heldN, p.Frozen)
 	slices.Sort(loose)
 	r.dealt = make(map[string]string, len(loose))
@@ -199,6 +205,17 @@ func (a *Assigner) Targets(p Params) *Result {
 	}
 	r.load = b.load
 	return r
+}
+
+// shrinkFree makes the free map again once most of it emptied: a map
+// keeps its capacity, and walking it costs O(capacity), so a cold start's
+// free list (every shard) would cost every later step O(S).
+func (a *Assigner) shrinkFree() {
+	if len(a.free) >= a.peak/8 {
+		return
+	}
+	a.free = maps.Clone(a.free)
+	a.peak = len(a.free)
 }
 
 // keep counts each taker's kept shards against its load (balancer.keep)

@@ -292,5 +292,5 @@ func (v *View) Changed(f func(shard, member string, token uint64, held bool)) {
 		m, tok, ok := v.Holder(s)
 		f(s, m, tok, ok)
 	}
-	clear(v.idx.changed)
+	v.idx.changed = map[string]struct{}{} // clear would keep the capacity, and a walk of it costs O(capacity)
 }
