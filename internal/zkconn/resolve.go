@@ -81,6 +81,17 @@ func (r *resolver) dial(network, entry string, timeout time.Duration) (net.Conn,
 	return nil, fmt.Errorf("dial ZooKeeper server %s: %w", entry, errors.Join(errs...))
 }
 
+// dialAddr dials addr ("ip:port"), an address entry resolved to, as dial
+// does (TLS verified against entry's name): the identity probe reaches the
+// very server that answered (ensemble.go).
+func (r *resolver) dialAddr(network, entry, addr string, timeout time.Duration) (net.Conn, error) {
+	c, err := r.raw(network, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return r.secure(c, entry, timeout)
+}
+
 // resolve returns host's addresses, shuffled.
 func (r *resolver) resolve(entry, host string, timeout time.Duration) ([]string, error) {
 	if net.ParseIP(host) != nil {
