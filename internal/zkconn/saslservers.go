@@ -9,16 +9,18 @@ import (
 // configuration or passwords, or when one server was restarted without
 // it (KAFKA-13461), the others still accept them. So a refusal closes
 // that connection and go-zookeeper tries the next server. Refusals are
-// counted by the server reached (the address the connection reached), not
-// by the entry dialled: one name, or one load balancer, may stand for
-// several servers, and only some of them may refuse. The session is over
-// for good (ErrAuthFailed: no connection is made again, Dial fails, Ended
-// is closed) only once the ensemble as a whole refuses: refusals in a row,
-// with no login accepted anywhere between them (so from every server
-// reached meanwhile), at least maxSASLStreak of them and as many as two
-// rounds of the entries. Behind one address that spreads connections over its
-// servers, one refusing server of three refuses six logins in a row only
-// by chance (1 in 729 with a random choice, never with a round-robin).
+// not counted per entry: one name, or one load balancer, may stand for
+// several servers, only some of which refuse. They are counted in a row,
+// whichever server refused (the address reached is logged): a login
+// accepted anywhere ends the streak. The session is over for good
+// (ErrAuthFailed: no connection is made again, Dial fails, Ended is
+// closed) only once the ensemble as a whole refuses: maxSASLStreak
+// refusals in a row, and at least two rounds of the entries. Behind one
+// address that spreads connections over three servers, one refusing
+// server refuses six logins in a row only by chance (1 in 729 with a
+// random choice, never with a round-robin). Credentials no server has
+// accepted yet (at Dial) are proven good nowhere: one refusal in a row
+// per entry refuses them for good, so a typo fails Dial at once.
 //
 // The exchange has a bound of its own, like the handshake's: at least the
 // handshake bound, doubled after an exchange that timed out and set to
@@ -35,6 +37,7 @@ const maxSASLStreak = 6
 // the exchange takes (under wireTracker.mu).
 type saslServers struct {
 	streak int           // refusals since a login was last accepted
+	proven bool          // a server has accepted the credentials once
 	slow   time.Duration // the learnt bound; 0: the handshake bound
 }
 
@@ -62,18 +65,22 @@ func (w *wireTracker) saslTook(server string, d time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.saslLog.slow = d * 3 / 2
-	w.saslLog.streak = 0
+	w.saslLog.streak, w.saslLog.proven = 0, true
 }
 
 // saslRefusedBy records that server (as reached) refused the credentials
 // and reports whether the ensemble as a whole has refused them: refusals
 // in a row, with no login accepted between them, at least maxSASLStreak
-// of them and twice the entries.
+// of them and twice the entries; before any server accepted them, one
+// refusal per entry.
 func (w *wireTracker) saslRefusedBy(server string) (everywhere bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.saslLog.streak++
 	w.log.Debug().Str("server", server).Int("in_a_row", w.saslLog.streak).Msg("SASL refusal counted")
+	if !w.saslLog.proven {
+		return w.saslLog.streak >= w.servers
+	}
 	return w.saslLog.streak >= max(maxSASLStreak, 2*w.servers)
 }
 
