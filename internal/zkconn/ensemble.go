@@ -35,7 +35,9 @@ import (
 //     reaches a single server of its ensemble (the others down or cut
 //     off) ends a dead session by itself. None held: the server is of
 //     another ensemble; its answer is refused, the server logged once,
-//     and its answers are refused without a probe for a session timeout.
+//     its answers are refused without a probe for a session timeout, and
+//     for a minute its address is dialled only when the other addresses
+//     of its name cannot be.
 //     No answer to the probe: refused this time, asked again at the next.
 //     A process that saw no mark (no persistent znode read yet) believes
 //     the answer, as ZooKeeper's own clients do: it holds nothing another
@@ -161,6 +163,19 @@ func (w *wireTracker) refuseForeign(server string, marks []mark, what string) er
 			Msg("zookeeper server of another ensemble refused; trying the others")
 	}
 	return err
+}
+
+// foreignAvoided is how long a server found to serve another ensemble is
+// dialled only after the other addresses of its name (resolve.go).
+const foreignAvoided = time.Minute
+
+// avoided reports whether server was found to serve another ensemble
+// within foreignAvoided.
+func (w *wireTracker) avoided(server string) bool {
+	w.mu.Lock()
+	at, ok := w.foreignAt[server]
+	w.mu.Unlock()
+	return ok && time.Since(at) <= foreignAvoided
 }
 
 // foreignRecently returns the error a server found foreign within a
