@@ -24,6 +24,9 @@ func Follow(ctx context.Context, sess *recipe.Session, root, what string, step f
 	defer e.stop()
 	defer cancel()
 	if err := e.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	updates := make(chan rootdata.Update, 64)
