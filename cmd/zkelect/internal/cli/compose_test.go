@@ -178,7 +178,9 @@ func runsOf(t *testing.T, services map[string]composeService, stages map[string]
 		}
 		runs = append(runs, composeRun{name: name, bin: bin, args: argv[1:], env: env})
 	}
-	sort.Slice(runs, func(i, j int) bool { return len(services[runs[i].name].DependsOn) < len(services[runs[j].name].DependsOn) })
+	sort.Slice(runs, func(i, j int) bool {
+		return len(services[runs[i].name].DependsOn) < len(services[runs[j].name].DependsOn)
+	})
 	return runs
 }
 
