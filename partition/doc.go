@@ -173,8 +173,10 @@
 // assignment only once it has held for a short settle delay before handing
 // a shard off (a drained member's shards go at once: every assignment
 // deals them elsewhere), and when two records claim a shard the larger
-// token (the later leader) wins. A member recomputes the assignment at
-// most once per step gap for records' changes (ten times its recent
+// token (the later leader) wins. A member keeps its assignment from what
+// changed (assign.Assigner, fed the holders its view's updates changed):
+// a step costs the changed records and its own share, not the whole list.
+// It recomputes the assignment at most once per step gap for records' changes (ten times its recent
 // steps' cost, 20 ms to 5 s; while its steps change nothing the gap
 // doubles with each, to at most eight times that), a step a timer or a
 // runner waits for after that cost's gap, and within 20 ms of an
