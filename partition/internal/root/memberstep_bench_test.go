@@ -24,7 +24,7 @@ type benchFleet struct {
 	shards  []string
 	members map[string]int64
 	records map[string]Record // as read
-	alt     map[string]Record // each record with one token renewed
+	alt     map[string]Record // member 1's record with one token renewed
 	view    *View
 	a       *assign.Assigner
 	own     *MemberRecord
@@ -68,9 +68,10 @@ func buildFleet(shards, members int, incremental bool) *benchFleet {
 		f.shards[i] = s
 		f.records[benchMember(i%members)].Leading[s] = uint64(i + 1)
 	}
-	for id, r := range f.records {
-		alt := r
-		alt.Leading = maps.Clone(r.Leading)
+	if members > 1 { // the member whose record changes (benchMember(1))
+		id := benchMember(1)
+		alt := f.records[id]
+		alt.Leading = maps.Clone(alt.Leading)
 		for s, tok := range alt.Leading {
 			alt.Leading[s] = tok + uint64(shards) // one shard's leadership renewed
 			break
