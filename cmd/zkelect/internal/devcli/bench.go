@@ -61,11 +61,11 @@ Prints a table; --out also writes the report as JSON. The defaults run in
 about five minutes on 2 cores (peers restarts a JVM for every exit and
 kill). Needs Java and ZooKeeper, and for peers javac, Curator and
 python3-kazoo (make deps).`,
-		Example: `  zkelect bench --out bench.json
-  zkelect bench --scenarios raw,failover --resign-trials 500
-  zkelect bench --scenarios peers --peer-trials 40 --peer-kill-trials 10 --out peers.json
-  zkelect bench --scenarios shards --shards 100000 --members 5 --session-timeout 2s
-  zkelect bench --scenarios shards --shards 1000000 --members 10 --servers 1 --shard-ids shard-%07d \
+		Example: `  zkelect-dev bench --out bench.json
+  zkelect-dev bench --scenarios raw,failover --resign-trials 500
+  zkelect-dev bench --scenarios peers --peer-trials 40 --peer-kill-trials 10 --out peers.json
+  zkelect-dev bench --scenarios shards --shards 100000 --members 5 --session-timeout 2s
+  zkelect-dev bench --scenarios shards --shards 1000000 --members 10 --servers 1 --shard-ids shard-%07d \
     --tick-time 1s --session-timeout 20s --step-limit 15m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
