@@ -15,8 +15,14 @@ import (
 	"github.com/zkelect/zkelect/recipe"
 )
 
-// readParallel bounds the elections read at once.
-const readParallel = 64
+// readParallel bounds the reads in flight at once: elections read whole
+// (each a getChildren, then its candidates' getData, typically one to three)
+// and candidates read as they are created. An observer shares the servers
+// with the members, whose leases need answers within their session
+// timeout: reading thousands of elections 64 at a time (recipe reads up to
+// 32 candidates of each at once) starved a member's session on a loaded
+// 2-core machine.
+const readParallel = 16
 
 // Elections is the state of the elections of one root. One goroutine (the
 // follower's) calls its methods; reads run on goroutines of their own and
