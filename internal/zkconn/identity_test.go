@@ -145,6 +145,10 @@ func TestMarksKeepTheLatestPersistentZnodes(t *testing.T) {
 	if len(got) != maxMarks || got[0] != (mark{"/p3", 99, 2}) || got[len(got)-1].path != "/p2" {
 		t.Fatalf("marks %v; want %d, /p3 (czxid 99) first, /p2 last", got, maxMarks)
 	}
+	m.gone("/p3")
+	if got := m.list(); len(got) != maxMarks-1 || got[0].path == "/p3" {
+		t.Fatalf("marks %v after /p3 was deleted", got)
+	}
 	m.reset()
 	if m.held() {
 		t.Fatal("marks after reset")
