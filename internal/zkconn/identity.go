@@ -112,13 +112,35 @@ func (w *wireTracker) probeServer(entry, addr string, marks []mark) (identity, m
 		return identityUnknown, mark{}, err
 	}
 	if w.sasl != nil {
-		if err := saslLogin(conn, addr, w.sasl); err != nil {
+		if err := w.probeLogin(conn, addr); err != nil {
 			return identityUnknown, mark{}, err
 		}
 	}
 	id, m, err := askMarks(conn, marks)
 	_, _ = conn.Write(closeSessionFrame()) // the probe's session ends now, not after its timeout
 	return id, m, err
+}
+
+// probeLogin logs the probe's session in with SASL, and counts a refusal
+// of the credentials as a refusal of the session's (saslservers.go): a
+// server that says the session expired and refuses the credentials ends
+// it for them once the ensemble as a whole refuses.
+func (w *wireTracker) probeLogin(conn net.Conn, server string) error {
+	start := time.Now()
+	err := saslLogin(conn, server, w.sasl)
+	ae := (*AuthError)(nil)
+	switch {
+	case err == nil:
+		w.saslTook(server, time.Since(start))
+	case errors.As(err, &ae) && w.saslRefusedBy(server):
+		w.auth.set(err)
+		if f := w.onRefused; f != nil {
+			f()
+		}
+	case ae != nil:
+		w.log.Warn().Str("server", server).Err(err).Msg("zookeeper server refused the SASL credentials; trying the others")
+	}
+	return err
 }
 
 // openProbeSession asks the server on conn for a new session, presenting
