@@ -43,7 +43,10 @@ const maxIdentityReply = 1 << 16
 // identityForeign when it holds none, identityUnknown with the error of
 // a read or write that failed, or of a reply that is no Stat (a server
 // requiring a SASL login, say).
-func askMarks(rw io.ReadWriter, marks []mark) (identity, mark, error) {
+func askMarks(rw io.ReadWriter, marks []mark, creds []Credential) (identity, mark, error) {
+	if err := replayAuth(rw, creds); err != nil {
+		return identityUnknown, mark{}, err
+	}
 	for _, m := range marks {
 		if _, err := rw.Write(jute.ReadRequest(xidIdentity, jute.OpExists, m.path, false)); err != nil {
 			return identityUnknown, m, fmt.Errorf("send exists %s: %w", m.path, err)
@@ -60,6 +63,36 @@ func askMarks(rw io.ReadWriter, marks []mark) (identity, mark, error) {
 		}
 	}
 	return identityForeign, mark{}, nil
+}
+
+// replayAuth sends the session's credentials (Config.Auth) and reads
+// their answers, for a server that requires them before any request
+// (ZooKeeper 3.7's enforce.auth.enabled).
+func replayAuth(rw io.ReadWriter, creds []Credential) error {
+	for _, cr := range creds {
+		e := jute.NewRequest(jute.XidAuth, jute.OpSetAuth, 12+len(cr.Scheme)+len(cr.Auth))
+		e.Int32(0)
+		e.String(cr.Scheme)
+		e.Buffer([]byte(cr.Auth))
+		if _, err := rw.Write(e.Frame()); err != nil {
+			return fmt.Errorf("send auth %s: %w", cr.Scheme, err)
+		}
+		for {
+			body, err := jute.ReadFrame(rw, maxIdentityReply)
+			if err != nil {
+				return fmt.Errorf("read auth %s: %w", cr.Scheme, err)
+			}
+			h, ok := jute.DecodeReplyHeader(body)
+			if !ok || h.Xid != jute.XidAuth {
+				continue
+			}
+			if h.Err != 0 {
+				return &CodeError{Op: "auth", Code: h.Err}
+			}
+			break
+		}
+	}
+	return nil
 }
 
 // readIdentityReply reads frames until the reply to an identity request:
@@ -116,7 +149,7 @@ func (w *wireTracker) probeServer(entry, addr string, marks []mark) (identity, m
 			return identityUnknown, mark{}, err
 		}
 	}
-	id, m, err := askMarks(conn, marks)
+	id, m, err := askMarks(conn, marks, w.digest)
 	_, _ = conn.Write(closeSessionFrame()) // the probe's session ends now, not after its timeout
 	return id, m, err
 }
@@ -173,7 +206,7 @@ func (c *wireConn) checkIdentity(marks []mark) error {
 	}
 	_ = c.Conn.SetDeadline(time.Now().Add(max(c.bound, c.w.handshakeBound())))
 	defer c.Conn.SetDeadline(time.Time{}) // go-zookeeper sets its own before each read and write
-	id, _, err := askMarks(c.Conn, marks)
+	id, _, err := askMarks(c.Conn, marks, c.w.digest)
 	switch id {
 	case identityOurs:
 		return nil
