@@ -76,7 +76,7 @@ func (c *Candidate) onCreate(r createReply) {
 		if isConnLoss(r.err) {
 			st.outcome.lost()
 		}
-	case isConnLoss(r.err):
+	case isConnLoss(r.err) || errors.Is(r.err, errCreatedGone):
 		st.outcome.lost()
 		st.step = stepNone
 		if st.usable() {
