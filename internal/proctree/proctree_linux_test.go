@@ -42,12 +42,12 @@ func TestKillEndsASetsidChild(t *testing.T) {
 		if p.PID == setsidChild {
 			found = true
 			if p.PGID == sh.Process.Pid || p.PGID == syscall.Getpgrp() {
-				t.Errorf("the setsid setsidChild is in process group %d; want a group of its own", p.PGID)
+				t.Errorf("the setsid child is in process group %d; want a group of its own", p.PGID)
 			}
 		}
 	}
 	if !found {
-		t.Fatalf("Descendants(%d) = %v; want the setsid setsidChild %d", sh.Process.Pid, Descendants(sh.Process.Pid), setsidChild)
+		t.Fatalf("Descendants(%d) = %v; want the setsid child %d", sh.Process.Pid, Descendants(sh.Process.Pid), setsidChild)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
