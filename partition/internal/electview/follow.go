@@ -31,7 +31,7 @@ func Follow(ctx context.Context, sess *recipe.Session, root, what string, step f
 		return err
 	}
 	updates := make(chan rootdata.Update, 64)
-	w := rootdata.NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Logger())
+	w := rootdata.NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Str("follower", what).Logger())
 	w.Start(ctx)
 	defer w.Wait()
 	defer cancel()
