@@ -19,10 +19,12 @@ import (
 // (each a getChildren, then its candidates' getData, typically one to three)
 // and candidates read as they are created. An observer shares the servers
 // with the members, whose leases need answers within their session
-// timeout: reading thousands of elections 64 at a time (recipe reads up to
-// 32 candidates of each at once) starved a member's session on a loaded
-// 2-core machine.
-const readParallel = 16
+// timeout: reading 1,000 elections 64 or 16 at a time while a member
+// drained restarted hundreds of the other members' leaderships (their
+// leases ran out) in half the runs on a loaded 2-core machine; 4 at a time
+// did not. The start and each reconnect read about four requests at a
+// time (1,000 elections in about a second).
+const readParallel = 4
 
 // Elections is the state of the elections of one root. One goroutine (the
 // follower's) calls its methods; reads run on goroutines of their own and
