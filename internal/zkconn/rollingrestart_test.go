@@ -1,0 +1,70 @@
+package zkconn
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/testenv"
+)
+
+// TestRollingRestartMovingTheLeaderTwice: three servers behind names
+// (a private hosts file), each restarted on a new address, the quorum
+// leader first and then the next quorum leader at once (two elections in
+// a row), then the third; with 2s sessions the client keeps its session
+// and its ephemeral znode. Before, a reconnect waited on the resolver's 5s
+// cache of the hosts file (the moved server's old address) and on
+// go-zookeeper's fixed second after a round in which no server answered,
+// while the 2s session ran out.
+func TestRollingRestartMovingTheLeaderTwice(t *testing.T) {
+	testenv.WithPrivateHosts(t, func(t *testing.T, h *testenv.Hosts) {
+		zks := testenv.New(t, testenv.Options{Servers: 3, MaxSessionTimeout: 20 * time.Second})
+		named, err := testenv.NameServers(zks, h, []string{"127.0.0.11", "127.0.0.12", "127.0.0.13"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = named.Close() })
+		var log logBuffer
+		c := dialT(t, named.Servers(), Config{Timeout: 2 * time.Second, Log: zerolog.New(&log)})
+		path, stat := ephemeral(t, c, "rolling")
+		id := c.ID()
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		defer cancel()
+		var moved []int
+		move := func(i int) {
+			t.Helper()
+			ip := fmt.Sprintf("127.0.0.%d", 21+10*len(moved)+i)
+			start := time.Now()
+			if err := named.Move(ctx, i, ip); err != nil {
+				t.Fatal(err)
+			}
+			moved = append(moved, i)
+			t.Logf("server %d restarted on %s in %v", i, ip, time.Since(start).Round(time.Millisecond))
+			if got := c.ID(); got != id && got != 0 {
+				t.Fatalf("session %#x lost after server %d moved (now %#x); log:\n%s", id, i, got, log.String())
+			}
+		}
+		first, err := zks.WaitQuorumLeader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		move(first)
+		second, err := zks.WaitQuorumLeader(ctx, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		move(second)
+		move(3 - first - second)
+		waitFor(t, time.Minute, "the session usable after the rolling restart", func() bool {
+			got, ok := c.Usable()
+			return ok || (got != id && got != 0)
+		})
+		if got := c.ID(); got != id {
+			t.Fatalf("session %#x lost in the rolling restart (now %#x); log:\n%s", id, got, log.String())
+		}
+		checkOwned(t, c, path, stat.Czxid, id)
+	})
+}

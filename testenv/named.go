@@ -1,0 +1,104 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+)
+
+// NamedServers puts each server of a cluster behind a name of a private
+// hosts file (WithPrivateHosts), "zk-<i>.test", reached through a proxy
+// listening on a loopback address of its own: the servers of a
+// StatefulSet behind a headless Service, whose pods come back on new
+// addresses. Move restarts a server on a new address, as a rolling
+// restart does. Methods are safe for concurrent use; Close stops the
+// proxies.
+type NamedServers struct {
+	c *Cluster
+	h *Hosts
+
+	mu      sync.Mutex
+	proxies []*Proxy
+	ports   []string
+}
+
+// NameServers names every server of c in h, server i at ips[i] (a
+// loopback address: 127.0.0.2, ...). The caller must Close it.
+func NameServers(c *Cluster, h *Hosts, ips []string) (*NamedServers, error) {
+	if len(ips) != c.Size() {
+		return nil, fmt.Errorf("%w: %d addresses for %d servers", ErrBadOptions, len(ips), c.Size())
+	}
+	n := &NamedServers{c: c, h: h}
+	for i, ip := range ips {
+		p, err := ListenProxyAt([]string{net.JoinHostPort(ip, "0")}, []string{c.Addrs()[i]})
+		if err != nil {
+			_ = n.Close()
+			return nil, err
+		}
+		_, port, _ := net.SplitHostPort(p.Addrs()[0])
+		n.proxies, n.ports = append(n.proxies, p), append(n.ports, port)
+		if err := h.Set(n.name(i), ip); err != nil {
+			_ = n.Close()
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+func (n *NamedServers) name(i int) string { return fmt.Sprintf("zk-%d.test", i) }
+
+// Servers returns the servers' names with their ports ("zk-0.test:port"),
+// in the cluster's order: the client's server list.
+func (n *NamedServers) Servers() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, len(n.ports))
+	for i, port := range n.ports {
+		out[i] = net.JoinHostPort(n.name(i), port)
+	}
+	return out
+}
+
+// Move restarts server i on ip, as a StatefulSet's pod comes back on a
+// new address: it stops the server (SIGTERM), closes its proxy (nothing
+// listens at the old address any more), listens at ip on the same port,
+// points the server's name at ip and starts the server again, waiting
+// until it serves.
+func (n *NamedServers) Move(ctx context.Context, i int, ip string) error {
+	if err := n.c.Stop(i); err != nil && !errors.Is(err, ErrNotRunning) {
+		return err
+	}
+	n.mu.Lock()
+	if i < 0 || i >= len(n.proxies) {
+		n.mu.Unlock()
+		return fmt.Errorf("%w: server %d of %d", ErrBadIndex, i, len(n.proxies))
+	}
+	old, port := n.proxies[i], n.ports[i]
+	n.mu.Unlock()
+	_ = old.Close()
+	p, err := ListenProxyAt([]string{net.JoinHostPort(ip, port)}, []string{n.c.Addrs()[i]})
+	if err != nil {
+		return fmt.Errorf("move server %d to %s: %w", i, ip, err)
+	}
+	n.mu.Lock()
+	n.proxies[i] = p
+	n.mu.Unlock()
+	if err := n.h.Set(n.name(i), ip); err != nil {
+		return err
+	}
+	n.c.opts.Logf("testenv: server %d moved to %s:%s", i, ip, port)
+	return n.c.Restart(ctx, i)
+}
+
+// Close stops the proxies.
+func (n *NamedServers) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var errs []error
+	for _, p := range n.proxies {
+		errs = append(errs, p.Close())
+	}
+	return errors.Join(errs...)
+}
