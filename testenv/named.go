@@ -22,6 +22,7 @@ type NamedServers struct {
 	mu      sync.Mutex
 	proxies []*Proxy
 	ports   []string
+	gone    []*Proxy // at the addresses servers left, blackholed
 }
 
 // NameServers names every server of c in h, server i at ips[i] (a
@@ -62,10 +63,10 @@ func (n *NamedServers) Servers() []string {
 }
 
 // Move restarts server i on ip, as a StatefulSet's pod comes back on a
-// new address: it stops the server (SIGTERM), closes its proxy (nothing
-// listens at the old address any more), listens at ip on the same port,
-// points the server's name at ip and starts the server again, waiting
-// until it serves.
+// new address: it stops the server (SIGTERM), blackholes its proxy (the
+// old address drops what it is sent, as a deleted pod's does: no refusal),
+// listens at ip on the same port, points the server's name at ip and
+// starts the server again, waiting until it serves.
 func (n *NamedServers) Move(ctx context.Context, i int, ip string) error {
 	if err := n.c.Stop(i); err != nil && !errors.Is(err, ErrNotRunning) {
 		return err
@@ -76,8 +77,10 @@ func (n *NamedServers) Move(ctx context.Context, i int, ip string) error {
 		return fmt.Errorf("%w: server %d of %d", ErrBadIndex, i, len(n.proxies))
 	}
 	old, port := n.proxies[i], n.ports[i]
+	n.gone = append(n.gone, old)
 	n.mu.Unlock()
-	_ = old.Close()
+	old.Cut()
+	old.Blackhole()
 	p, err := ListenProxyAt([]string{net.JoinHostPort(ip, port)}, []string{n.c.Addrs()[i]})
 	if err != nil {
 		return fmt.Errorf("move server %d to %s: %w", i, ip, err)
@@ -97,7 +100,7 @@ func (n *NamedServers) Close() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var errs []error
-	for _, p := range n.proxies {
+	for _, p := range append(n.proxies, n.gone...) {
 		errs = append(errs, p.Close())
 	}
 	return errors.Join(errs...)

@@ -3,9 +3,11 @@ package zkconn
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
 	"github.com/zkelect/zkelect/testenv"
@@ -21,7 +23,7 @@ import (
 // while the 2s session ran out.
 func TestRollingRestartMovingTheLeaderTwice(t *testing.T) {
 	testenv.WithPrivateHosts(t, func(t *testing.T, h *testenv.Hosts) {
-		zks := testenv.New(t, testenv.Options{Servers: 3, MaxSessionTimeout: 20 * time.Second})
+		zks := testenv.New(t, testenv.Options{Servers: 3, TickTime: rollingTick, MaxSessionTimeout: 20 * time.Second})
 		named, err := testenv.NameServers(zks, h, []string{"127.0.0.11", "127.0.0.12", "127.0.0.13"})
 		if err != nil {
 			t.Fatal(err)
@@ -29,6 +31,8 @@ func TestRollingRestartMovingTheLeaderTwice(t *testing.T) {
 		t.Cleanup(func() { _ = named.Close() })
 		var log logBuffer
 		c := dialT(t, named.Servers(), Config{Timeout: 2 * time.Second, Log: zerolog.New(&log)})
+		gaps := &gapSink{}
+		c.Subscribe(gaps)
 		path, stat := ephemeral(t, c, "rolling")
 		id := c.ID()
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -66,5 +70,39 @@ func TestRollingRestartMovingTheLeaderTwice(t *testing.T) {
 			t.Fatalf("session %#x lost in the rolling restart (now %#x); log:\n%s", id, got, log.String())
 		}
 		checkOwned(t, c, path, stat.Czxid, id)
+		t.Logf("longest time without a connection: %v", gaps.longest().Round(time.Millisecond))
 	})
+}
+
+// rollingTick is the servers' tickTime in the rolling restart: elections
+// and syncs of a few ticks, as with a production tickTime against 2s
+// sessions.
+const rollingTick = 500 * time.Millisecond
+
+// gapSink records the longest time from a Disconnected event to the next
+// Connected one.
+type gapSink struct {
+	mu    sync.Mutex
+	since time.Time // the open gap's start; zero when connected
+	max   time.Duration
+}
+
+func (g *gapSink) SessionChanged(ev Event) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case ev.Kind == Connected && !g.since.IsZero():
+		g.max = max(g.max, time.Since(g.since))
+		g.since = time.Time{}
+	case ev.Kind != Connected && g.since.IsZero():
+		g.since = time.Now()
+	}
+}
+
+func (g *gapSink) NodeChanged(zk.Event) {}
+
+func (g *gapSink) longest() time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.max
 }

@@ -31,3 +31,12 @@ func TestRunGraceFollowsEachSession(t *testing.T) {
 		t.Fatalf("grace given as 2s = %v, want 2s", g)
 	}
 }
+
+// TestFollowConfigFlag: the commands that connect take
+// --zk-follow-config, on by default.
+func TestFollowConfigFlag(t *testing.T) {
+	f := newRunCmd().Flags().Lookup("zk-follow-config")
+	if f == nil || f.DefValue != "true" {
+		t.Fatalf("run's --zk-follow-config: %+v; want a flag defaulting to true", f)
+	}
+}
