@@ -65,7 +65,8 @@ func (u *unroutable) blips(t *testing.T, n int) {
 		select {
 		case <-next:
 		case <-time.After(time.Minute):
-			t.Fatalf("blip %d: no reconnect within a minute; log:\n%s", i+1, u.log.String())
+			t.Fatalf("blip %d: no reconnect within a minute of cutting lb (the session connected elsewhere?); dials %v; log:\n%s",
+				i+1, u.dials.counts(), u.log.String())
 		}
 		if got := u.c.ID(); got != id {
 			t.Fatalf("blip %d: the session %#x was lost (now %#x) after %v; member dials %v; log:\n%s",
