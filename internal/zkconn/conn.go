@@ -124,7 +124,7 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 	s.hosts = newServerList(cfg.Log, s.dialCtx.Done())
 	s.wire.onAnswer = s.hosts.answered
 	s.refusedTLS = newTLSRefusals(s.hosts.servers)
-	s.resolver = newResolver(s.dialCtx, cfg.Dialer, cfg.TLS, s.refusedTLS, cfg.Log)
+	s.resolver = newResolver(s.dialCtx, s.isEstablished, cfg.Dialer, cfg.TLS, s.refusedTLS, cfg.Log)
 	conn, events, err := zk.Connect(servers, cfg.Timeout,
 		zk.WithHostProvider(s.hosts),
 		zk.WithDialer(s.wire.dialer(s.dialEntry)),

@@ -39,6 +39,16 @@ func (s *Conn) dialEntry(network, entry string, timeout time.Duration) (net.Conn
 	return &trialConn{Conn: c, entry: entry, limit: start.Add(bound), hosts: s.hosts}, nil
 }
 
+// isEstablished reports whether the first session was established.
+func (s *Conn) isEstablished() bool {
+	select {
+	case <-s.established:
+		return true
+	default:
+		return false
+	}
+}
+
 // roundPause is the pause after a round of servers in which none answered:
 // a twentieth of the session timeout, 50ms to 1s. go-zookeeper's own pause
 // is a second whatever the session timeout: with 2s sessions, half of it

@@ -22,18 +22,22 @@ import (
 //     cachedWait: a slow resolver costs a reconnect no more than that, the
 //     dial goes on with the answer in hand, and the lookup, still running,
 //     updates it when it comes;
-//   - without one, the lookup wait, which starts at minLookupWait, doubles
-//     after each wait that ended before the answer (up to maxLookup), and
-//     is set to half as much again as a lookup's time after each answer,
-//     as the handshake's bound does (wire.go). A dial that stops waiting
+//   - without one, before the first session, the lookup wait, which starts
+//     at minLookupWait, doubles after each wait that ended before the
+//     answer (up to maxLookupWait), and is set to half as much again as a
+//     lookup's time after each answer, as the handshake's bound does
+//     (wire.go); once a session is held, no longer than the dial's own
+//     bound, so a name never resolved does not keep the other servers
+//     waiting while the session timeout runs. A dial that stops waiting
 //     fails that attempt; the next dial of the entry waits on the same
-//     lookup.
+//     lookup, whose answer then serves.
 //
 // So Dial fails for DNS only when no name resolved within its connect
 // timeout. A lookup slower than slowLookup is logged once per name, with
 // its time.
 const (
 	minLookupWait = 2 * time.Second
+	maxLookupWait = 16 * time.Second
 	maxLookup     = 30 * time.Second
 	cachedWait    = 250 * time.Millisecond
 	slowLookup    = 250 * time.Millisecond
@@ -47,8 +51,9 @@ type lookupCall struct {
 	err   error
 }
 
-// resolve returns host's addresses (entry's), shuffled.
-func (r *resolver) resolve(entry, host string) ([]string, error) {
+// resolve returns host's addresses (entry's), shuffled; bound is the
+// dial's.
+func (r *resolver) resolve(entry, host string, bound time.Duration) ([]string, error) {
 	if net.ParseIP(host) != nil {
 		return []string{host}, nil
 	}
@@ -57,8 +62,11 @@ func (r *resolver) resolve(entry, host string) ([]string, error) {
 		return shuffled(addrs), nil
 	}
 	call, cached, wait := r.startLookup(entry, host)
-	if cached != nil {
+	switch {
+	case cached != nil:
 		wait = cachedWait
+	case r.held():
+		wait = min(wait, max(bound, cachedWait))
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
@@ -78,7 +86,7 @@ func (r *resolver) resolve(entry, host string) ([]string, error) {
 	err := &ResolveError{Server: entry, Err: fmt.Errorf("lookup of %s not answered within %v (it goes on; the next attempt waits longer)", host, wait)}
 	r.mu.Lock()
 	r.unresolved[entry] = err
-	r.wait = min(2*r.wait, maxLookup)
+	r.wait = min(2*r.wait, maxLookupWait)
 	r.mu.Unlock()
 	return nil, err
 }
@@ -118,7 +126,7 @@ func (r *resolver) runLookup(call *lookupCall, entry, host string) {
 		r.slow[entry] = true
 	}
 	if err == nil {
-		r.wait = max(minLookupWait, took*3/2)
+		r.wait = min(max(minLookupWait, took*3/2), maxLookupWait)
 	}
 	r.mu.Unlock()
 	if logSlow {

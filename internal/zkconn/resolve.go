@@ -45,7 +45,8 @@ type resolver struct {
 	refused *tlsRefusals // the servers that refused TLS (tlsrefusal.go)
 	log     zerolog.Logger
 	lookup  func(ctx context.Context, host string) ([]string, error)
-	hosts   string // the hosts file read at every lookup ("/etc/hosts")
+	hosts   string      // the hosts file read at every lookup ("/etc/hosts")
+	held    func() bool // whether a session was established (lookup.go)
 
 	ctx     context.Context // ends the lookups in flight at close
 	stop    context.CancelFunc
@@ -59,9 +60,10 @@ type resolver struct {
 	slow       map[string]bool          // entries whose slow lookups were logged
 }
 
-// newResolver returns a resolver whose lookups end with ctx (or close).
-func newResolver(ctx context.Context, raw zk.Dialer, tlsCfg *tls.Config, refused *tlsRefusals, log zerolog.Logger) *resolver {
-	r := &resolver{raw: raw, tls: tlsCfg, refused: refused, log: log, lookup: net.DefaultResolver.LookupHost,
+// newResolver returns a resolver whose lookups end with ctx (or close);
+// held reports whether a session was established.
+func newResolver(ctx context.Context, held func() bool, raw zk.Dialer, tlsCfg *tls.Config, refused *tlsRefusals, log zerolog.Logger) *resolver {
+	r := &resolver{raw: raw, tls: tlsCfg, refused: refused, log: log, lookup: net.DefaultResolver.LookupHost, held: held,
 		hosts: "/etc/hosts", addresses: map[string][]string{}, unresolved: map[string]*ResolveError{},
 		inflight: map[string]*lookupCall{}, wait: minLookupWait, slow: map[string]bool{}}
 	r.ctx, r.stop = context.WithCancel(ctx)
@@ -83,7 +85,7 @@ func (r *resolver) dial(network, entry string, timeout time.Duration) (net.Conn,
 	if err != nil {
 		return nil, fmt.Errorf("dial ZooKeeper server %q: %w", entry, err)
 	}
-	addrs, err := r.resolve(entry, host)
+	addrs, err := r.resolve(entry, host, timeout)
 	if err != nil {
 		return nil, err
 	}
