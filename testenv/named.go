@@ -68,6 +68,25 @@ func (n *NamedServers) Servers() []string {
 // listens at ip on the same port, points the server's name at ip and
 // starts the server again, waiting until it serves.
 func (n *NamedServers) Move(ctx context.Context, i int, ip string) error {
+	if err := n.MoveStart(i, ip); err != nil {
+		return err
+	}
+	return n.AwaitServing(ctx, i)
+}
+
+// AwaitServing waits until server i serves clients.
+func (n *NamedServers) AwaitServing(ctx context.Context, i int) error {
+	if err := n.c.awaitServing(ctx, []int{i}, false); err != nil {
+		return fmt.Errorf("server %d: %w", i, err)
+	}
+	return nil
+}
+
+// MoveStart is Move without waiting for the server to serve: it returns
+// once the server's process started on ip, as a StatefulSet goes on to
+// the next pod once a probe that does not check the quorum (ZooKeeper's
+// ruok) answers. Wait for it with AwaitServing.
+func (n *NamedServers) MoveStart(i int, ip string) error {
 	if err := n.c.Stop(i); err != nil && !errors.Is(err, ErrNotRunning) {
 		return err
 	}
@@ -92,7 +111,14 @@ func (n *NamedServers) Move(ctx context.Context, i int, ip string) error {
 		return err
 	}
 	n.c.opts.Logf("testenv: server %d moved to %s:%s", i, ip, port)
-	return n.c.Restart(ctx, i)
+	s, err := n.c.server(i)
+	if err != nil {
+		return err
+	}
+	if err := s.start(n.c.inst); err != nil {
+		return fmt.Errorf("move server %d to %s: start: %w", i, ip, err)
+	}
+	return nil
 }
 
 // Close stops the proxies.

@@ -38,14 +38,21 @@ func TestRollingRestartMovingTheLeaderTwice(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
 		var moved []int
-		move := func(i int) {
+		move := func(i int, await bool) {
 			t.Helper()
 			ip := fmt.Sprintf("127.0.0.%d", 21+10*len(moved)+i)
 			start := time.Now()
-			if err := named.Move(ctx, i, ip); err != nil {
+			if err := named.MoveStart(i, ip); err != nil {
 				t.Fatal(err)
 			}
 			moved = append(moved, i)
+			if !await {
+				t.Logf("server %d stopped and started on %s in %v", i, ip, time.Since(start).Round(time.Millisecond))
+				return
+			}
+			if err := named.AwaitServing(ctx, i); err != nil {
+				t.Fatal(err)
+			}
 			t.Logf("server %d restarted on %s in %v", i, ip, time.Since(start).Round(time.Millisecond))
 			if got := c.ID(); got != id && got != 0 {
 				t.Fatalf("session %#x lost after server %d moved (now %#x); log:\n%s", id, i, got, log.String())
@@ -55,13 +62,16 @@ func TestRollingRestartMovingTheLeaderTwice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		move(first)
+		move(first, false) // the next restart follows the next election, not the server's return
 		second, err := zks.WaitQuorumLeader(ctx, first)
 		if err != nil {
 			t.Fatal(err)
 		}
-		move(second)
-		move(3 - first - second)
+		move(second, true)
+		if err := named.AwaitServing(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		move(3-first-second, true)
 		waitFor(t, time.Minute, "the session usable after the rolling restart", func() bool {
 			got, ok := c.Usable()
 			return ok || (got != id && got != 0)
