@@ -28,3 +28,21 @@ func GroupACL() []zk.ACL {
 		{Perms: zk.PermRead, Scheme: "world", ID: "anyone"},
 	}
 }
+
+// SharedParentACL returns the ACL a member gives a missing ancestor of its
+// election path (or partition root) when it creates one: for a secured acl
+// (one that lets nobody outside it change things), world:anyone:cr, so
+// that the level stays shared: any group may create its own election or
+// root there, nobody may delete a child (ZooKeeper checks a delete against
+// the parent's ACL, so an idle election path or root cannot be deleted and
+// made again open) or change the ACL. For an open acl it is
+// world:anyone:cdrwa, as everything else then is. Ancestors that exist
+// keep their ACL. A child of such a level may be created by anyone first:
+// a secured member refuses a path it finds open (CheckACL), before its
+// create and again after it.
+func SharedParentACL(acl []zk.ACL) []zk.ACL {
+	if !secured(acl) {
+		return zk.WorldACL(zk.PermAll)
+	}
+	return zk.WorldACL(zk.PermCreate | zk.PermRead)
+}

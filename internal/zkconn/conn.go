@@ -125,6 +125,8 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 	s.wire.onAnswer = s.hosts.answered
 	s.refusedTLS = newTLSRefusals(s.hosts.servers)
 	s.resolver = newResolver(s.dialCtx, s.isEstablished, cfg.Dialer, cfg.TLS, s.refusedTLS, cfg.Log)
+	s.wire.probeDial = s.resolver.dialAddr
+	s.resolver.avoid = s.wire.avoided
 	conn, events, err := zk.Connect(servers, cfg.Timeout,
 		zk.WithHostProvider(s.hosts),
 		zk.WithDialer(s.wire.dialer(s.dialEntry)),
