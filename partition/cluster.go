@@ -141,13 +141,23 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRec
 // ctx is done and returns nil, or an error wrapping recipe.ErrSessionClosed
 // when sess is closed; ErrNilSession, ErrNilCallback or an error wrapping
 // ErrInvalidRoot for bad arguments.
+//
+// It reads within the bounds of a reader without a shard list (records of
+// up to 16 MiB decompressed, up to 4,096 members and records: see
+// partition/README.md); Manager.WatchCluster reads within a member's.
 func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn func(Cluster)) error {
+	outside := rootdata.OutsideBounds()
+	return watchCluster(ctx, sess, root, func() *rootdata.Bounds { return outside }, fn)
+}
+
+// watchCluster is WatchCluster within bounds.
+func watchCluster(ctx context.Context, sess *recipe.Session, root string, bounds func() *rootdata.Bounds, fn func(Cluster)) error {
 	if err := checkWatch(sess, root, fn == nil); err != nil {
 		return err
 	}
 	var last *Cluster
 	floor := rootdata.NewLeaderFloor()
-	return rootdata.Follow(ctx, sess, root, "watch cluster", func(v *view) (bool, error) {
+	return rootdata.FollowWithin(ctx, sess, root, "watch cluster", bounds, func(v *view) (bool, error) {
 		if c := clusterOf(v, floor.Admit(v.Leaders())); last == nil || !c.equal(*last) {
 			last = &c
 			fn(c.clone())

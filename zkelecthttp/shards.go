@@ -114,8 +114,9 @@ func (s *Shards) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/watch", func(w http.ResponseWriter, req *http.Request) { s.hub.serveWatch(s.streams, w, req) })
 }
 
-// Run follows the root (partition.WatchCluster) for /v1/owners and
-// /v1/watch until ctx is done, then ends every stream and returns
+// Run follows the root as the member reads it (Manager.WatchCluster:
+// within the bounds of its shard list, claims of other shards ignored) for
+// /v1/owners and /v1/watch until ctx is done, then ends every stream and returns
 // WatchCluster's error (nil when ctx ended it). Call it once: a second
 // call returns ErrAlreadyRun.
 func (s *Shards) Run(ctx context.Context) error {
@@ -123,7 +124,7 @@ func (s *Shards) Run(ctx context.Context) error {
 		return ErrAlreadyRun
 	}
 	return s.hub.follow(ctx, func(ctx context.Context, fn func(partition.Cluster)) error {
-		return partition.WatchCluster(ctx, s.sess, s.opts.Root, fn)
+		return s.mgr.WatchCluster(ctx, fn)
 	})
 }
 
