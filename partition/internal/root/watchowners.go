@@ -71,9 +71,10 @@ func (w *Watcher) watchOwners(ctx context.Context) {
 
 // await waits until the children watch ch fires or ctx ends. When a record
 // watcher ends meanwhile (its record was deleted, or it is no longer
-// chosen), it is forgotten and the children are listed again without a new
-// watch (ch still covers every later change), so that a record deleted and
-// created anew while its old watcher ran gets a watcher; if that listing
+// chosen), it is forgotten and, for a deleted record, the children are
+// listed again without a new watch (ch still covers every later change),
+// so that a record deleted and created anew while its old watcher ran gets
+// a watcher; if that listing
 // fails, await returns for its caller to list with a new watch. When the
 // live members change, the records are chosen again.
 func (o *ownersWatch) await(ch <-chan zk.Event) {
@@ -86,7 +87,10 @@ func (o *ownersWatch) await(ch <-chan zk.Event) {
 		case <-o.w.changed:
 			o.choose()
 		case g := <-o.gone:
-			o.ended(g)
+			if o.ended(g) {
+				o.choose() // the listing stands: the record was not deleted
+				continue
+			}
 			ids, _, err := o.w.sess.Children(o.ctx, o.w.owners)
 			if err != nil {
 				return
@@ -98,20 +102,21 @@ func (o *ownersWatch) await(ch <-chan zk.Event) {
 }
 
 // ended forgets a record watcher that ended; one stopped because no longer
-// chosen has its record reported deleted (the reader forgets it).
-func (o *ownersWatch) ended(g goneRecord) {
-	if o.running[g.id] != g.rw {
-		return
+// chosen (evicted) has its record reported deleted (the reader forgets it).
+func (o *ownersWatch) ended(g goneRecord) (evicted bool) {
+	if o.running[g.id] == g.rw {
+		delete(o.running, g.id)
 	}
-	delete(o.running, g.id)
 	if g.rw.evicted {
 		o.w.send(o.ctx, Update{Member: g.id})
 	}
+	return g.rw.evicted
 }
 
 // choose starts a watcher for each chosen record not watched and stops
 // those watched and no longer chosen; records left out are logged
-// (countLog) and reported.
+// (countLog) and reported. Watchers still stopping count towards the
+// bound: the rest start as they end (ended, then choose again).
 func (o *ownersWatch) choose() {
 	chosen, over := o.w.chooseRecords(o.listed)
 	for id, rw := range o.running {
@@ -120,8 +125,9 @@ func (o *ownersWatch) choose() {
 			rw.cancel()
 		}
 	}
+	limit := o.w.bounds().Members()
 	for id := range chosen {
-		if _, ok := o.running[id]; !ok {
+		if _, ok := o.running[id]; !ok && len(o.running) < limit { // watchers stopping count until they end
 			o.start(id)
 		}
 	}
