@@ -165,7 +165,7 @@ func (m *Manager) SetShards(ids []string) error {
 	m.mu.Lock()
 	m.shards, m.shardSet = slices.Clone(ids), set
 	m.mu.Unlock()
-	m.readBounds.Store(rootdata.NewBounds(ids))
+	m.readBounds.Swap(rootdata.NewBounds(ids)).Retire() // records are read again: claims of new shards count
 	m.met.shards.Set(float64(len(ids)))
 	select {
 	case m.changed <- struct{}{}:

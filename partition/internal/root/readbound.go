@@ -3,6 +3,7 @@ package root
 import (
 	"fmt"
 	"strconv"
+	"sync"
 )
 
 // This file bounds what a reader takes from a root: the records under
@@ -72,11 +73,13 @@ const (
 type Bounds struct {
 	known   map[string]struct{} // the ids the reader runs; nil: no list, every claim kept
 	longest int                 // bytes of the longest of them
+	retired chan struct{}       // closed by Retire
+	once    sync.Once
 }
 
 // NewBounds returns the bounds of a reader that runs ids.
 func NewBounds(ids []string) *Bounds {
-	b := &Bounds{known: make(map[string]struct{}, len(ids))}
+	b := &Bounds{known: make(map[string]struct{}, len(ids)), retired: make(chan struct{})}
 	for _, id := range ids {
 		b.known[id] = struct{}{}
 		b.longest = max(b.longest, len(id))
@@ -86,7 +89,15 @@ func NewBounds(ids []string) *Bounds {
 
 // OutsideBounds returns the bounds of a reader that runs no shard list:
 // every claim is kept, records are read up to 16 MiB decompressed.
-func OutsideBounds() *Bounds { return &Bounds{} }
+func OutsideBounds() *Bounds { return &Bounds{retired: make(chan struct{})} }
+
+// Retire marks b replaced (the reader's shard list changed): watchers read
+// the records they read within b again, within the new bounds, so that
+// claims of a shard added are seen. Idempotent.
+func (b *Bounds) Retire() { b.once.Do(func() { close(b.retired) }) }
+
+// Retired returns a channel closed once b is retired.
+func (b *Bounds) Retired() <-chan struct{} { return b.retired }
 
 // Knows reports whether the reader runs shard id (always, without a list).
 func (b *Bounds) Knows(id string) bool {

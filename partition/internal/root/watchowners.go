@@ -204,7 +204,8 @@ func (w *Watcher) watchRecord(ctx context.Context, id string) {
 }
 
 // recordOnce reports member id's record, or its deletion (deleted), and
-// waits until the record may have changed or ctx ends. A record over the
+// waits until the record may have changed, the bounds it was read within
+// are retired (Bounds.Retire) or ctx ends. A record over the
 // reader's bounds (DecodeRecordWithin) or unreadable is reported empty: its
 // member claims nothing.
 func (w *Watcher) recordOnce(ctx context.Context, id string) (deleted bool, err error) {
@@ -218,12 +219,17 @@ func (w *Watcher) recordOnce(ctx context.Context, id string) (deleted bool, err 
 	if err != nil {
 		return false, err
 	}
-	rec, err := DecodeRecordWithin(data, w.bounds())
+	b := w.bounds()
+	rec, err := DecodeRecordWithin(data, b)
 	if err != nil {
 		w.log.Warn().Err(err).Str("record_member", id).Int32("version", st.Version).Msg("ignoring unreadable member record")
 	}
 	if w.send(ctx, Update{Member: id, Rec: &StoredRecord{Record: rec, Version: st.Version}}) {
-		WaitWatch(ctx, ch)
+		select { // the record changed, or the bounds did (read it again within the new ones)
+		case <-ch:
+		case <-b.Retired():
+		case <-ctx.Done():
+		}
 	}
 	return false, nil
 }
