@@ -104,7 +104,9 @@ func (l *loop) decide() {
 	}
 }
 
-// recompute computes the assignment from the view.
+// recompute computes the assignment from the view: from what changed
+// since the last step (loopassign.go). A shard some member publishes as
+// unavailable makes the step build the whole map (dealUnavailable).
 func (l *loop) recompute() {
 	l.dirty = false
 	if !l.selfLive() {
@@ -113,16 +115,20 @@ func (l *loop) recompute() {
 	if !l.view.OpRead {
 		return // a drain or a freeze we have not read yet must not be acted against
 	}
-	in := l.input(time.Now())
-	all := dealUnavailable(Assign(in), in, l.unavailableByMember())
+	res, p := l.assignment(time.Now()) // from what changed (loopassign.go)
 	prev := l.targets
 	var assigned int
-	l.targets, assigned = l.concerningUs(all)
+	if byMember := l.unavailableByMember(); len(byMember) > 0 {
+		in := l.unavailableInput(p, byMember)
+		l.targets, assigned = l.concerningUs(dealUnavailable(res.All(), in, byMember))
+	} else {
+		l.targets, assigned = l.concerningUsOf(res)
+	}
 	l.acted = l.acted || targetsMoved(prev, l.targets)
-	l.noteOperatorMetrics(in, assigned)
-	if len(in.Pins) > 0 {
-		l.clearMoves(in)
-		l.expireMoves(in)
+	l.noteOperatorMetrics(p.Frozen, assigned)
+	if len(p.Pins) > 0 {
+		l.clearMoves(p)
+		l.expireMoves(p)
 	}
 	targets := l.targets
 	l.m.target.Store(&targets)

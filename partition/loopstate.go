@@ -43,6 +43,7 @@ type loop struct {
 	member  *shard.Member    // what the runners share (shardenv.go)
 
 	unwithdrawn unwithdrawn // candidates a stopping member could not withdraw
+	assigning   assigning   // the assignment kept from changes (loopassign.go)
 }
 
 // runnerBook is what the loop records about a runner.
@@ -71,8 +72,6 @@ type shardState struct {
 	unseated   unseated // shards whose election found no session (loopliveness.go)
 	seatHealth map[*shard.Seat]*seatHealth
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
-	sortedOf   []string        // the list sorted was sorted from (sortedShards)
-	sorted     []string
 	// freezeUntil is when the freeze the last assignment honoured lifts
 	// itself; zero when none does.
 	freezeUntil time.Time

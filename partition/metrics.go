@@ -85,8 +85,14 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 	m.drained = registry.Register(reg, m.drained)
 	m.frozen = registry.Register(reg, m.frozen)
 	m.refused = registry.Register(reg, m.refused)
+	for _, r := range stopReasons { // at 0 from the start, for increase() and rate()
+		m.stopped.WithLabelValues(r)
+	}
 	return m
 }
+
+// stopReasons are the values of reasonLabel.
+var stopReasons = []string{"handoff", "withdrawn", "removed", "stopping", "lost"}
 
 // setRefused sets the count of the root's znodes of kind ("members",
 // "records") over this member's bounds.

@@ -16,6 +16,7 @@ import (
 // read, until step returns false or an error (returned), ctx is done (nil)
 // or sess is closed (an error wrapping recipe.ErrSessionClosed, naming
 // what). step runs on the calling goroutine; while it runs, updates wait.
+//
 // It reads within the bounds of a reader without a shard list
 // (OutsideBounds); FollowWithin takes others.
 func Follow(ctx context.Context, sess *recipe.Session, root, what string, step func(*View) (bool, error)) error {
@@ -30,7 +31,7 @@ func FollowWithin(ctx context.Context, sess *recipe.Session, root, what string, 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	updates := make(chan Update, 64)
-	w := NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Logger()).
+	w := NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Str("follower", what).Logger()).
 		Within(bounds, "", nil)
 	w.Start(ctx)
 	defer w.Wait()

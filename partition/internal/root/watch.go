@@ -3,6 +3,7 @@ package root
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -92,7 +93,7 @@ func (w *Watcher) Wait() { w.wg.Wait() }
 // <root>/members change.
 func (w *Watcher) watchMembers(ctx context.Context) {
 	retry.ForeverWaking(ctx, NewBackoff(), w.sess.NextConnect, func() error { return w.membersOnce(ctx) },
-		func(err error) { w.log.Warn().Err(err).Msg("watch members") })
+		func(err error) { w.failed(err).Msg("watch members") })
 }
 
 // membersOnce reports the live members and waits until they may have
@@ -101,6 +102,9 @@ func (w *Watcher) membersOnce(ctx context.Context) error {
 	ctx, forget := context.WithCancel(ctx)
 	defer forget() // the watch, if it has not fired
 	ids, _, ch, err := w.sess.ChildrenW(ctx, w.members)
+	if errors.Is(err, zk.ErrNoNode) { // a root before its first member: no members yet
+		return w.awaitCreation(ctx, w.members, func() { w.send(ctx, Update{Members: map[string]int64{}}) })
+	}
 	if err != nil {
 		return err
 	}
@@ -181,6 +185,41 @@ func cmpBool(a, b bool) int {
 		return -1
 	}
 	return 1
+}
+
+// awaitCreation waits until dir (the root's members or owners, which the
+// first member creates) exists or ctx ends, with an exists watch; missing
+// runs once dir is seen missing. It returns nil once dir exists or ctx
+// ended, else the error of the exists call.
+func (w *Watcher) awaitCreation(ctx context.Context, dir string, missing func()) error {
+	ctx, forget := context.WithCancel(ctx)
+	defer forget() // the watch, if it has not fired
+	ok, _, ch, err := w.sess.ExistsW(ctx, dir)
+	if err != nil || ok {
+		return err
+	}
+	missing()
+	WaitWatch(ctx, ch)
+	return nil
+}
+
+// failed starts the log line of a watch round that failed: at debug level
+// when the session's connection was the cause (the session logs the
+// disconnection or expiry itself, and every watcher of the process, the
+// member's and a follower's, would repeat it), else at warn level.
+func (w *Watcher) failed(err error) *zerolog.Event {
+	if connectionCaused(err) {
+		return w.log.Debug().Err(err)
+	}
+	return w.log.Warn().Err(err)
+}
+
+// connectionCaused reports whether err is the session's, not the watched
+// znode's: a connection loss or a request that found no connection
+// (retryable), an expired or closed session.
+func connectionCaused(err error) bool {
+	return recipe.Retryable(err) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrConnectionClosed) ||
+		errors.Is(err, zk.ErrClosing) || errors.Is(err, recipe.ErrSessionClosed)
 }
 
 // WaitWatch waits for the watch's event or ctx.

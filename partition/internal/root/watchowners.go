@@ -53,10 +53,16 @@ func (w *Watcher) watchOwners(ctx context.Context) {
 		ownersCtx, forget := context.WithCancel(ctx)
 		next := w.sess.NextConnect() // a new session ends the pause
 		ids, _, ch, err := w.sess.ChildrenW(ownersCtx, w.owners)
+		if errors.Is(err, zk.ErrNoNode) { // a root before its first member: no records yet
+			err = w.awaitCreation(ownersCtx, w.owners, func() {})
+			if forget(); err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			forget()
 			if ctx.Err() == nil { // not our own leaving
-				w.log.Warn().Err(err).Msg("watch member records")
+				w.failed(err).Msg("watch member records")
 			}
 			retry.WaitOr(ctx, next)
 			continue
@@ -194,7 +200,7 @@ func (w *Watcher) watchRecord(ctx context.Context, id string) {
 		}
 		if err != nil {
 			if ctx.Err() == nil { // not our own leaving
-				w.log.Warn().Err(err).Str("record_member", id).Msg("watch member record")
+				w.failed(err).Str("record_member", id).Msg("watch member record")
 			}
 			retry.WaitOr(ctx, next)
 			continue
