@@ -48,7 +48,7 @@ func newLoop(m *Manager) *loop {
 			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
 		},
 		pub:     newPublisher(m.sess, m.recordPath(), m.cfg.ACL, m.holdsID, m.log),
-		watch:   rootdata.NewWatcher(m.sess, m.root, updates, m.log),
+		watch:   rootdata.NewWatcher(m.sess, m.root, updates, m.log).Within(m.bounds, m.cfg.MemberID, m.met.setRefused),
 		leaders: leaders,
 		base:    base,
 		cancel:  cancel,
