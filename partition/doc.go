@@ -113,10 +113,13 @@
 // Observing leaders: Config.OnLeaderChanged (in a member) and
 // WatchLeaders (in any process, without registering) report each shard's
 // leader and token as the members' records publish it, for routing
-// requests. They lag the elections by up to the publish interval (50 ms,
-// or ten times the member's slowest recent record write when writes are
-// slow, as during a cold start of thousands of shards, at most 1 s) plus a
-// write; the fencing token, not this report, keeps writes safe.
+// requests. They lag the elections by a record write plus at most the
+// publish interval after the member's previous write (50 ms; for a record
+// above 64 KiB, ten times the slowest recent write when writes are slow,
+// at most 1 s); the fencing token, not this report, keeps writes safe. The
+// lag is measured by zkelect_partition_record_publish_lag_seconds, failed
+// record writes (retried until written) by
+// zkelect_partition_record_write_failures_total.
 //
 // Session expiry: every election on the expired session re-enters with a
 // new znode (a new, larger token) on its replacement; OnStoppedLeading

@@ -47,7 +47,7 @@ func newLoop(m *Manager) *loop {
 		recordState: recordState{
 			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
 		},
-		pub:     newPublisher(m.sess, m.recordPath(), m.cfg.ACL, m.holdsID, m.log),
+		pub:     newPublisher(m.sess, m.recordPath(), m.cfg.ACL, m.holdsID, m.met, m.log),
 		watch:   rootdata.NewWatcher(m.sess, m.root, updates, m.log),
 		leaders: leaders,
 		base:    base,
@@ -108,6 +108,8 @@ func (l *loop) serve(ctx context.Context) error {
 			l.dirty, l.recordChanged, l.due = true, true, true // the record carries the list's digest
 		case <-tick.C:
 			l.collect(time.Now())
+			l.checkPublished()
+		case <-l.pub.idle: // a record write ended: the next may go (publish)
 		case <-l.wake.C:
 			l.wakeAt, l.due = time.Time{}, true // armed for a step then (wakeIn)
 			l.stale = l.stale || len(l.moving) > 0
@@ -193,11 +195,11 @@ func (l *loop) handle(ev shard.Event) {
 	switch ev.Kind {
 	case shard.Started:
 		l.leading[id] = ev.Token
+		l.leadershipChanged(time.Now())
 		l.grace.resume(id)
 		l.grace.release(id)
 		delete(l.unavail, id) // led after all: available
 		delete(l.unseated, id)
-		l.recordChanged = true
 		if since, ok := l.orphaned[id]; ok {
 			l.m.met.failovers.Observe(time.Since(since).Seconds())
 			delete(l.orphaned, id)
@@ -205,7 +207,7 @@ func (l *loop) handle(ev shard.Event) {
 	case shard.Stopped:
 		delete(l.leading, id)
 		l.grace.resume(id)
-		l.recordChanged = true
+		l.leadershipChanged(time.Now())
 		l.reserveLost(id, ev.Reason)
 	case shard.Suspended:
 		if _, led := l.leading[id]; led {
@@ -227,6 +229,9 @@ func (l *loop) handle(ev shard.Event) {
 		delete(l.books, r)
 		if ev.Reason != nil { // its candidate's znode is left to the session (member stopping)
 			l.unwithdrawn.add(ev.Reason)
+		}
+		if _, held := l.leading[id]; held { // a suspended leadership the record claims, withdrawn
+			l.leadershipChanged(time.Now())
 		}
 		delete(l.leading, id)
 		l.grace.resume(id)

@@ -31,7 +31,7 @@ import (
 func (l *loop) dropSuspended(now time.Time) {
 	for _, s := range l.grace.dropSuspended(now, l.m.sess.Timeout()) {
 		delete(l.leading, s)
-		l.recordChanged = true
+		l.leadershipChanged(now)
 	}
 }
 
@@ -51,7 +51,7 @@ func (l *loop) noticeSession() {
 	until := l.grace.afterLoss(now)
 	for _, s := range l.grace.suspendedLost(now, until) { // their znodes went with the old session
 		delete(l.leading, s)
-		l.recordChanged = true
+		l.leadershipChanged(now)
 	}
 	l.expireReservation(now)
 	if l.session != 0 && now.Before(until) {

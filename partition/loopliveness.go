@@ -69,7 +69,8 @@ func (l *loop) markUnavailable(s *shard.Seat) {
 		delete(l.leading, id)
 		l.grace.resume(id)
 		l.grace.release(id)
-		l.dirty, l.recordChanged = true, true
+		l.dirty = true
+		l.leadershipChanged(time.Now())
 	}
 }
 

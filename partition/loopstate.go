@@ -11,7 +11,7 @@ import (
 
 // This file is the loop's state: the loop itself, its state by concern
 // (the loop embeds each), and the few things several stages use of it
-// (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopdecide.go,
+// (wakeIn, leadershipChanged, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopdecide.go,
 // reconcile.go, looppublish.go) and step (loop.go) sit above it. Only the
 // loop goroutine touches any of it.
 
@@ -137,10 +137,20 @@ type recordState struct {
 	session       int64 // the session the loop last saw
 	published     *record
 	recordChanged bool                 // leading or reserved changed since published
-	lastPublish   time.Time            // when the record was last queued
+	changedAt     time.Time            // the first leadership change not queued yet (publish lag); zero: none
 	absentSince   map[string]time.Time // records of members not live
 	collecting    map[string]int32     // record deletions issued, by version
 	otherLists    map[string]string    // members warned about running another shard list, with its digest
+}
+
+// leadershipChanged notes that what the member leads changed at now: the
+// record must show it (publish), and the publish lag counts from the
+// first such change not queued yet.
+func (l *loop) leadershipChanged(now time.Time) {
+	l.recordChanged = true
+	if l.changedAt.IsZero() {
+		l.changedAt = now
+	}
 }
 
 // background runs f on a goroutine that Run waits for.

@@ -25,6 +25,10 @@ type metrics struct {
 	assigned    prometheus.Gauge // shards the assignment gives this member
 	drained     prometheus.Gauge // 1 while an operator drains this member
 	frozen      prometheus.Gauge // 1 while the root is frozen, as this member sees it
+	// publishLag: from a change of what this member leads to the record
+	// write that shows it; recordFailures: record writes that failed.
+	publishLag     prometheus.Histogram
+	recordFailures prometheus.Counter
 }
 
 // newMetrics registers the collectors on reg; a nil reg keeps them
@@ -62,6 +66,15 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 		assigned: prometheus.NewGauge(prometheus.GaugeOpts(opts("shards_assigned", "Shards the latest assignment gives this member: its share."))),
 		drained:  prometheus.NewGauge(prometheus.GaugeOpts(opts("drained", "1 while an operator drains this member, else 0."))),
 		frozen:   prometheus.NewGauge(prometheus.GaugeOpts(opts("frozen", "1 while the root is frozen (maintenance mode), as this member sees it, else 0."))),
+		publishLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "zkelect", Subsystem: "partition", Name: "record_publish_lag_seconds", ConstLabels: labels,
+			Help: "Time from a change of what this member leads (a leadership started or ended) to the write of its " +
+				"record (<root>/owners/<member>) that shows it, in seconds: how long routers and dashboards reading " +
+				"the records lag this member's elections.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+		}),
+		recordFailures: prometheus.NewCounter(prometheus.CounterOpts(opts("record_write_failures_total",
+			"Writes of this member's record that failed (each is retried until the record is written)."))),
 	}
 	if reg == nil {
 		return m
@@ -80,6 +93,8 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 	m.assigned = registry.Register(reg, m.assigned)
 	m.drained = registry.Register(reg, m.drained)
 	m.frozen = registry.Register(reg, m.frozen)
+	m.publishLag = registry.Register(reg, m.publishLag)
+	m.recordFailures = registry.Register(reg, m.recordFailures)
 	return m
 }
 
