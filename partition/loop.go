@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zkelect/zkelect/partition/internal/member"
 	"maps"
 	"sync"
 	"time"
@@ -37,13 +38,13 @@ func newLoop(m *Manager) *loop {
 		fatal:   make(chan error, 1),
 		shardState: shardState{
 			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
-			leading: map[string]uint64{}, grace: newGrace(m.cfg.RestartGrace),
+			leading: map[string]uint64{}, grace: member.NewGrace(m.cfg.RestartGrace),
 			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
-			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*shard.Seat]*seatHealth{},
+			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*shard.Seat]*member.SeatHealth{},
 		},
 		handoffState: handoffState{moving: map[string]time.Time{}},
 		stepState:    stepState{wake: stoppedTimer()},
-		startupState: startupState{started: time.Now()},
+		startup:      member.NewStartup(time.Now()),
 		recordState: recordState{
 			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
 		},
@@ -105,14 +106,14 @@ func (l *loop) serve(ctx context.Context) error {
 		case ev := <-l.events:
 			l.handle(ev)
 		case <-l.m.changed:
-			l.dirty, l.recordChanged, l.due = true, true, true // the record carries the list's digest
+			l.steps.Dirty, l.recordChanged, l.steps.Due = true, true, true // the record carries the list's digest
 		case <-tick.C:
 			l.collect(time.Now())
 			l.checkPublished()
 		case <-l.pub.idle: // a record write ended: the next may go (publish)
 		case <-l.wake.C:
-			l.wakeAt, l.due = time.Time{}, true // armed for a step then (wakeIn)
-			l.stale = l.stale || len(l.moving) > 0
+			l.wakeAt, l.steps.Due = time.Time{}, true // armed for a step then (wakeIn)
+			l.steps.Stale = l.steps.Stale || len(l.moving) > 0
 		}
 		l.drain()
 		l.step()
@@ -146,10 +147,10 @@ func (l *loop) step() {
 	if !l.pace() {
 		return
 	}
-	l.acted = false
+	l.steps.Acted = false
 	l.decide()
 	l.reconcileStale()
-	l.noteStepCost(time.Since(l.lastStep), l.acted)
+	l.steps.NoteCost(time.Since(l.steps.LastStep()), l.steps.Acted)
 }
 
 // fail reports an error that ends Run.
@@ -162,12 +163,12 @@ func (l *loop) fail(err error) {
 
 // apply merges a watcher's update into the view.
 func (l *loop) apply(u update) {
-	l.dirty, l.viewNew = true, true
+	l.steps.Dirty, l.steps.ViewNew = true, true
 	old := l.view.Operator
 	if u.Members != nil && !maps.Equal(u.Members, l.view.Members) {
 		// After the startup wait a join, a stop or a crash is acted on at
 		// once; during it, steps would only find the wait longer.
-		l.membersAt, l.urgent = time.Now(), l.urgent || l.startupDone
+		l.steps.Urgent = l.startup.MembersChanged(time.Now()) || l.steps.Urgent
 	}
 	l.view.Apply(u)
 	if u.Rec != nil && len(l.orphaned) > 0 && u.Rec.Session == l.view.Members[u.Member] {
@@ -178,7 +179,7 @@ func (l *loop) apply(u update) {
 	l.noticeOwnRecord(u)
 	switch {
 	case u.Operator != nil:
-		l.urgent = true
+		l.steps.Urgent = true
 		l.noticeOperator(old.OperatorState, u.Operator.OperatorState)
 		clear(l.clearing)
 	case u.Members != nil:
@@ -196,8 +197,8 @@ func (l *loop) handle(ev shard.Event) {
 	case shard.Started:
 		l.leading[id] = ev.Token
 		l.leadershipChanged(time.Now())
-		l.grace.resume(id)
-		l.grace.release(id)
+		l.grace.Resume(id)
+		l.grace.Release(id)
 		delete(l.unavail, id) // led after all: available
 		delete(l.unseated, id)
 		if since, ok := l.orphaned[id]; ok {
@@ -206,12 +207,12 @@ func (l *loop) handle(ev shard.Event) {
 		}
 	case shard.Stopped:
 		delete(l.leading, id)
-		l.grace.resume(id)
+		l.grace.Resume(id)
 		l.leadershipChanged(time.Now())
 		l.reserveLost(id, ev.Reason)
 	case shard.Suspended:
 		if _, led := l.leading[id]; led {
-			l.grace.suspend(id, time.Now())
+			l.grace.Suspend(id, time.Now())
 		}
 	case shard.Unseated:
 		l.markUnseated(id, time.Now())
@@ -223,7 +224,7 @@ func (l *loop) handle(ev shard.Event) {
 			l.moving[id] = time.Now() // try again once settled again
 			l.nextHandoffs()
 		}
-		l.stale = true // a withdrawal dropped: handed off once settled
+		l.steps.Stale = true // a withdrawal dropped: handed off once settled
 	case shard.Finished:
 		b := l.book(r)
 		delete(l.books, r)
@@ -234,7 +235,7 @@ func (l *loop) handle(ev shard.Event) {
 			l.leadershipChanged(time.Now())
 		}
 		delete(l.leading, id)
-		l.grace.resume(id)
+		l.grace.Resume(id)
 		delete(l.moving, id)
 		if l.runners[id] == r {
 			delete(l.runners, id)
@@ -248,8 +249,8 @@ func (l *loop) handle(ev shard.Event) {
 			l.deleteShard(id)
 		}
 		l.m.runnerGone(id) // migration.go
-		l.stale = true
-		l.due = l.due || l.targets[id] == l.m.cfg.MemberID // ours still: started again
+		l.steps.Stale = true
+		l.steps.Due = l.steps.Due || l.targets[id] == l.m.cfg.MemberID // ours still: started again
 	}
 }
 

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"github.com/zkelect/zkelect/partition/internal/member"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 
 	"time"
@@ -26,12 +27,12 @@ func (l *loop) checkSeats(now time.Time) {
 	for _, s := range l.m.pool.Siblings() {
 		h := l.seatHealth[s]
 		if h == nil {
-			h = &seatHealth{}
+			h = &member.SeatHealth{}
 			l.seatHealth[s] = h
 		}
 		lease, ok := s.Sess.LeaseDeadlineOf(s.Sess.ID())
-		wasDown := h.down
-		down, at := h.observe(now, s.Sess.Connected(), lease, ok, s.Sess.Timeout())
+		wasDown := h.Down()
+		down, at := h.Observe(now, s.Sess.Connected(), lease, ok, s.Sess.Timeout())
 		if !at.IsZero() {
 			l.wakeIn(at.Sub(now))
 		}
@@ -42,13 +43,13 @@ func (l *loop) checkSeats(now time.Time) {
 				l.m.log.Warn().Int64("session_id", s.Sess.ID()).Dur("session_timeout", s.Sess.Timeout()).
 					Msg("sibling session down: its shards are published as unavailable and dealt to other members")
 			}
-			if h.dueMark(now, s.Sess.Timeout()/2) {
+			if h.DueMark(now, s.Sess.Timeout()/2) {
 				l.markUnavailable(s)
 			}
 		case wasDown:
 			s.Down.Store(false)
 			if l.unavail.clearSeat(s) {
-				l.dirty, l.recordChanged = true, true
+				l.steps.Dirty, l.recordChanged = true, true
 			}
 			l.m.log.Info().Int64("session_id", s.Sess.ID()).Msg("sibling session up again: its shards are dealt as before")
 		}
@@ -60,16 +61,16 @@ func (l *loop) checkSeats(now time.Time) {
 func (l *loop) markUnavailable(s *shard.Seat) {
 	for _, id := range l.m.pool.ShardsOn(s) {
 		_, led := l.leading[id]
-		if led && !l.grace.isSuspended(id) {
+		if led && !l.grace.IsSuspended(id) {
 			continue
 		}
 		if !l.unavail.mark(id, s) {
 			continue
 		}
 		delete(l.leading, id)
-		l.grace.resume(id)
-		l.grace.release(id)
-		l.dirty = true
+		l.grace.Resume(id)
+		l.grace.Release(id)
+		l.steps.Dirty = true
 		l.leadershipChanged(time.Now())
 	}
 }
@@ -86,8 +87,8 @@ func (l *loop) markUnseated(s string, now time.Time) {
 		return
 	}
 	l.unseated.mark(s, now.Add(unseatedFor*l.m.sess.Timeout()))
-	l.grace.release(s)
-	l.dirty, l.recordChanged = true, true
+	l.grace.Release(s)
+	l.steps.Dirty, l.recordChanged = true, true
 	l.wakeIn(unseatedFor * l.m.sess.Timeout())
 }
 
@@ -95,7 +96,7 @@ func (l *loop) markUnseated(s string, now time.Time) {
 func (l *loop) expireUnseated(now time.Time) {
 	changed, next := l.unseated.expire(now)
 	if changed {
-		l.dirty, l.recordChanged = true, true
+		l.steps.Dirty, l.recordChanged = true, true
 	}
 	if !next.IsZero() {
 		l.wakeIn(next.Sub(now))

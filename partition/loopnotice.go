@@ -16,6 +16,6 @@ func (l *loop) notice() {
 	l.checkSeats(time.Now())
 	l.expireUnseated(time.Now())
 	if l.freezeExpired(time.Now()) {
-		l.dirty = true
+		l.steps.Dirty = true
 	}
 }

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"github.com/zkelect/zkelect/partition/internal/member"
 	"slices"
 	"sync"
 	"time"
@@ -30,6 +31,8 @@ type loop struct {
 	shardState
 	handoffState
 	stepState
+	steps   member.Steps   // what changed since the last step, and its pacing
+	startup member.Startup // the startup wait (see StartupSettle)
 	startupState
 	recordState
 
@@ -62,14 +65,14 @@ type shardState struct {
 	// leadership ended for a lost connection while their candidate stays
 	// first in the election (the record keeps claiming them: see
 	// holdSuspended).
-	grace    grace
+	grace    member.Grace
 	orphaned map[string]time.Time // shards whose leader's member we saw gone, and when (failover metric)
 	targets  map[string]string    // the latest assignment's shards targeted here or run here (concerningUs)
 	// unavail: the shards whose sibling session is down (loopliveness.go),
 	// and what the loop saw of each sibling session.
 	unavail    unavailable
 	unseated   unseated // shards whose election found no session (loopliveness.go)
-	seatHealth map[*shard.Seat]*seatHealth
+	seatHealth map[*shard.Seat]*member.SeatHealth
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
 	sortedOf   []string        // the list sorted was sorted from (sortedShards)
 	sorted     []string
@@ -86,30 +89,11 @@ type handoffState struct {
 	moving   map[string]time.Time // led here, assigned elsewhere since
 }
 
-// stepCostWindow is how many of the last steps' costs pace the next
-// (noteStepCost, loopdecide.go): the median of three ignores one slow step.
-const stepCostWindow = 3
-
-// stepState paces the loop's steps: what changed since the last one, and
-// when the next may run.
+// stepState is the shell's side of the steps' pacing (member.Steps
+// decides it): the timer that wakes the loop for a step put off.
 type stepState struct {
-	dirty    bool                          // the view or the shard list changed: recompute
-	viewNew  bool                          // the view changed since OnLeaderChanged was last given its leaders
-	urgent   bool                          // an operator's or the live members' change came: the next step runs minStep after the last (pace)
-	due      bool                          // a timer or a runner asks for a step: it waits the step gap, not the quiet one (pace)
-	stale    bool                          // runners changed: reconcile
-	wake     *time.Timer                   // wakes the loop for a settled move or a deferred step
-	wakeAt   time.Time                     // when wake fires; zero when it is stopped
-	lastStep time.Time                     // when the assignment was last computed or acted on
-	stepGap  time.Duration                 // least time between two steps
-	baseGap  time.Duration                 // stepGap before the quiet steps' doublings
-	costs    [stepCostWindow]time.Duration // the last steps' costs, a ring (noteStepCost)
-	costAt   int                           // steps noted so far
-	// acted: this step gave a shard a new target, started, withdrew or
-	// stopped a runner, queued a handoff beyond those pending, began a
-	// settle or released a reservation (noteStepCost).
-	acted bool
-	quiet int // steps in a row that did not act (noteStepCost)
+	wake   *time.Timer // wakes the loop for a settled move or a deferred step
+	wakeAt time.Time   // when wake fires; zero when it is stopped
 }
 
 // wakeIn makes the loop run a step in d at the latest.
@@ -121,11 +105,9 @@ func (s *stepState) wakeIn(d time.Duration) {
 	}
 }
 
-// startupState is the startup wait (see StartupSettle).
+// startupState is what the loop keeps beside the startup wait
+// (member.Startup).
 type startupState struct {
-	started     time.Time // when the loop started
-	membersAt   time.Time // when the set of live members last changed
-	startupDone bool      // the startup wait is over
 	// newShards are the shards without a znode when Run started (see
 	// root.NewShards), until the first reconcile has started its runners.
 	newShards map[string]bool
@@ -174,7 +156,7 @@ func (l *loop) ownRecord() record {
 		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
 		Buckets: !l.m.preBuckets, Migrate: !l.m.preBuckets,
 	}
-	for s := range l.grace.reserved {
+	for s := range l.grace.Reserved() {
 		if _, led := l.leading[s]; !led {
 			rec.Reserved = append(rec.Reserved, s)
 		}

@@ -31,7 +31,7 @@ func (l *loop) settleDelay() time.Duration {
 // reconciles the runners with the assignment when they lag it, once the
 // startup wait is over (startup.go).
 func (l *loop) reconcileStale() {
-	if l.stale && l.startupSettled() {
+	if l.steps.Stale && l.startupSettled() {
 		l.reconcile()
 	}
 }
@@ -43,7 +43,7 @@ func (l *loop) reconcile() {
 	if !l.selfLive() {
 		return
 	}
-	l.stale = false
+	l.steps.Stale = false
 	pending := len(l.queue)
 	l.queue = l.queue[:0]
 	me, now, drained := l.m.cfg.MemberID, time.Now(), l.drainHonoured()
@@ -62,17 +62,17 @@ func (l *loop) reconcile() {
 		switch {
 		case l.targets[s] == me && r == nil:
 			l.start(s)
-			l.acted = true
+			l.steps.Acted = true
 		case l.targets[s] == me || r == nil || r.Stopping() || l.book(r).handoff:
 		case !leading:
 			r.Withdraw()
-			l.acted = true
+			l.steps.Acted = true
 		case !l.settled(s, now, drained):
 		default:
 			l.queue = append(l.queue, s)
 		}
 	}
-	l.acted = l.acted || len(l.queue) > pending // more due than the last step left waiting
+	l.steps.Acted = l.steps.Acted || len(l.queue) > pending // more due than the last step left waiting
 	l.nextHandoffs()
 	if listed < len(l.runners) {
 		l.stopRemoved(shards)
@@ -92,7 +92,7 @@ func (l *loop) stopRemoved(shards []string) {
 	}
 	for s, r := range l.runners {
 		if !wanted[s] && r.StopReason() == nil {
-			l.acted = true
+			l.steps.Acted = true
 			l.book(r).removed = true
 			r.Stop(l.m.removalReason(s))
 		}
@@ -135,7 +135,7 @@ func (l *loop) settled(s string, now time.Time, drained bool) bool {
 	if !ok {
 		since = now
 		l.moving[s] = now
-		l.acted = true // a settle begun: the step that ends it must not wait long
+		l.steps.Acted = true // a settle begun: the step that ends it must not wait long
 	}
 	delay := l.settleDelay()
 	if now.Sub(since) >= delay {
