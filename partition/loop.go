@@ -42,9 +42,9 @@ func newLoop(m *Manager) *loop {
 			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
 			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*shard.Seat]*member.SeatHealth{},
 		},
-		handoffState: handoffState{moving: map[string]time.Time{}},
-		stepState:    stepState{wake: stoppedTimer()},
-		startup:      member.NewStartup(time.Now()),
+		handoffs:  member.NewHandoffs(),
+		stepState: stepState{wake: stoppedTimer()},
+		startup:   member.NewStartup(time.Now()),
 		recordState: recordState{
 			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
 		},
@@ -113,7 +113,7 @@ func (l *loop) serve(ctx context.Context) error {
 		case <-l.pub.idle: // a record write ended: the next may go (publish)
 		case <-l.wake.C:
 			l.wakeAt, l.steps.Due = time.Time{}, true // armed for a step then (wakeIn)
-			l.steps.Stale = l.steps.Stale || len(l.moving) > 0
+			l.steps.Stale = l.steps.Stale || l.handoffs.Settling()
 		}
 		l.drain()
 		l.step()
@@ -219,9 +219,8 @@ func (l *loop) handle(ev shard.Event) {
 	case shard.Deferred:
 		if b := l.book(r); b.handoff {
 			b.handoff = false
-			l.handoffs--
+			l.handoffs.Ended(id, time.Now(), true) // try again once settled again
 			l.m.met.deferred.Inc()
-			l.moving[id] = time.Now() // try again once settled again
 			l.nextHandoffs()
 		}
 		l.steps.Stale = true // a withdrawal dropped: handed off once settled
@@ -236,12 +235,12 @@ func (l *loop) handle(ev shard.Event) {
 		}
 		delete(l.leading, id)
 		l.grace.Resume(id)
-		delete(l.moving, id)
+		l.handoffs.Forget(id)
 		if l.runners[id] == r {
 			delete(l.runners, id)
 		}
 		if b.handoff {
-			l.handoffs--
+			l.handoffs.Ended(id, time.Now(), false)
 			l.m.met.handoffs.Observe(time.Since(b.stopAt).Seconds())
 			l.nextHandoffs()
 		}

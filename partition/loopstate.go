@@ -18,7 +18,7 @@ import (
 
 // loop is the state of one Run, owned by its goroutine. Its state is
 // split by concern: the shards' runners and leaderships (shardState), the
-// balancing handoffs in flight (handoffState), the pacing of its steps
+// balancing handoffs (member.Handoffs), the pacing of its steps
 // (stepState), the startup wait (startupState) and the records it
 // publishes and collects (recordState).
 type loop struct {
@@ -29,10 +29,10 @@ type loop struct {
 	fatal   chan error
 
 	shardState
-	handoffState
 	stepState
-	steps   member.Steps   // what changed since the last step, and its pacing
-	startup member.Startup // the startup wait (see StartupSettle)
+	handoffs member.Handoffs // balancing handoffs: settling, queued for the throttle, in flight
+	steps    member.Steps    // what changed since the last step, and its pacing
+	startup  member.Startup  // the startup wait (see StartupSettle)
 	startupState
 	recordState
 
@@ -79,14 +79,6 @@ type shardState struct {
 	// freezeUntil is when the freeze the last assignment honoured lifts
 	// itself; zero when none does.
 	freezeUntil time.Time
-}
-
-// handoffState is the balancing handoffs: in flight, queued for the
-// throttle, and settling (reconcile.go).
-type handoffState struct {
-	handoffs int                  // balancing handoffs in flight
-	queue    []string             // settled handoffs waiting for the throttle
-	moving   map[string]time.Time // led here, assigned elsewhere since
 }
 
 // stepState is the shell's side of the steps' pacing (member.Steps
