@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"github.com/zkelect/zkelect/partition/assign"
 	"time"
 )
 
@@ -38,7 +39,7 @@ func (l *loop) recompute() {
 		return // a drain or a freeze we have not read yet must not be acted against
 	}
 	in := l.input(time.Now())
-	all := dealUnavailable(Assign(in), in, l.unavailableByMember())
+	all := dealUnavailable(assign.Assign(in), in, l.unavailableByMember())
 	prev := l.targets
 	var assigned int
 	l.targets, assigned = l.concerningUs(all)

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"github.com/zkelect/zkelect/partition/assign"
 	"maps"
 	"slices"
 	"time"
@@ -22,12 +23,12 @@ import (
 // back: the record lags them by a publish, and is missing for a moment
 // when the others deleted it while our session was replaced late in our
 // restart grace. An assignment from it would void our reservations.
-func (l *loop) input(now time.Time) Input {
+func (l *loop) input(now time.Time) assign.Input {
 	own := &memberRecord{ID: l.m.cfg.MemberID, Record: l.ownRecord()}
 	cur, tokens := l.view.Current(own)
 	op := l.view.Operator.OperatorState
 	members := l.sameListMembers()
-	in := Input{
+	in := assign.Input{
 		Shards:  l.sortedShards(),
 		Members: members,
 		Current: cur,
@@ -92,7 +93,7 @@ func (l *loop) sameListMembers() []string {
 // noteOperatorMetrics exports this member's weight, share (assigned: the
 // shards the assignment targets here), drain and the freeze after an
 // assignment.
-func (l *loop) noteOperatorMetrics(in Input, assigned int) {
+func (l *loop) noteOperatorMetrics(in assign.Input, assigned int) {
 	me := l.m.cfg.MemberID
 	l.m.met.assigned.Set(float64(assigned))
 	l.m.met.weight.Set(float64(l.weight(me)))
@@ -165,7 +166,7 @@ func (l *loop) noticeOperator(old, next OperatorState) {
 // shard, and the assignment without the move keeps it here. Each clear is
 // one version-checked write in the background; a lost race is retried at
 // the next recompute.
-func (l *loop) clearMoves(in Input) {
+func (l *loop) clearMoves(in assign.Input) {
 	op := l.view.Operator.OperatorState
 	me := l.m.cfg.MemberID
 	var done []string
@@ -180,7 +181,7 @@ func (l *loop) clearMoves(in Input) {
 		} else {
 			delete(without.Pins, s)
 		}
-		if Assign(without)[s] == me {
+		if assign.Assign(without)[s] == me {
 			done = append(done, s)
 		}
 	}

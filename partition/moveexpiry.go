@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"github.com/zkelect/zkelect/partition/assign"
 	"slices"
 
 	"github.com/zkelect/zkelect/partition/operator"
@@ -15,7 +16,7 @@ import (
 // that compute the same assignment) writes, one version-checked write per
 // target in the background (operator.ClearMoves keeps a move re-aimed
 // meanwhile); a lost race is retried at the next recompute.
-func (l *loop) expireMoves(in Input) {
+func (l *loop) expireMoves(in assign.Input) {
 	op := l.view.Operator.OperatorState
 	me := l.m.cfg.MemberID
 	if len(op.Moves) == 0 || len(in.Members) == 0 || slices.Min(in.Members) != me {

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"github.com/zkelect/zkelect/partition/assign"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 
 	"maps"
@@ -12,7 +13,7 @@ import (
 // shards nobody else may take, stay; drained members take none.
 func TestDealUnavailableMovesOnlyWhatItsTargetCannotLead(t *testing.T) {
 	all := map[string]string{"1": "a", "2": "a", "3": "a", "4": "b", "5": "c", "6": "c", "7": "a", "8": "a"}
-	in := Input{
+	in := assign.Input{
 		Members: []string{"a", "b", "c", "d"}, Drained: []string{"d"},
 		Current: map[string]string{"2": "c"},
 		Pins:    map[string]string{"7": "a"},

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"github.com/zkelect/zkelect/partition/assign"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 
 	"maps"
@@ -77,7 +78,7 @@ func (u unseated) expire(now time.Time) (bool, time.Time) {
 // either. A shard pinned to its target, or that no other member can take,
 // stays. It is a pure function of its arguments, so every member computes
 // the same result from the same view; all is not modified.
-func dealUnavailable(all map[string]string, in Input, byMember map[string][]string) map[string]string {
+func dealUnavailable(all map[string]string, in assign.Input, byMember map[string][]string) map[string]string {
 	if len(byMember) == 0 {
 		return all
 	}
@@ -117,7 +118,7 @@ func dealUnavailable(all map[string]string, in Input, byMember map[string][]stri
 
 // takersOf returns in's live members that are not drained, sorted (all of
 // them when every one is drained, as Assign does).
-func takersOf(in Input) []string {
+func takersOf(in assign.Input) []string {
 	drained := map[string]bool{}
 	for _, m := range in.Drained {
 		drained[m] = true
