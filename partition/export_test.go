@@ -80,7 +80,7 @@ func RecordAfterLongSuspension(m *Manager, shard string) (leading map[string]uin
 	l := newLoop(m)
 	defer l.cancel()
 	now := time.Now()
-	l.leading[shard] = 7
+	l.leading.Start(shard, 7, now)
 	l.grace.Suspend(shard, now.Add(-2*m.sess.Timeout()))
 	l.dropSuspended(now)
 	rec := l.record()

@@ -38,7 +38,7 @@ func newLoop(m *Manager) *loop {
 		fatal:   make(chan error, 1),
 		shardState: shardState{
 			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
-			leading: map[string]uint64{}, grace: member.NewGrace(m.cfg.RestartGrace),
+			leading: member.NewLeaderships(), grace: member.NewGrace(m.cfg.RestartGrace),
 			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
 			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*shard.Seat]*member.SeatHealth{},
 		},
@@ -195,8 +195,7 @@ func (l *loop) handle(ev shard.Event) {
 	r, id := ev.Runner, ev.Runner.ID()
 	switch ev.Kind {
 	case shard.Started:
-		l.leading[id] = ev.Token
-		l.leadershipChanged(time.Now())
+		l.leading.Start(id, ev.Token, time.Now())
 		l.grace.Resume(id)
 		l.grace.Release(id)
 		delete(l.unavail, id) // led after all: available
@@ -206,12 +205,11 @@ func (l *loop) handle(ev shard.Event) {
 			delete(l.orphaned, id)
 		}
 	case shard.Stopped:
-		delete(l.leading, id)
+		l.leading.End(id, time.Now())
 		l.grace.Resume(id)
-		l.leadershipChanged(time.Now())
 		l.reserveLost(id, ev.Reason)
 	case shard.Suspended:
-		if _, led := l.leading[id]; led {
+		if l.leading.Leads(id) {
 			l.grace.Suspend(id, time.Now())
 		}
 	case shard.Unseated:
@@ -230,10 +228,7 @@ func (l *loop) handle(ev shard.Event) {
 		if ev.Reason != nil { // its candidate's znode is left to the session (member stopping)
 			l.unwithdrawn.add(ev.Reason)
 		}
-		if _, held := l.leading[id]; held { // a suspended leadership the record claims, withdrawn
-			l.leadershipChanged(time.Now())
-		}
-		delete(l.leading, id)
+		l.leading.End(id, time.Now()) // a suspended leadership the record claims, withdrawn
 		l.grace.Resume(id)
 		l.handoffs.Forget(id)
 		if l.runners[id] == r {

@@ -30,8 +30,7 @@ import (
 // timeout.
 func (l *loop) dropSuspended(now time.Time) {
 	for _, s := range l.grace.DropSuspended(now, l.m.sess.Timeout()) {
-		delete(l.leading, s)
-		l.leadershipChanged(now)
+		l.leading.End(s, now)
 	}
 }
 
@@ -50,8 +49,7 @@ func (l *loop) noticeSession() {
 	now := time.Now()
 	until := l.grace.AfterLoss(now)
 	for _, s := range l.grace.SuspendedLost(now, until) { // their znodes went with the old session
-		delete(l.leading, s)
-		l.leadershipChanged(now)
+		l.leading.End(s, now)
 	}
 	l.expireReservation(now)
 	if l.session != 0 && now.Before(until) {

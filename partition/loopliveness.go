@@ -60,18 +60,17 @@ func (l *loop) checkSeats(now time.Time) {
 // and are not led here, and ends our claims on them.
 func (l *loop) markUnavailable(s *shard.Seat) {
 	for _, id := range l.m.pool.ShardsOn(s) {
-		_, led := l.leading[id]
+		led := l.leading.Leads(id)
 		if led && !l.grace.IsSuspended(id) {
 			continue
 		}
 		if !l.unavail.mark(id, s) {
 			continue
 		}
-		delete(l.leading, id)
+		l.leading.End(id, time.Now())
 		l.grace.Resume(id)
 		l.grace.Release(id)
 		l.steps.Dirty = true
-		l.leadershipChanged(time.Now())
 	}
 }
 
@@ -83,7 +82,7 @@ const unseatedFor = 4
 // a session, unavailable for unseatedFor session timeouts from now, and
 // ends our claims on it.
 func (l *loop) markUnseated(s string, now time.Time) {
-	if _, led := l.leading[s]; led {
+	if l.leading.Leads(s) {
 		return
 	}
 	l.unseated.mark(s, now.Add(unseatedFor*l.m.sess.Timeout()))

@@ -171,7 +171,7 @@ func (l *loop) clearMoves(in assign.Input) {
 	me := l.m.cfg.MemberID
 	var done []string
 	for s, to := range op.Moves {
-		if _, leads := l.leading[s]; to != me || !leads || l.clearing[s] {
+		if leads := l.leading.Leads(s); to != me || !leads || l.clearing[s] {
 			continue
 		}
 		without := in

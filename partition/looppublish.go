@@ -13,7 +13,8 @@ import (
 // take it (publisher.readyIn: one write at a time, a small batching delay
 // apart); building it copies every leadership of the member.
 func (l *loop) publish() {
-	if !l.recordChanged && l.published != nil && l.published.Session == l.m.sess.ID() {
+	changed, since := l.leading.Changed()
+	if !l.recordChanged && !changed && l.published != nil && l.published.Session == l.m.sess.ID() {
 		return
 	}
 	switch wait := l.pub.readyIn(time.Now()); {
@@ -24,8 +25,9 @@ func (l *loop) publish() {
 		return
 	}
 	rec := l.record()
-	l.pub.set(rec, l.changedAt)
-	l.published, l.recordChanged, l.changedAt = &rec, false, time.Time{}
+	l.pub.set(rec, since)
+	l.published, l.recordChanged = &rec, false
+	l.leading.TakeChange()
 }
 
 // checkPublished marks the record changed when the one last queued does
@@ -33,7 +35,7 @@ func (l *loop) publish() {
 // record follows within a collect period (collectEvery), never stays
 // wrong.
 func (l *loop) checkPublished() {
-	if l.recordChanged || l.published == nil {
+	if changed, _ := l.leading.Changed(); changed || l.recordChanged || l.published == nil {
 		return
 	}
 	now, pub := l.ownRecord(), l.published

@@ -12,7 +12,7 @@ import (
 
 // This file is the loop's state: the loop itself, its state by concern
 // (the loop embeds each), and the few things several stages use of it
-// (wakeIn, leadershipChanged, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopdecide.go,
+// (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopdecide.go,
 // reconcile.go, looppublish.go) and step (loop.go) sit above it. Only the
 // loop goroutine touches any of it.
 
@@ -60,7 +60,7 @@ type runnerBook struct {
 type shardState struct {
 	runners map[string]*shard.Runner
 	books   map[*shard.Runner]*runnerBook // the loop's records of its runners (see book)
-	leading map[string]uint64             // shards whose runner reported started, with their tokens
+	leading member.Leaderships            // shards whose runner reported started, with their tokens (and the record's change)
 	// grace: the shards reserved for us, and those in leading whose
 	// leadership ended for a lost connection while their candidate stays
 	// first in the election (the record keeps claiming them: see
@@ -111,20 +111,9 @@ type recordState struct {
 	session       int64 // the session the loop last saw
 	published     *record
 	recordChanged bool                 // leading or reserved changed since published
-	changedAt     time.Time            // the first leadership change not queued yet (publish lag); zero: none
 	absentSince   map[string]time.Time // records of members not live
 	collecting    map[string]int32     // record deletions issued, by version
 	otherLists    map[string]string    // members warned about running another shard list, with its digest
-}
-
-// leadershipChanged notes that what the member leads changed at now: the
-// record must show it (publish), and the publish lag counts from the
-// first such change not queued yet.
-func (l *loop) leadershipChanged(now time.Time) {
-	l.recordChanged = true
-	if l.changedAt.IsZero() {
-		l.changedAt = now
-	}
 }
 
 // background runs f on a goroutine that Run waits for.
@@ -144,12 +133,12 @@ func (l *loop) selfLive() bool {
 // (read it only while the loop does not change it).
 func (l *loop) ownRecord() record {
 	rec := record{
-		Session: l.m.sess.ID(), Leading: l.leading, ShardSet: l.m.currentShardSet(),
+		Session: l.m.sess.ID(), Leading: l.leading.Map(), ShardSet: l.m.currentShardSet(),
 		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
 		Buckets: !l.m.preBuckets, Migrate: !l.m.preBuckets,
 	}
 	for s := range l.grace.Reserved() {
-		if _, led := l.leading[s]; !led {
+		if !l.leading.Leads(s) {
 			rec.Reserved = append(rec.Reserved, s)
 		}
 	}

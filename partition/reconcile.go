@@ -51,7 +51,7 @@ func (l *loop) reconcile() {
 	listed := 0 // runners found for listed shards (each listed once), started ones included
 	for _, s := range shards {
 		r := l.runners[s]
-		_, leading := l.leading[s]
+		leading := l.leading.Leads(s)
 		if l.targets[s] == me || r == nil || !leading {
 			l.handoffs.Forget(s)
 		}
@@ -110,7 +110,7 @@ func (l *loop) nextHandoffs() {
 // that is still due, and reports whether it did.
 func (l *loop) askHandoff(s string) bool {
 	r := l.runners[s]
-	_, leading := l.leading[s]
+	leading := l.leading.Leads(s)
 	if r == nil || !leading || r.Stopping() || l.book(r).handoff || l.targets[s] == l.m.cfg.MemberID {
 		return false
 	}

@@ -13,10 +13,13 @@
 //     (the step gap from the recent steps' cost, quiet steps spaced out,
 //     urgent and due steps);
 //   - Startup: the startup wait before the first elections start;
-//   - SeatHealth: whether a sibling session can lead.
+//   - SeatHealth: whether a sibling session can lead;
+//   - Handoffs: the balancing handoffs (settle, queue, throttle);
+//   - Leaderships: what the member claims in its record, every change
+//     marking the record to publish again.
 //
-// Still in partition's loop, to move here next: the shards' leaderships
-// and targets, the handoff throttle and settle, unavailability, operator
+// Still in partition's loop, to move here next: the assignment's
+// targets, the runners' events (Report), unavailability, operator
 // moves and the records to collect.
 //
 // The package imports nothing of recipe, partition or the connection
