@@ -3,7 +3,7 @@ package partition
 import (
 	"context"
 	"github.com/zkelect/zkelect/partition/assign"
-	"maps"
+	"github.com/zkelect/zkelect/partition/internal/member"
 	"slices"
 	"time"
 
@@ -45,10 +45,12 @@ func (l *loop) input(now time.Time) assign.Input {
 			in.Weights[id] = w
 		}
 	}
-	l.freezeUntil = time.Time{}
-	if in.Frozen && !op.Freeze.Until.IsZero() {
-		l.freezeUntil = op.Freeze.Until
-		l.wakeIn(time.Until(op.Freeze.Until))
+	var until time.Time
+	if in.Frozen {
+		until = op.Freeze.Until
+	}
+	if at := l.freeze.Honoured(in.Frozen, until); !at.IsZero() {
+		l.wakeIn(at.Sub(now))
 	}
 	return in
 }
@@ -133,12 +135,6 @@ func (l *loop) weight(id string) int {
 	return l.view.Weight(id)
 }
 
-// freezeExpired reports whether a freeze the last assignment honoured has
-// lifted itself since: the assignment must be computed again.
-func (l *loop) freezeExpired(now time.Time) bool {
-	return !l.freezeUntil.IsZero() && !now.Before(l.freezeUntil)
-}
-
 // noticeOperator logs what operators changed that concerns every member
 // (the freeze) or this one (a drain).
 func (l *loop) noticeOperator(old, next OperatorState) {
@@ -169,22 +165,7 @@ func (l *loop) noticeOperator(old, next OperatorState) {
 func (l *loop) clearMoves(in assign.Input) {
 	op := l.view.Operator.OperatorState
 	me := l.m.cfg.MemberID
-	var done []string
-	for s, to := range op.Moves {
-		if leads := l.leading.Leads(s); to != me || !leads || l.clearing[s] {
-			continue
-		}
-		without := in
-		without.Pins = maps.Clone(in.Pins)
-		if p, pinned := op.Pins[s]; pinned {
-			without.Pins[s] = p
-		} else {
-			delete(without.Pins, s)
-		}
-		if assign.Assign(without)[s] == me {
-			done = append(done, s)
-		}
-	}
+	done := member.DoneMoves(in, me, op.Moves, op.Pins, l.leading.Leads, l.clearing)
 	if len(done) == 0 {
 		return
 	}

@@ -76,9 +76,7 @@ type shardState struct {
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
 	sortedOf   []string        // the list sorted was sorted from (sortedShards)
 	sorted     []string
-	// freezeUntil is when the freeze the last assignment honoured lifts
-	// itself; zero when none does.
-	freezeUntil time.Time
+	freeze     member.Freeze // the freeze the last assignment honoured
 }
 
 // stepState is the shell's side of the steps' pacing (member.Steps

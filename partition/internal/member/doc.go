@@ -15,12 +15,13 @@
 //   - Startup: the startup wait before the first elections start;
 //   - SeatHealth: whether a sibling session can lead;
 //   - Handoffs: the balancing handoffs (settle, queue, throttle);
+//   - Freeze and DoneMoves: a freeze that lifts itself, moves done;
 //   - Leaderships: what the member claims in its record, every change
 //     marking the record to publish again.
 //
 // Still in partition's loop, to move here next: the assignment's
-// targets, the runners' events (Report), unavailability, operator
-// moves and the records to collect.
+// targets, the runners' events (Report), unavailability, void moves
+// and the records to collect.
 //
 // The package imports nothing of recipe, partition or the connection
 // layer (TestCoreIsPure checks it), and never reads the clock.
