@@ -2,9 +2,9 @@ package partition
 
 import (
 	"fmt"
-	"github.com/zkelect/zkelect/partition/assign"
 	"testing"
 
+	"github.com/zkelect/zkelect/partition/assign"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 

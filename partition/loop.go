@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zkelect/zkelect/partition/internal/member"
 	"maps"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/retry"
+	"github.com/zkelect/zkelect/partition/internal/member"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 	"github.com/zkelect/zkelect/recipe"
@@ -40,7 +40,7 @@ func newLoop(m *Manager) *loop {
 			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
 			leading: member.NewLeaderships(), grace: member.NewGrace(m.cfg.RestartGrace),
 			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
-			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*shard.Seat]*member.SeatHealth{},
+			unavail: member.Unavailable[*shard.Seat]{}, unseated: member.Unseated{}, seatHealth: map[*shard.Seat]*member.SeatHealth{},
 		},
 		handoffs:  member.NewHandoffs(),
 		stepState: stepState{wake: stoppedTimer()},

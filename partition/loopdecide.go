@@ -1,8 +1,10 @@
 package partition
 
 import (
-	"github.com/zkelect/zkelect/partition/assign"
 	"time"
+
+	"github.com/zkelect/zkelect/partition/assign"
+	"github.com/zkelect/zkelect/partition/internal/member"
 )
 
 // This file is the loop's second stage (step, loop.go): it decides, from
@@ -39,7 +41,7 @@ func (l *loop) recompute() {
 		return // a drain or a freeze we have not read yet must not be acted against
 	}
 	in := l.input(time.Now())
-	all := dealUnavailable(assign.Assign(in), in, l.unavailableByMember())
+	all := member.DealUnavailable(assign.Assign(in), in, l.unavailableByMember())
 	prev := l.targets
 	var assigned int
 	l.targets, assigned = l.concerningUs(all)

@@ -1,10 +1,10 @@
 package partition
 
 import (
+	"time"
+
 	"github.com/zkelect/zkelect/partition/internal/member"
 	"github.com/zkelect/zkelect/partition/internal/shard"
-
-	"time"
 )
 
 // This file is the loop's side of per-session liveness: a member leads
@@ -48,7 +48,7 @@ func (l *loop) checkSeats(now time.Time) {
 			}
 		case wasDown:
 			s.Down.Store(false)
-			if l.unavail.clearSeat(s) {
+			if l.unavail.ClearSeat(s) {
 				l.steps.Dirty, l.recordChanged = true, true
 			}
 			l.m.log.Info().Int64("session_id", s.Sess.ID()).Msg("sibling session up again: its shards are dealt as before")
@@ -64,7 +64,7 @@ func (l *loop) markUnavailable(s *shard.Seat) {
 		if led && !l.grace.IsSuspended(id) {
 			continue
 		}
-		if !l.unavail.mark(id, s) {
+		if !l.unavail.Mark(id, s) {
 			continue
 		}
 		l.leading.End(id, time.Now())
@@ -85,7 +85,7 @@ func (l *loop) markUnseated(s string, now time.Time) {
 	if l.leading.Leads(s) {
 		return
 	}
-	l.unseated.mark(s, now.Add(unseatedFor*l.m.sess.Timeout()))
+	l.unseated.Mark(s, now.Add(unseatedFor*l.m.sess.Timeout()))
 	l.grace.Release(s)
 	l.steps.Dirty, l.recordChanged = true, true
 	l.wakeIn(unseatedFor * l.m.sess.Timeout())
@@ -93,7 +93,7 @@ func (l *loop) markUnseated(s string, now time.Time) {
 
 // expireUnseated ends the marks of unseated shards whose time is over.
 func (l *loop) expireUnseated(now time.Time) {
-	changed, next := l.unseated.expire(now)
+	changed, next := l.unseated.Expire(now)
 	if changed {
 		l.steps.Dirty, l.recordChanged = true, true
 	}

@@ -2,11 +2,11 @@ package partition
 
 import (
 	"context"
-	"github.com/zkelect/zkelect/partition/assign"
-	"github.com/zkelect/zkelect/partition/internal/member"
 	"slices"
 	"time"
 
+	"github.com/zkelect/zkelect/partition/assign"
+	"github.com/zkelect/zkelect/partition/internal/member"
 	"github.com/zkelect/zkelect/partition/operator"
 )
 

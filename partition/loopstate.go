@@ -2,11 +2,11 @@ package partition
 
 import (
 	"context"
-	"github.com/zkelect/zkelect/partition/internal/member"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/zkelect/zkelect/partition/internal/member"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
@@ -70,8 +70,8 @@ type shardState struct {
 	targets  map[string]string    // the latest assignment's shards targeted here or run here (concerningUs)
 	// unavail: the shards whose sibling session is down (loopliveness.go),
 	// and what the loop saw of each sibling session.
-	unavail    unavailable
-	unseated   unseated // shards whose election found no session (loopliveness.go)
+	unavail    member.Unavailable[*shard.Seat]
+	unseated   member.Unseated // shards whose election found no session (loopliveness.go)
 	seatHealth map[*shard.Seat]*member.SeatHealth
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
 	sortedOf   []string        // the list sorted was sorted from (sortedShards)
@@ -149,9 +149,9 @@ func (l *loop) ownRecord() record {
 // sorted: those on a down session and those without one.
 func (l *loop) ownUnavailable() []string {
 	if len(l.unseated) == 0 {
-		return l.unavail.list()
+		return l.unavail.List()
 	}
-	out := l.unavail.list()
+	out := l.unavail.List()
 	for s := range l.unseated {
 		if _, dup := l.unavail[s]; !dup {
 			out = append(out, s)

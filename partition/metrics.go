@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/zkelect/zkelect/internal/registry"
 )
 

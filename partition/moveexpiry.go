@@ -2,9 +2,9 @@ package partition
 
 import (
 	"context"
-	"github.com/zkelect/zkelect/partition/assign"
 	"slices"
 
+	"github.com/zkelect/zkelect/partition/assign"
 	"github.com/zkelect/zkelect/partition/operator"
 )
 

@@ -1,10 +1,10 @@
 package partition
 
 import (
-	"github.com/zkelect/zkelect/partition/assign"
 	"maps"
 	"testing"
 
+	"github.com/zkelect/zkelect/partition/assign"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 

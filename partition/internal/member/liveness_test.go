@@ -1,13 +1,12 @@
-package partition
+package member
 
 import (
-	"github.com/zkelect/zkelect/partition/assign"
-	"github.com/zkelect/zkelect/partition/internal/shard"
-
 	"maps"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/zkelect/zkelect/partition/assign"
 )
 
 // shards nobody else may take, stay; drained members take none.
@@ -19,7 +18,7 @@ func TestDealUnavailableMovesOnlyWhatItsTargetCannotLead(t *testing.T) {
 		Pins:    map[string]string{"7": "a"},
 	}
 	byMember := map[string][]string{"a": {"1", "2", "7", "8"}, "b": {"8"}, "c": {"8"}}
-	got := dealUnavailable(all, in, byMember)
+	got := DealUnavailable(all, in, byMember)
 	want := map[string]string{"1": "b", "2": "c", "3": "a", "4": "b", "5": "c", "6": "c", "7": "a", "8": "a"}
 	for s, m := range want {
 		if got[s] != m {
@@ -27,9 +26,9 @@ func TestDealUnavailableMovesOnlyWhatItsTargetCannotLead(t *testing.T) {
 		}
 	}
 	if all["1"] != "a" {
-		t.Errorf("dealUnavailable modified its input")
+		t.Errorf("DealUnavailable modified its input")
 	}
-	if same := dealUnavailable(all, in, nil); !maps.Equal(same, all) {
+	if same := DealUnavailable(all, in, nil); !maps.Equal(same, all) {
 		t.Errorf("with nothing unavailable the assignment changed: %v", same)
 	}
 }
@@ -37,15 +36,15 @@ func TestDealUnavailableMovesOnlyWhatItsTargetCannotLead(t *testing.T) {
 // TestUnavailableClearsBySeat: the marks of one seat go when it is up
 // again; the others stay.
 func TestUnavailableClearsBySeat(t *testing.T) {
-	s1, s2 := &shard.Seat{}, &shard.Seat{}
-	u := unavailable{}
-	u.mark("a", s1)
-	u.mark("b", s2)
-	if u.mark("a", s2) {
+	s1, s2 := new(int), new(int)
+	u := Unavailable[*int]{}
+	u.Mark("a", s1)
+	u.Mark("b", s2)
+	if u.Mark("a", s2) {
 		t.Errorf("a shard marked twice")
 	}
-	if !u.clearSeat(s1) || !slices.Equal(u.list(), []string{"b"}) {
-		t.Errorf("after s1 is up: %v, want [b]", u.list())
+	if !u.ClearSeat(s1) || !slices.Equal(u.List(), []string{"b"}) {
+		t.Errorf("after s1 is up: %v, want [b]", u.List())
 	}
 }
 
@@ -54,16 +53,16 @@ func TestUnavailableClearsBySeat(t *testing.T) {
 // the earliest deadline left.
 func TestUnseatedExpiresEachShardAtItsTime(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	u := unseated{}
-	u.mark("a", t0.Add(time.Second))
-	u.mark("b", t0.Add(2*time.Second))
-	if changed, next := u.expire(t0.Add(999 * time.Millisecond)); changed || !next.Equal(t0.Add(time.Second)) {
+	u := Unseated{}
+	u.Mark("a", t0.Add(time.Second))
+	u.Mark("b", t0.Add(2*time.Second))
+	if changed, next := u.Expire(t0.Add(999 * time.Millisecond)); changed || !next.Equal(t0.Add(time.Second)) {
 		t.Fatalf("before a's time: changed %v, next %v", changed, next)
 	}
-	if changed, next := u.expire(t0.Add(time.Second)); !changed || !next.Equal(t0.Add(2*time.Second)) || len(u) != 1 {
+	if changed, next := u.Expire(t0.Add(time.Second)); !changed || !next.Equal(t0.Add(2*time.Second)) || len(u) != 1 {
 		t.Fatalf("at a's time: changed %v, next %v, left %v", changed, next, u)
 	}
-	if changed, next := u.expire(t0.Add(2 * time.Second)); !changed || !next.IsZero() || len(u) != 0 {
+	if changed, next := u.Expire(t0.Add(2 * time.Second)); !changed || !next.IsZero() || len(u) != 0 {
 		t.Fatalf("at b's time: changed %v, next %v, left %v", changed, next, u)
 	}
 }
