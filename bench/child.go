@@ -26,6 +26,9 @@ const ChildArg = "__zkelect-bench-candidate"
 // first in main (the zkelect binary and this package's tests do), because
 // Run starts each zkelect candidate as its own executable with ChildArg.
 func RunChild(args []string) (int, bool) {
+	if code, ok := runRouteChild(args); ok { // the routing scenario's member or router
+		return code, true
+	}
 	if len(args) < 2 || args[1] != ChildArg {
 		return 0, false
 	}

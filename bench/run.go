@@ -18,10 +18,11 @@ const (
 	ScenarioHerd     = "herd"     // notifications per failover with many candidates
 	ScenarioShards   = "shards"   // cold start, join/leave moves, memory per shard
 	ScenarioPeers    = "peers"    // zkelect, kazoo and Curator side by side, each candidate a process
+	ScenarioRouting  = "routing"  // a router's view lag per event class, members and router as processes
 )
 
 // AllScenarios lists every scenario in the order Run runs them.
-var AllScenarios = []string{ScenarioRaw, ScenarioFailover, ScenarioHerd, ScenarioShards, ScenarioPeers}
+var AllScenarios = []string{ScenarioRaw, ScenarioFailover, ScenarioHerd, ScenarioShards, ScenarioPeers, ScenarioRouting}
 
 // Errors Run returns for a bad Config, before starting anything.
 var (
@@ -112,6 +113,9 @@ type Config struct {
 	// (default 10).
 	PeerTrials     int `json:"peer_trials"`
 	PeerKillTrials int `json:"peer_kill_trials"`
+	// RoutingShards lists the shard counts of the routing scenario
+	// (default 64).
+	RoutingShards []int `json:"routing_shards,omitempty"`
 	// ChildCommand runs this package's zkelect candidate (RunChild) in the
 	// peers scenario, ChildArg and its arguments appended; default: this
 	// executable, which must then call RunChild first in main.
@@ -127,6 +131,7 @@ func DefaultConfig() Config {
 		SessionTimeout: time.Second, RawTrials: 200, RawCreates: 10000, InFlight: 128,
 		ResignTrials: 200, CrashTrials: 20, HerdCandidates: 100, HerdTrials: 5,
 		Shards: []int{1000, 10000}, Members: 3, PeerTrials: 40, PeerKillTrials: 10,
+		RoutingShards: []int{64},
 	}
 }
 
@@ -171,6 +176,11 @@ func (c Config) Validate() error {
 			return &ConfigError{Field: "Shards", Value: n, Reason: fmt.Sprintf("each shard count must be 1..%d", maxShards)}
 		}
 	}
+	for _, n := range c.RoutingShards {
+		if n < 1 || n > maxShards {
+			return &ConfigError{Field: "RoutingShards", Value: n, Reason: fmt.Sprintf("each shard count must be 1..%d", maxShards)}
+		}
+	}
 	return nil
 }
 
@@ -208,6 +218,9 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Shards) == 0 {
 		c.Shards = d.Shards
 	}
+	if len(c.RoutingShards) == 0 {
+		c.RoutingShards = d.RoutingShards
+	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
@@ -241,6 +254,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	steps := map[string]func(context.Context, Config, *Report) error{
 		ScenarioRaw: e.runRaw, ScenarioFailover: e.runFailover,
 		ScenarioHerd: e.runHerd, ScenarioShards: e.runShards, ScenarioPeers: e.runPeers,
+		ScenarioRouting: e.runRouting,
 	}
 	for _, name := range AllScenarios {
 		if !slices.Contains(cfg.Scenarios, name) {

@@ -106,8 +106,9 @@ func TestOpenOperatorZnodeIsRefused(t *testing.T) {
 
 // TestIdleRootCannotBeDeletedByOthers: a root a secured member made
 // cannot be deleted or squatted by an anonymous client once its members
-// are gone: its parent, its children and the operator znode carry the
-// group's ACL.
+// are gone: its children and the operator znode carry the group's ACL,
+// its parent (a shared level, recipe.SharedParentACL) grants nobody
+// delete.
 func TestIdleRootCannotBeDeletedByOthers(t *testing.T) {
 	root, group := groupRoot(t)
 	anon := connect(t, sessionTimeout)
@@ -135,7 +136,7 @@ func TestIdleRootCannotBeDeletedByOthers(t *testing.T) {
 		}
 	}
 	if err := anon.Delete(context.Background(), root, -1); !errors.Is(err, zk.ErrNoAuth) {
-		t.Fatalf("an anonymous client deleting the empty root %s: %v; want zk.ErrNoAuth (its parent carries the group's ACL)", root, err)
+		t.Fatalf("an anonymous client deleting the empty root %s: %v; want zk.ErrNoAuth (its parent, a shared level, grants nobody delete)", root, err)
 	}
 }
 

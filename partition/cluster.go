@@ -10,21 +10,25 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/partition/internal/electview"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
 // This file gives a root's whole picture to routers, dashboards and CLIs:
-// every shard's leader with its member's address, every live member's
-// metadata and the operator state, as the members publish them (their
-// records and <root>/operator), once (ReadCluster) or at every change
-// (WatchCluster).
+// every shard's leader as its election holds it, with its member's address
+// and labels, every live member's metadata and the operator state (the
+// members' records and <root>/operator), once (ReadCluster) or at every
+// change (WatchCluster).
 
-// Cluster is a root as its members publish it.
+// Cluster is a root's picture: its elections' leaders and what its
+// members and operators publish.
 type Cluster struct {
-	// Leaders maps each led shard to its leader as the records publish it;
-	// a shard without a leader is missing.
+	// Leaders maps each led shard to its leader as the shard's election
+	// holds it (the first candidate znode's member and czxid); a shard
+	// without a leader is missing. No record is a source of leaders: a
+	// record that claims shards its member does not lead shows nothing.
 	Leaders map[string]ShardLeader
 	// Members maps each live member to its metadata.
 	Members map[string]MemberInfo
@@ -32,11 +36,11 @@ type Cluster struct {
 	Operator OperatorState
 }
 
-// ShardLeader is a shard's leader as the records publish it.
+// ShardLeader is a shard's leader as its election holds it.
 type ShardLeader struct {
-	Member  string          // the leading member's id
-	Address string          // its Config.Address; "" if it publishes none
-	Token   zxidfence.Token // its fencing token
+	Member  string          // the leading member's id (its candidate znode's data)
+	Address string          // its Config.Address, from its record; "" if it publishes none or is not live
+	Token   zxidfence.Token // its fencing token (the candidate znode's czxid)
 }
 
 // MemberInfo is what a live member publishes, with what operators set.
@@ -51,12 +55,12 @@ type MemberInfo struct {
 	Weight int
 	// Drained reports an operator's drain.
 	Drained bool
-	// Leads counts the shards its record publishes it leads.
+	// Leads counts the shards it leads, as the elections hold them.
 	Leads int
 }
 
-// clusterOf returns the view's picture, with leaders (v.Leaders(), or
-// what a LeaderFloor admitted of it) as its shards' leaders.
+// clusterOf returns the view's picture, with leaders (the elections') as
+// its shards' leaders.
 func clusterOf(v *view, leaders map[string]published) Cluster {
 	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.Operator.OperatorState.Clone()}
 	for id, sess := range v.Members {
@@ -76,7 +80,8 @@ func clusterOf(v *view, leaders map[string]published) Cluster {
 }
 
 // ReadCluster reads root's picture once: the live members, their records
-// and the operator state (one read each). It returns ErrNilSession, an
+// and the operator state (one read each), and every election (a listing
+// per bucket, two reads per election). It returns ErrNilSession, an
 // error wrapping ErrInvalidRoot, ctx's error, or ZooKeeper's wrapped with
 // the path. A root nobody registered under gives an empty Cluster.
 func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluster, error) {
@@ -106,7 +111,20 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 			v.Apply(update{Member: id, Rec: rec})
 		}
 	}
-	return clusterOf(v, v.Leaders()), nil
+	leaders, err := electview.Read(ctx, sess, root)
+	if err != nil {
+		return Cluster{}, err
+	}
+	return clusterOf(v, publishedOf(leaders)), nil
+}
+
+// publishedOf returns leaders as claims (member and token).
+func publishedOf(leaders map[string]electview.Leader) map[string]published {
+	out := make(map[string]published, len(leaders))
+	for s, l := range leaders {
+		out[s] = published{Member: l.Member, Token: l.Token}
+	}
+	return out
 }
 
 // readRecord reads one member's record; nil when there is none.
@@ -129,26 +147,26 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRec
 }
 
 // WatchCluster calls fn with root's picture (see Cluster) each time it
-// changes: once the members, the operator state and the records known at
-// the start have been read, then after every burst of changes, in order,
-// none skipped (fn owns each Cluster; a slow fn holds up only this watch,
-// never the members' elections). Like WatchLeaders it reads without
-// registering, lags the elections by up to the publish interval (see
-// WatchLeaders) plus a write, and is advice for routing, not a safety signal.
-// As in WatchLeaders, a shard's token in Cluster.Leaders never goes down
-// within one call: a lagging record's older claim is left out (the shard
-// is shown without a leader) until a claim at least as new is read. It blocks until
-// ctx is done and returns nil, or an error wrapping recipe.ErrSessionClosed
-// when sess is closed; ErrNilSession, ErrNilCallback or an error wrapping
-// ErrInvalidRoot for bad arguments.
+// changes: once the members, the operator state, the records and every
+// election known at the start have been read, then after every burst of
+// changes, in order, none skipped (fn owns each Cluster; a slow fn holds
+// up only this watch, never the members' elections). Like WatchLeaders it
+// reads without registering and takes leaders from the elections (one
+// persistent recursive watch on root, ZooKeeper 3.6+): it lags an election
+// by one notification and two reads. It is advice for routing, not a
+// safety signal. A shard's token in Cluster.Leaders never goes down within
+// one call (each is a later election's czxid). It blocks until ctx is done
+// and returns nil, or an error wrapping recipe.ErrSessionClosed when sess
+// is closed, or the error of adding the watch or listing root at the start
+// (a server before 3.6 refuses the watch); ErrNilSession, ErrNilCallback or
+// an error wrapping ErrInvalidRoot for bad arguments.
 func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn func(Cluster)) error {
 	if err := checkWatch(sess, root, fn == nil); err != nil {
 		return err
 	}
 	var last *Cluster
-	floor := rootdata.NewLeaderFloor()
-	return rootdata.Follow(ctx, sess, root, "watch cluster", func(v *view) (bool, error) {
-		if c := clusterOf(v, floor.Admit(v.Leaders())); last == nil || !c.equal(*last) {
+	return electview.Follow(ctx, sess, root, "watch cluster", func(v *view, e *electview.Elections) (bool, error) {
+		if c := clusterOf(v, e.Published()); last == nil || !c.equal(*last) {
 			last = &c
 			fn(c.clone())
 		}

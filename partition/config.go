@@ -173,9 +173,9 @@ type Config struct {
 	// refused with a *ConfigError.
 	ExpectedMembers int
 
-	// ACL is the ACL of every znode the manager creates: the root and its
-	// parent (missing ancestors above it are created open, see
-	// ensurePaths), members/, owners/, shards/, each shard's election
+	// ACL is the ACL of every znode the manager creates: the root (its
+	// missing ancestors get recipe.SharedParentACL(ACL), a level other
+	// groups may share), members/, owners/, shards/, each shard's election
 	// znode, the operator znode, the member's registration and record, and
 	// its candidates' znodes. Nil selects zk.WorldACL(zk.PermAll) (anyone
 	// may change anything); recipe.GroupACL() lets only the group's

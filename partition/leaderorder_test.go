@@ -2,7 +2,9 @@ package partition_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path"
 	"testing"
 	"time"
 
@@ -12,29 +14,30 @@ import (
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
-// leaderSeen is one report of shard s's leader by an observer.
+// leaderSeen is one observer's report of a shard's leader.
 type leaderSeen struct {
 	member string
 	token  zxidfence.Token
 }
 
-// TestObserversNeverReportAnOlderToken lays a root out as members leave
-// it (registrations and records, no member running) and writes the
-// records in the order an observer may read them after shard s moved
-// from a (token 206) to b (249) and on to c (300): b's record claims s,
-// then drops it, while a's record still claims s with 206 (a's record
-// lags its resignation: its member's publish gap, or its watch read late).
-// WatchCluster and WatchLeaders, followed side by side, must never report
-// s's token going down: after b's 249 they report s without a leader, not
-// a with 206, until c's 300. Before, both reported a with 206: the daemon's
-// /v1/watch stream then sent "token 206 after 249".
-func TestObserversNeverReportAnOlderToken(t *testing.T) {
+// TestObserversShowTheElectionsNotTheRecords lays a root out by hand: three
+// registered members whose records claim shard s (a's with token 206,
+// then b's with 249), and a record of x, who is no member, claiming s
+// with the largest token: records forged or lagging, as a holder of the
+// group's credentials or a member's slow publish leaves them. WatchCluster,
+// WatchLeaders and ReadCluster must show s as its election holds it: no
+// leader until a candidate znode is first in s's election, then that
+// candidate's member and czxid, never a record's claim, and a token that
+// never goes down. Before, all three showed the records' claims (x's
+// forged one included): /v1/owners showed shards "led by" a non-member.
+func TestObserversShowTheElectionsNotTheRecords(t *testing.T) {
 	root, sess := newRoot(t), connect(t, 5*time.Second)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	if err := partition.EnsureRoot(ctx, sess, root); err != nil {
 		t.Fatal(err)
 	}
+	acl := zk.WorldACL(zk.PermAll)
 	write := func(id, leading string) {
 		t.Helper()
 		p, rec := root+"/owners/"+id, fmt.Appendf(nil, `{"session":%d,"leading":%s}`, sess.ID(), leading)
@@ -42,15 +45,28 @@ func TestObserversNeverReportAnOlderToken(t *testing.T) {
 			t.Fatalf("write %s's record: %v", id, err)
 		}
 	}
-	for _, id := range []string{"a", "b", "c"} {
-		if _, err := sess.Create(ctx, root+"/members/"+id, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatal(err)
+	for _, id := range []string{"a", "b", "c", "x"} {
+		if id != "x" {
+			if _, err := sess.Create(ctx, root+"/members/"+id, nil, zk.FlagEphemeral, acl); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if _, err := sess.Create(ctx, root+"/owners/"+id, []byte(`{}`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		if _, err := sess.Create(ctx, root+"/owners/"+id, []byte(`{}`), 0, acl); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write("a", `{"s":206}`)
+	write("x", `{"s":999999999}`)
+	election, err := partition.ElectionPath(ctx, sess, root, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Create(ctx, path.Dir(election), nil, 0, acl); err != nil && !isExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := sess.Create(ctx, election, nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
 
 	cluster, leaders := make(chan leaderSeen, 64), make(chan leaderSeen, 64)
 	done := make(chan error, 2)
@@ -78,15 +94,15 @@ func TestObserversNeverReportAnOlderToken(t *testing.T) {
 	observers := map[string]chan leaderSeen{"WatchCluster": cluster, "WatchLeaders": leaders}
 	highest := map[string]zxidfence.Token{}
 	// await reads each observer's reports of s until one is want, failing on
-	// a token below one it reported before.
+	// a record's claim or a token below one it reported before.
 	await := func(what string, want leaderSeen) {
 		t.Helper()
 		for name, ch := range observers {
 			for seen := false; !seen; {
 				select {
 				case got := <-ch:
-					if got.member != "" && got.token < highest[name] {
-						t.Fatalf("%s, %s reported s led by %s with token %d after %d", what, name, got.member, got.token, highest[name])
+					if got.member == "a" || got.member == "x" || got.member != "" && got.token < highest[name] {
+						t.Fatalf("%s: %s reported s led by %s with token %d (highest before %d)", what, name, got.member, got.token, highest[name])
 					}
 					highest[name] = max(highest[name], got.token)
 					seen = got == want
@@ -95,14 +111,45 @@ func TestObserversNeverReportAnOlderToken(t *testing.T) {
 				}
 			}
 		}
+		c, err := partition.ReadCluster(ctx, sess, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := c.Leaders["s"]; (leaderSeen{l.Member, l.Token}) != want {
+			t.Fatalf("%s: ReadCluster shows s led by %+v, want %+v", what, l, want)
+		}
 	}
-	await("a leading", leaderSeen{"a", 206})
+	candidate := func(member string) (string, zxidfence.Token) {
+		t.Helper()
+		p, err := sess.Create(ctx, election+"/n_", []byte(member), zk.FlagEphemeral|zk.FlagSequence, acl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, st, err := sess.Get(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, zxidfence.Token(st.Czxid)
+	}
+	// WatchCluster's first picture shows s without a leader, although a's
+	// and x's records claim it (WatchLeaders reports changes only).
+	select {
+	case got := <-cluster:
+		if got != (leaderSeen{}) {
+			t.Fatalf("WatchCluster's first picture shows s led by %+v, from a record; its election is empty", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("WatchCluster reported nothing within 20s")
+	}
+	b, bToken := candidate("b")
+	await("b's candidate first in s's election", leaderSeen{"b", bToken})
 	write("b", `{"s":249}`)
-	await("b's record claiming s while a's lags", leaderSeen{"b", 249})
-	write("b", `{}`)
-	await("b's record dropping s while a's lags", leaderSeen{})
-	write("c", `{"s":300}`)
-	await("c leading", leaderSeen{"c", 300})
+	_, cToken := candidate("c") // behind b: no change
+	write("x", `{"s":2000000000}`)
+	if err := sess.Delete(ctx, b, -1); err != nil {
+		t.Fatal(err)
+	}
+	await("b's candidate deleted, c's first", leaderSeen{"c", cToken})
 }
 
 // report hands a callback's report to the test, unless ctx ended (the
@@ -113,3 +160,5 @@ func report(ctx context.Context, ch chan<- leaderSeen, l leaderSeen) {
 	case <-ctx.Done():
 	}
 }
+
+func isExists(err error) bool { return errors.Is(err, zk.ErrNodeExists) }

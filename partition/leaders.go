@@ -8,17 +8,17 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/partition/internal/electview"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
-// This file reports the leader of every shard as the members' records
-// publish it, to observers routing requests to the leaders:
-// Config.OnLeaderChanged inside a member, WatchLeaders outside. Both follow
-// the same znodes as the assignment (the live members and their records),
-// and deliver through a notifier, so that a slow callback holds up neither
-// the elections nor the watches.
+// This file reports the leader of every shard to observers routing
+// requests to the leaders: Config.OnLeaderChanged inside a member (as the
+// members' records publish it), WatchLeaders outside (as the elections
+// hold it, see internal/electview). Both deliver through a notifier, so
+// that a slow callback holds up neither the elections nor the watches.
 
 // ErrNilCallback reports a nil callback where one is required.
 var ErrNilCallback = errors.New("partition: nil callback")
@@ -115,22 +115,21 @@ func changedShards(old, next map[string]published) []string {
 }
 
 // WatchLeaders calls fn with the leader of every shard under root, as the
-// members' records publish it, each time it changes: with the shard, the
-// leading member and its fencing token, or "" and 0 when the shard lost its
-// leader. Shards start without a leader, so the first calls report the
-// leaders the records already publish. A shard's token never goes down
-// within one call: a record read after a handoff that still claims the
-// shard with an older token than one reported (it lags its member's
-// resignation) is not reported; the shard is reported without a leader
-// until a claim at least as new is read. Only a shard that no record
-// claims any more starts over (an election created again). It reads the
-// same znodes as the members (<root>/members and <root>/owners) without
-// registering, so any process with a session can
-// follow the leaders, for example to route requests. fn runs on the calling
-// goroutine, one call at a time, in order; when it is slower than the
-// changes, intermediate states are skipped and the latest is delivered.
-// Like Config.OnLeaderChanged it lags the elections by up to the publish
-// interval plus a write: it is advice for routing, not a safety signal
+// shard's election holds it, each time it changes: with the shard, the
+// leading member (its candidate znode's data) and its fencing token (the
+// znode's czxid), or "" and 0 when the shard lost its leader. Shards start
+// without a leader, so the first calls report the leaders the elections
+// hold once every election has been read. A shard's token never goes down
+// within one call. It follows the elections with one persistent recursive
+// watch on root (ZooKeeper 3.6+) and re-reads only an election whose first
+// znode may have changed (see internal/electview), without registering,
+// so any process with a session can follow the leaders, for example to
+// route requests; no member record is a source of leaders. fn runs on the
+// calling goroutine, one call at a time, in order; when it is slower than
+// the changes, intermediate states are skipped and the latest is
+// delivered. It lags an election by one notification and two reads
+// (Config.OnLeaderChanged, from the records, by up to the publish
+// interval plus a write): it is advice for routing, not a safety signal
 // (the fencing token, checked by a zxidfence guard, is).
 //
 // It creates root's znodes if they are missing (as a member would), so it
@@ -157,8 +156,8 @@ func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn fun
 	go func() {
 		defer wg.Done()
 		defer cancel() // ends deliver
-		followErr = rootdata.Follow(ctx, sess, root, "watch leaders of", func(v *view) (bool, error) {
-			n.set(v.Leaders())
+		followErr = electview.Follow(ctx, sess, root, "watch leaders of", func(_ *view, e *electview.Elections) (bool, error) {
+			n.set(e.Published())
 			return true, nil
 		})
 	}()

@@ -3,7 +3,6 @@ package partition
 import (
 	"time"
 
-	"github.com/zkelect/zkelect/partition/assign"
 	"github.com/zkelect/zkelect/partition/internal/member"
 )
 
@@ -31,7 +30,9 @@ func (l *loop) decide() {
 	}
 }
 
-// recompute computes the assignment from the view.
+// recompute computes the assignment from the view: from what changed
+// since the last step (loopassign.go). A shard some member publishes as
+// unavailable makes the step build the whole map (member.DealUnavailable).
 func (l *loop) recompute() {
 	l.steps.Dirty = false
 	if !l.selfLive() {
@@ -40,16 +41,20 @@ func (l *loop) recompute() {
 	if !l.view.OpRead {
 		return // a drain or a freeze we have not read yet must not be acted against
 	}
-	in := l.input(time.Now())
-	all := member.DealUnavailable(assign.Assign(in), in, l.unavailableByMember())
+	res, p := l.assignment(time.Now()) // from what changed (loopassign.go)
 	prev := l.targets
 	var assigned int
-	l.targets, assigned = l.concerningUs(all)
+	if byMember := l.unavailableByMember(); len(byMember) > 0 {
+		in := l.unavailableInput(p, byMember)
+		l.targets, assigned = l.concerningUs(member.DealUnavailable(res.All(), in, byMember))
+	} else {
+		l.targets, assigned = l.concerningUsOf(res)
+	}
 	l.steps.Acted = l.steps.Acted || targetsMoved(prev, l.targets)
-	l.noteOperatorMetrics(in, assigned)
-	if len(in.Pins) > 0 {
-		l.clearMoves(in)
-		l.expireMoves(in)
+	l.noteOperatorMetrics(p.Frozen, assigned)
+	if len(p.Pins) > 0 {
+		l.clearMoves(p)
+		l.expireMoves(p)
 	}
 	targets := l.targets
 	l.m.target.Store(&targets)

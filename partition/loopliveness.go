@@ -13,7 +13,7 @@ import (
 // cannot be led here: the member stops claiming them (their suspended
 // claims and reservations end), publishes them as unavailable in its
 // record, and every member's assignment deals them to another member
-// (dealUnavailable). New elections are placed on the member's other
+// (member.DealUnavailable). New elections are placed on the member's other
 // sessions meanwhile (sessions.place skips a session that is down). Once
 // the session is up again (its replacement, after an expiry), the marks
 // go and the balance deals the shards as before. A member whose primary
@@ -103,7 +103,7 @@ func (l *loop) expireUnseated(now time.Time) {
 }
 
 // unavailableByMember returns the shards each live member of the view
-// (this one included) publishes as unavailable, for dealUnavailable.
+// (this one included) publishes as unavailable, for member.DealUnavailable.
 func (l *loop) unavailableByMember() map[string][]string {
 	out := map[string][]string{}
 	if own := l.ownUnavailable(); len(own) > 0 {

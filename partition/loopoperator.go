@@ -2,7 +2,6 @@ package partition
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/zkelect/zkelect/partition/assign"
@@ -15,56 +14,36 @@ import (
 // freeze's expiry, logs of what operators changed, and clearing a move this
 // member completed.
 
-// input is the assignment's input from the view: the same at every member
-// that sees the same znodes, the freeze's expiry aside (each member reads
-// its own clock).
-//
-// Our own claims are taken from the loop, not from our record as read
-// back: the record lags them by a publish, and is missing for a moment
-// when the others deleted it while our session was replaced late in our
-// restart grace. An assignment from it would void our reservations.
-func (l *loop) input(now time.Time) assign.Input {
-	own := &memberRecord{ID: l.m.cfg.MemberID, Record: l.ownRecord()}
-	cur, tokens := l.view.Current(own)
+// params is the part of the assignment's input that is not per shard:
+// the live members that run our shard list, their weights and the
+// operator's state; the holders come from the view (loopassign.go), our
+// own claims from the loop, not from our record as read back: the record
+// lags them by a publish, and is missing for a moment when the others
+// deleted it while our session was replaced late in our restart grace.
+// An assignment from it would void our reservations. The same at every
+// member that sees the same znodes, the freeze's expiry aside (each
+// member reads its own clock). It sets the wake timer for the freeze's
+// end.
+func (l *loop) params(now time.Time) assign.Params {
 	op := l.view.Operator.OperatorState
 	members := l.sameListMembers()
-	in := assign.Input{
-		Shards:  l.sortedShards(),
-		Members: members,
-		Current: cur,
-		Tokens:  tokens,
-		Drained: op.DrainedList(),
-		Pins:    op.AssignPins(),
-		Frozen:  op.Frozen(now),
-	}
+	p := assign.Params{Members: members, Drained: op.DrainedList(), Pins: op.AssignPins(), Frozen: op.Frozen(now)}
 	for _, id := range members {
 		if w := l.weight(id); w != 1 {
-			if in.Weights == nil {
-				in.Weights = map[string]int{}
+			if p.Weights == nil {
+				p.Weights = map[string]int{}
 			}
-			in.Weights[id] = w
+			p.Weights[id] = w
 		}
 	}
 	var until time.Time
-	if in.Frozen {
+	if p.Frozen {
 		until = op.Freeze.Until
 	}
-	if at := l.freeze.Honoured(in.Frozen, until); !at.IsZero() {
+	if at := l.freeze.Honoured(p.Frozen, until); !at.IsZero() {
 		l.wakeIn(at.Sub(now))
 	}
-	return in
-}
-
-// sortedShards returns the shard list sorted, sorting it again only when
-// SetShards replaced it: Assign sorts an unsorted list on every call (30
-// ms of its 100 ms at 100,000 shards), and the list itself keeps the
-// caller's order (runners start in it).
-func (l *loop) sortedShards() []string {
-	shards := l.m.currentShards() // replaced by SetShards, never changed in place
-	if len(shards) != len(l.sortedOf) || len(shards) > 0 && &shards[0] != &l.sortedOf[0] {
-		l.sortedOf, l.sorted = shards, slices.Sorted(slices.Values(shards))
-	}
-	return l.sorted
+	return p
 }
 
 // sameListMembers returns the live members that run our shard list, as
@@ -95,12 +74,12 @@ func (l *loop) sameListMembers() []string {
 // noteOperatorMetrics exports this member's weight, share (assigned: the
 // shards the assignment targets here), drain and the freeze after an
 // assignment.
-func (l *loop) noteOperatorMetrics(in assign.Input, assigned int) {
+func (l *loop) noteOperatorMetrics(frozen bool, assigned int) {
 	me := l.m.cfg.MemberID
 	l.m.met.assigned.Set(float64(assigned))
 	l.m.met.weight.Set(float64(l.weight(me)))
 	l.m.met.drained.Set(boolGauge(l.view.Operator.IsDrained(me)))
-	l.m.met.frozen.Set(boolGauge(in.Frozen))
+	l.m.met.frozen.Set(boolGauge(frozen))
 }
 
 // drainHonoured reports whether an operator drained this member and the
@@ -162,10 +141,14 @@ func (l *loop) noticeOperator(old, next OperatorState) {
 // shard, and the assignment without the move keeps it here. Each clear is
 // one version-checked write in the background; a lost race is retried at
 // the next recompute.
-func (l *loop) clearMoves(in assign.Input) {
+func (l *loop) clearMoves(p assign.Params) {
 	op := l.view.Operator.OperatorState
 	me := l.m.cfg.MemberID
-	done := member.DoneMoves(in, me, op.Moves, op.Pins, l.leading.Leads, l.clearing)
+	done := member.DoneMoves(me, op.Moves, op.Pins, p.Pins, l.leading.Leads, l.clearing, func(pins map[string]string, s string) string {
+		without := p
+		without.Pins = pins
+		return l.assigning.assigner.Targets(without).Target(s)
+	})
 	if len(done) == 0 {
 		return
 	}

@@ -46,6 +46,7 @@ type loop struct {
 	member  *shard.Member    // what the runners share (shardenv.go)
 
 	unwithdrawn unwithdrawn // candidates a stopping member could not withdraw
+	assigning   assigning   // the assignment kept from changes (loopassign.go)
 }
 
 // runnerBook is what the loop records about a runner.
@@ -74,9 +75,7 @@ type shardState struct {
 	unseated   member.Unseated // shards whose election found no session (loopliveness.go)
 	seatHealth map[*shard.Seat]*member.SeatHealth
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
-	sortedOf   []string        // the list sorted was sorted from (sortedShards)
-	sorted     []string
-	freeze     member.Freeze // the freeze the last assignment honoured
+	freeze     member.Freeze   // the freeze the last assignment honoured
 }
 
 // stepState is the shell's side of the steps' pacing (member.Steps

@@ -96,8 +96,14 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 	m.frozen = registry.Register(reg, m.frozen)
 	m.publishLag = registry.Register(reg, m.publishLag)
 	m.recordFailures = registry.Register(reg, m.recordFailures)
+	for _, r := range stopReasons { // at 0 from the start, for increase() and rate()
+		m.stopped.WithLabelValues(r)
+	}
 	return m
 }
+
+// stopReasons are the values of reasonLabel.
+var stopReasons = []string{"handoff", "withdrawn", "removed", "stopping", "lost"}
 
 // reasonLabel maps a stop reason to a bounded label value.
 func reasonLabel(reason error) string {

@@ -12,14 +12,14 @@ import (
 // (OperatorState.VoidMove: the target is not live or is drained, or the
 // shard is pinned to another member). The assignment already ignores
 // them; cleared, they do not hold the shard on their target again when it
-// comes back. Only the member with the smallest id among in.Members (those
+// comes back. Only the member with the smallest id among p.Members (those
 // that compute the same assignment) writes, one version-checked write per
 // target in the background (operator.ClearMoves keeps a move re-aimed
 // meanwhile); a lost race is retried at the next recompute.
-func (l *loop) expireMoves(in assign.Input) {
+func (l *loop) expireMoves(p assign.Params) {
 	op := l.view.Operator.OperatorState
 	me := l.m.cfg.MemberID
-	if len(op.Moves) == 0 || len(in.Members) == 0 || slices.Min(in.Members) != me {
+	if len(op.Moves) == 0 || len(p.Members) == 0 || slices.Min(p.Members) != me {
 		return
 	}
 	void := map[string][]string{} // target to its void moves' shards

@@ -101,6 +101,7 @@ func NewCandidate(s *Session, path string, opts ...CandidateOption) (*Candidate,
 	if cfg.metricsLabel == "" {
 		cfg.metricsLabel = path
 	}
+	s.metrics.election(cfg.metricsLabel)
 	if t := s.Timeout(); cfg.policy.tolerate && cfg.policy.margin >= t {
 		return nil, &OptionError{Option: "TolerateSuspend",
 			Reason: fmt.Sprintf("margin %v is not below the negotiated session timeout %v", cfg.policy.margin, t)}

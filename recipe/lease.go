@@ -91,12 +91,13 @@ func (c *Candidate) mayHaveExpired(id int64) bool {
 }
 
 // settleOpen makes the reason of the last leadership that ended with its
-// reason open final (nil keeps ErrSuspended): the candidate learned what
-// became of its session.
+// reason open final (nil keeps ErrSuspended), and counts its loss with it:
+// the candidate learned what became of its session.
 func (c *Candidate) settleOpen(reason error) {
 	if l := c.st.open; l != nil {
 		c.st.open = nil
 		l.settle(reason)
+		c.sess.metrics.lostFor(c.cfg.metricsLabel, l.Err())
 	}
 }
 

@@ -152,12 +152,38 @@ func (m *metrics) token(election string, t zxidfence.Token, ok bool) {
 	m.tokenCounter.WithLabelValues(election).Set(float64(t.Counter()))
 }
 
-func (m *metrics) notLeading(election string, reason error) {
+// notLeading counts a leadership of election that ended; its loss is
+// counted by lost once its reason is final.
+func (m *metrics) notLeading(election string) {
+	if m != nil {
+		m.isLeader.WithLabelValues(election).Dec()
+	}
+}
+
+// lostFor counts a leadership of election lost for reason, its final one
+// (Leadership.Reason): one that ended while its session may have expired
+// is counted once the candidate learned whether it did.
+func (m *metrics) lostFor(election string, reason error) {
+	if m != nil {
+		m.lost.WithLabelValues(election, reasonLabel(reason)).Inc()
+	}
+}
+
+// lossReasons are the reason label values of zkelect_leadership_lost_total
+// that a candidate's series start with, at 0 (reasonLabel's "other" only
+// appears if it ever happens).
+var lossReasons = []string{"resigned", "closed", "session_expired", "suspended", "znode_deleted"}
+
+// election makes election's counters exist at 0 (acquisitions, and losses
+// by every reason), so that increase() and rate() see their first rise.
+func (m *metrics) election(election string) {
 	if m == nil {
 		return
 	}
-	m.isLeader.WithLabelValues(election).Dec()
-	m.lost.WithLabelValues(election, reasonLabel(reason)).Inc()
+	m.acquired.WithLabelValues(election)
+	for _, r := range lossReasons {
+		m.lost.WithLabelValues(election, r)
+	}
 }
 
 // reasonLabel names a loss reason for metrics and logs.

@@ -3,7 +3,6 @@ package recipe
 import (
 	"context"
 	"errors"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -113,6 +112,7 @@ func (c *Candidate) createOp(gen uint64, election bool) func(context.Context) an
 				r = c.createAndList(ctx, prefix, data, acl)
 			}
 		}
+		r = c.checkJoined(ctx, r) // no window between the check and the create
 		r.gen, r.routed = gen, election
 		return r
 	}
@@ -210,23 +210,21 @@ func (c *Candidate) awaitBatch(ctx context.Context, j *createJob, r *createReply
 }
 
 // ensureParents creates the election path and its missing ancestors,
-// persistent. The election path and its parent get the candidate's ACL:
-// ZooKeeper checks a delete against the parent's ACL, so an open parent
-// would let anyone delete the idle election path and create it again
-// open. Ancestors above the parent are created open, so that one group's
-// ACL does not lock others out of a shared prefix such as /apps; they
-// cannot be deleted while they have children, and whoever made one can
-// only delete it empty. Ancestors that exist keep their ACL. A create
-// refused by an ACL is no failure when the znode exists: ZooKeeper checks
-// the parent's ACL before it looks.
+// persistent. The election path gets the candidate's ACL; missing
+// ancestors get SharedParentACL: with a secured ACL anyone may create
+// children there (another group's election) and nobody may delete one,
+// so the idle election path cannot be deleted and made again open, and
+// one group's ACL does not lock others out of a shared prefix such as
+// /apps. Ancestors that exist keep their ACL. A create refused by an ACL
+// is no failure when the znode exists: ZooKeeper checks the parent's ACL
+// before it looks.
 func (c *Candidate) ensureParents(ctx context.Context) error {
 	parts := strings.Split(c.path[1:], "/")
-	parent := path.Dir(c.path)
 	for i := range parts {
 		p := "/" + strings.Join(parts[:i+1], "/")
 		acl := c.cfg.acl
-		if p != c.path && p != parent {
-			acl = zk.WorldACL(zk.PermAll)
+		if p != c.path {
+			acl = SharedParentACL(c.cfg.acl)
 		}
 		err := c.timed("create", func() error {
 			_, err := c.sess.conn.Create(ctx, p, nil, 0, acl)
@@ -299,9 +297,20 @@ func (c *Candidate) readChildren(ctx context.Context) listReply {
 	return r
 }
 
-// adoptOp reads the stat of each of our GUID's znodes.
+// adoptOp reads the stat of each of our GUID's znodes, found after an
+// unanswered create. A secured candidate checks the election path first,
+// as after any create (checkJoined): a path it cannot prove the group's
+// fails the step, its znodes there deleted.
 func (c *Candidate) adoptOp(gen uint64, names []string) func(context.Context) any {
 	return func(ctx context.Context) any {
+		if c.cfg.aclCheck != ACLCheckOff && secured(c.cfg.acl) {
+			if err := c.checkACL(ctx); err != nil {
+				for _, n := range names {
+					c.deleteOp(c.full(n))(ctx)
+				}
+				return adoptReply{gen: gen, err: err}
+			}
+		}
 		stats := map[string]*zk.Stat{}
 		for _, n := range names {
 			var ok bool

@@ -298,13 +298,15 @@ func WithNaming(n Naming) CandidateOption {
 	return func(c *candidateConfig) error { c.naming = n; return nil }
 }
 
-// WithACL sets the ACL of the candidate's znode, of the election znode
-// (its parent, against whose ACL ZooKeeper checks a delete) and of each
-// missing ancestor when the candidate creates them (default
-// zk.WorldACL(zk.PermAll)). Ancestors that exist keep their ACL: "/" is
-// open in a fresh ensemble (world:anyone:cdrwa). With an ACL that keeps
-// anyone from changing things, each campaign first checks the election
-// znode and its parent (CheckACL; see WithACLCheck).
+// WithACL sets the ACL of the candidate's znode and of the election
+// znode (against whose ACL ZooKeeper checks a delete of a candidate's)
+// when the candidate creates it (default zk.WorldACL(zk.PermAll)).
+// Missing ancestors get SharedParentACL(acl) (world:anyone:cr for a
+// secured ACL: a level other groups may share); ancestors that exist keep
+// their ACL: "/" is open in a fresh ensemble (world:anyone:cdrwa). With an
+// ACL that keeps anyone from changing things, each campaign checks the
+// election znode and its parent (CheckACL; see WithACLCheck) before its
+// create and again once its znode exists, before it takes part.
 func WithACL(acl []zk.ACL) CandidateOption {
 	return func(c *candidateConfig) error {
 		if len(acl) == 0 {
@@ -316,12 +318,14 @@ func WithACL(acl []zk.ACL) CandidateOption {
 }
 
 // WithACLCheck sets what a candidate with a secured ACL (WithACL) does
-// when, before a campaign's create, the election znode or its parent lets
-// identities outside that ACL delete or change it (CheckACL): refuse
-// (ACLCheckRefuse, the default: Campaign fails with an error wrapping an
-// *UnsafeACLError and ErrUnsafeACL), warn (ACLCheckWarn: logged, the
-// campaign goes on) or not check (ACLCheckOff). A value out of range is
-// refused with a *OptionError.
+// when the election znode or its parent lets identities outside that ACL
+// delete or change it (CheckACL, before a campaign's create and again
+// right after it, so that a path made open by someone else between the
+// two is never joined: the candidate's znode there is deleted first):
+// refuse (ACLCheckRefuse, the default: Campaign fails with an error
+// wrapping an *UnsafeACLError and ErrUnsafeACL), warn (ACLCheckWarn:
+// logged, the campaign goes on) or not check (ACLCheckOff). A value out of
+// range is refused with a *OptionError.
 func WithACLCheck(check ACLCheck) CandidateOption {
 	return func(c *candidateConfig) error {
 		if check > ACLCheckOff {

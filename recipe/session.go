@@ -130,9 +130,11 @@ func (s *Session) Close() error {
 }
 
 // Ended returns a channel closed when the session can never be had again:
-// Close was called, or every configured server refused its SASL
-// credentials within a session timeout (a single server's refusal only
-// moves the session to the others), or a server answered that it requires
+// Close was called, or the ensemble as a whole refused its SASL
+// credentials (six refusals in a row and two per server listed, none
+// accepted between them; at Connect one per server listed: a single
+// server's refusal only moves the session to the others, even behind one
+// address), or a server answered that it requires
 // a SASL login the session did not make (SESSIONCLOSEDREQUIRESASLAUTH).
 // EndErr says which.
 func (s *Session) Ended() <-chan struct{} { return s.conn.Ended() }

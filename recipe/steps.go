@@ -76,7 +76,7 @@ func (c *Candidate) onCreate(r createReply) {
 		if isConnLoss(r.err) {
 			st.outcome.lost()
 		}
-	case isConnLoss(r.err):
+	case isConnLoss(r.err) || errors.Is(r.err, errCreatedGone):
 		st.outcome.lost()
 		st.step = stepNone
 		if st.usable() {
@@ -462,7 +462,10 @@ func (c *Candidate) endLead(reason error) {
 		st.since = time.Now()
 	}
 	reason = l.Err()
-	c.sess.metrics.notLeading(c.cfg.metricsLabel, reason)
+	c.sess.metrics.notLeading(c.cfg.metricsLabel)
+	if !l.open() {
+		c.sess.metrics.lostFor(c.cfg.metricsLabel, reason)
+	} // else counted with its final reason by settleOpen
 	if c.cfg.metricsLabel == c.path {
 		c.sess.metrics.token(c.path, 0, false)
 	}

@@ -23,8 +23,10 @@
 //
 // A partition member is ready (/readyz 200) while it is registered under
 // <root>/members by this session and not draining, once it first leads
-// exactly its share of the shards. A recipe process is ready while healthy
-// and connected.
+// exactly its share of the shards. Shards.Run evaluates it every
+// ReadinessInterval too (one read of the member's znode), so that
+// ShardsOptions.OnReadiness follows the member whether or not anything
+// probes /readyz. A recipe process is ready while healthy and connected.
 //
 // # Limits
 //

@@ -44,7 +44,7 @@ type Shard struct {
 	Address  string     `json:"address,omitempty"`
 	Token    *Token     `json:"token"`           // null when nobody leads
 	Since    *time.Time `json:"since,omitempty"` // /v1/owners: when this process first saw the leadership
-	Standbys []string   `json:"standbys"`        // status only: /v1/owners reads the records, which name none
+	Standbys []string   `json:"standbys"`        // status only: /v1/owners follows the leaders, not the standbys
 	Stuck    string     `json:"stuck,omitempty"` // a persistent znode in the election, no candidate: see partition.Owner
 	Stray    string     `json:"stray,omitempty"` // an election outside the root's buckets (an older release's): see partition.Owner
 }

@@ -39,8 +39,10 @@ type ShardsOptions struct {
 	// Checks are further /healthz rules, tried in order after the
 	// session's (SessionHealth). Optional.
 	Checks []Check
-	// OnReadiness, if set, is called with every verdict of /readyz (and
-	// false on Drain), e.g. to set a gauge. It must not block.
+	// OnReadiness, if set, is called with every verdict of /readyz, with
+	// Run's own every ReadinessInterval (so it follows the member whether
+	// or not anything probes /readyz), and with false on Drain, e.g. to set
+	// a gauge. It must not block.
 	OnReadiness func(ready bool)
 	// MaxWatchStreams caps the /v1/watch streams open at once; beyond it a
 	// client gets 503 with the reason and a Retry-After. Zero selects
@@ -83,7 +85,7 @@ func NewShards(sess *recipe.Session, mgr *partition.Manager, opts ShardsOptions)
 	return &Shards{
 		sess: sess, mgr: mgr, opts: opts,
 		health:      append(Health{SessionHealth(sess)}, opts.Checks...),
-		ready:       &readiness{sess: sess, mgr: mgr, root: opts.Root, member: opts.Member, report: opts.OnReadiness},
+		ready:       newReadiness(sess, mgr, opts.Root, opts.Member, opts.OnReadiness),
 		hub:         newHub(opts.Root, opts.Shards),
 		streams:     make(watchStreams, opts.MaxWatchStreams),
 		leaderships: opts.Leaderships,
@@ -115,13 +117,18 @@ func (s *Shards) Register(mux *http.ServeMux) {
 }
 
 // Run follows the root (partition.WatchCluster) for /v1/owners and
-// /v1/watch until ctx is done, then ends every stream and returns
+// /v1/watch, and evaluates readiness every ReadinessInterval for
+// OnReadiness, until ctx is done, then ends every stream and returns
 // WatchCluster's error (nil when ctx ended it). Call it once: a second
 // call returns ErrAlreadyRun.
 func (s *Shards) Run(ctx context.Context) error {
 	if s.ran.Swap(true) {
 		return ErrAlreadyRun
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	readyDone := make(chan struct{})
+	go func() { defer close(readyDone); s.ready.follow(ctx, ReadinessInterval) }()
+	defer func() { cancel(); <-readyDone }()
 	return s.hub.follow(ctx, func(ctx context.Context, fn func(partition.Cluster)) error {
 		return partition.WatchCluster(ctx, s.sess, s.opts.Root, fn)
 	})

@@ -13,8 +13,13 @@ import (
 // /v1/watch (Server-Sent Events, at most a fixed number at once).
 
 // sseKeepAlive is how often an idle /v1/watch stream gets a comment line,
-// so proxies keep it open and a dead client is noticed.
+// so proxies keep it open and a dead client is noticed, unless the client
+// asks for another heartbeat (?heartbeat=, between minHeartbeat and
+// sseKeepAlive).
 const sseKeepAlive = 15 * time.Second
+
+// minHeartbeat is the shortest heartbeat a /v1/watch client may ask for.
+const minHeartbeat = 100 * time.Millisecond
 
 // watchRetryAfter is the Retry-After, in seconds, of a /v1/watch refused
 // for the stream cap.
@@ -24,7 +29,7 @@ const watchRetryAfter = "5"
 func (h *hub) serveOwners(w http.ResponseWriter, _ *http.Request) {
 	st, ready := h.owners()
 	if !ready {
-		http.Error(w, "not ready: the root's members and records are still being read", http.StatusServiceUnavailable)
+		http.Error(w, "not ready: the root's members, records and elections are still being read", http.StatusServiceUnavailable)
 		return
 	}
 	writeJSON(w, st)
@@ -51,10 +56,11 @@ func (s watchStreams) release() { <-s }
 // Last-Event-ID header, or ?last_event_id=, of this stream and still
 // within the hub's ring), then one "leader" event per change, "no leader"
 // included, each with its id. A shard's token never goes down in the
-// hub's stream, unless its election was created again (partition.WatchCluster
-// does not report a lagging record's older claim). The stream ends when
+// hub's stream (partition.WatchCluster reports the elections' leaders,
+// whose tokens are their candidates' czxids). The stream ends when
 // the hub stops or the client falls too far behind; clients reconnect
-// with the last id they saw.
+// with the last id they saw. An idle stream gets a comment line every
+// heartbeat (?heartbeat=, 100ms to 15s; 15s by default).
 // Beyond the stream cap it answers 503 with the cap and a Retry-After.
 func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.Request) {
 	flusher, ok := w.(http.Flusher)
@@ -63,6 +69,11 @@ func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.
 		return
 	}
 	resume, err := h.lastEventID(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	beat, err := heartbeatOf(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -85,7 +96,7 @@ func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.
 		h.writeSSE(w, ev.ID, "leader", ev)
 	}
 	flusher.Flush()
-	keep := time.NewTicker(sseKeepAlive)
+	keep := time.NewTicker(beat)
 	defer keep.Stop()
 	for {
 		select {
@@ -103,6 +114,22 @@ func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.
 		}
 		flusher.Flush()
 	}
+}
+
+// heartbeatOf reads the heartbeat a client asks for (?heartbeat=, a Go
+// duration such as 500ms): how often an idle stream gets a comment line,
+// by which a client tells a live daemon from a paused or cut-off one
+// (partition/routing's client does). sseKeepAlive when none.
+func heartbeatOf(req *http.Request) (time.Duration, error) {
+	v := req.URL.Query().Get("heartbeat")
+	if v == "" {
+		return sseKeepAlive, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < minHeartbeat || d > sseKeepAlive {
+		return 0, fmt.Errorf("invalid heartbeat %q: want a duration from %v to %v", v, minHeartbeat, sseKeepAlive)
+	}
+	return d, nil
 }
 
 // lastEventID reads the id a reconnecting client saw last: nil when none,

@@ -71,8 +71,8 @@
 // and HTTP guards cannot tell a token of another ensemble from one of
 // theirs; they refuse it only when it is lower than the highest they
 // accepted, and they rely on the session never leading on another
-// ensemble (it refuses a server whose answers only a minority of the
-// configured servers share) and on generations. The ZooKeeper guard can
+// ensemble (it refuses a server that does not hold the znodes the
+// process saw on its ensemble) and on generations. The ZooKeeper guard can
 // know: its multi checks the writer's election znode on the guard's own
 // ensemble, where another ensemble's leader has no znode, so that
 // leader's write fails with ErrNotLeader whatever its token.

@@ -8,13 +8,16 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zkelect/zkelect/internal/proctree"
 )
 
 // groupPoll is how often killGroups reads /proc while it waits for killed
 // groups (the kernel offers no wait for processes it is not the parent of).
 const groupPoll = 5 * time.Millisecond
 
-// killGroups sends SIGKILL to every process group in pgids and waits until
+// killGroups sends SIGKILL to the descendants of each group's leader
+// (proctree.Kill) and to every process group in pgids, and waits until
 // no process of any of them can run again: every member is gone or a
 // zombie with no live thread (a zombie's parent may take its time to reap
 // it; it runs nothing). Bounded by timeout and ctx; it returns an error
@@ -29,6 +32,10 @@ func killGroups(ctx context.Context, pgids []int, timeout time.Duration) error {
 	defer tick.Stop()
 	for {
 		for _, g := range pgids {
+			// The group's leader (a supervisor's reaper, a child
+			// subreaper) first loses the descendants that left its group
+			// (setsid, a double fork), while they are still its own.
+			_ = proctree.Kill(ctx, g)
 			_ = syscall.Kill(-g, syscall.SIGKILL) // again each round: nothing forked in between survives
 		}
 		left, err := runningGroups(pgids)

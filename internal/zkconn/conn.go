@@ -112,11 +112,13 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 		cfg.Dialer = net.DialTimeout
 	}
 	s := newConn(newWireTracker(len(servers), cfg.Timeout, cfg.Log), cfg)
-	s.wire.sasl, s.wire.onRefused = cfg.SASL, s.authRefused
+	s.wire.sasl, s.wire.onRefused, s.wire.digest = cfg.SASL, s.authRefused, cfg.Auth
 	s.hosts = newServerList(cfg.Log)
 	s.wire.onAnswer = s.hosts.answered
 	s.refusedTLS = newTLSRefusals(s.hosts.servers)
 	s.resolver = newResolver(cfg.Dialer, cfg.TLS, s.refusedTLS, cfg.Log)
+	s.wire.probeDial = s.resolver.dialAddr
+	s.resolver.avoid = s.wire.avoided
 	conn, events, err := zk.Connect(servers, cfg.Timeout,
 		zk.WithHostProvider(s.hosts),
 		zk.WithDialer(s.wire.dialer(s.resolver.dial)),

@@ -55,6 +55,7 @@ func (s *Conn) WatchData(ctx context.Context, path string) (*zk.Stat, error) {
 	}
 	_, stat, err := decodeData(body)
 	if err == nil {
+		s.noteStat(path, stat)
 		s.arm(key) // an older watch's event, read before the reply, unrecorded it
 	}
 	return stat, err

@@ -46,25 +46,38 @@
 //   - foreign servers: a frame length no ZooKeeper server sends fails the
 //     connection before go-zookeeper allocates a buffer for it, and Dial
 //     fails with ErrNotZooKeeper once every server answered so (foreign.go);
-//   - ensemble identity (ensemble.go): a server's "expired" ends the
-//     session only once a majority of the configured servers has said so;
-//     one server of another ensemble at a reused address is refused and
-//     logged, never a reason for a new session;
+//   - ensemble identity from the data (ensemble.go, identity.go,
+//     marks.go): the layer keeps the latest persistent znodes the session
+//     read (path, czxid, ctime: its marks). A server's "expired" to the
+//     session is believed once that very server (the address reached)
+//     holds a mark: a probe opens a session there, reads the marks with
+//     exists and closes it; then go-zookeeper asks for the next session at
+//     once. One server of the ensemble suffices, however many entries,
+//     names or addresses the user gave, so a client that reaches a
+//     minority ends a dead session by itself. A server holding no mark
+//     serves another ensemble: its answer is refused and logged once, its
+//     address dialled after its name's others for a minute. A new session
+//     is used only where its server holds a mark (checked on its
+//     connection before go-zookeeper sees it); a process without marks
+//     (nothing persistent read yet) believes the first "expired";
 //   - wiped-ensemble recovery: after every server has refused the session
 //     for two session timeouts, connect requests present it without its
 //     last zxid, for the ensemble to judge it: servers restarted after an
 //     outage resume it, servers that cannot serve refuse again, and once
-//     every configured server has answered that it expired the ensemble
-//     was wiped and redeployed: the last zxid is forgotten and the new
-//     session starts from zxid 0 (Generation counts these);
-//     HeldBefore remembers the ids of the sessions it held;
+//     every configured server has answered that it expired (counted by
+//     the address reached) the ensemble was wiped and redeployed: the last
+//     zxid and the marks are forgotten and the new session starts from
+//     zxid 0 (Generation counts these); HeldBefore remembers the ids of
+//     the sessions it held;
 //   - SASL DIGEST-MD5 on every connection (sasl.go), with a bound of its
 //     own that grows after an exchange that timed out; a server that
 //     refuses the credentials speaks for itself: the session moves to the
-//     others, and is over for good (ErrAuthFailed, Ended) only once every
-//     configured server refused within a session timeout
-//     (saslservers.go), or at once when a server answers any request,
-//     the layer's own included, that it requires a SASL login
+//     others, and is over for good (ErrAuthFailed, Ended) only once the
+//     ensemble as a whole refuses, six refusals in a row and two per
+//     entry with no login accepted between them (one per entry at Dial,
+//     before any server accepted them), whichever servers one address
+//     stands for (saslservers.go), or at once when a server answers any
+//     request, the layer's own included, that it requires a SASL login
 //     (SESSIONCLOSEDREQUIRESASLAUTH, saslrequired.go);
 //   - calls bound to their session: one that waits for a connection while
 //     its session expires fails at once with zk.ErrSessionExpired

@@ -37,7 +37,11 @@ func (s *Conn) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return decodeData(reply)
+	data, st, err := decodeData(reply)
+	if err == nil {
+		s.noteStat(path, st)
+	}
+	return data, st, err
 }
 
 // Children returns the names of the children of the znode at path and its
@@ -49,7 +53,11 @@ func (s *Conn) Children(ctx context.Context, path string) ([]string, *zk.Stat, e
 	if err != nil {
 		return nil, nil, err
 	}
-	return decodeChildren(reply)
+	names, st, err := decodeChildren(reply)
+	if err == nil {
+		s.noteStat(path, st)
+	}
+	return names, st, err
 }
 
 // Exists reports whether the znode at path exists and its Stat (nil when
@@ -64,8 +72,10 @@ func (s *Conn) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) 
 	st, err := decodeStat("exists", reply)
 	switch {
 	case err == nil:
+		s.noteStat(path, st)
 		return true, st, nil
 	case errIsNoNode(err):
+		s.wire.marks.gone(path)
 		return false, nil, nil
 	}
 	return false, nil, err
@@ -92,7 +102,11 @@ func (s *Conn) Create2(ctx context.Context, path string, data []byte, flags int3
 	if err != nil {
 		return "", nil, err
 	}
-	return decodeCreate2(reply)
+	created, st, err := decodeCreate2(reply)
+	if err == nil {
+		s.noteStat(created, st)
+	}
+	return created, st, err
 }
 
 // Delete deletes the znode at path if its version is version (-1: any).
@@ -103,7 +117,11 @@ func (s *Conn) Delete(ctx context.Context, path string, version int32) error {
 	if err != nil {
 		return err
 	}
-	return decodeEmpty("delete", reply)
+	err = decodeEmpty("delete", reply)
+	if err == nil || errIsNoNode(err) {
+		s.wire.marks.gone(path)
+	}
+	return err
 }
 
 // Set writes data to the znode at path if its version is version (-1:

@@ -46,6 +46,9 @@ type resolver struct {
 	refused *tlsRefusals // the servers that refused TLS (tlsrefusal.go)
 	log     zerolog.Logger
 	lookup  func(ctx context.Context, host string) ([]string, error)
+	// avoid reports an address ("ip:port") found to serve another
+	// ensemble lately (ensemble.go): dialled only after the others.
+	avoid func(addr string) bool
 
 	mu         sync.Mutex
 	addresses  map[string][]string      // each entry's addresses at its last resolution, sorted
@@ -70,6 +73,11 @@ func (r *resolver) dial(network, entry string, timeout time.Duration) (net.Conn,
 	if err != nil {
 		return nil, err
 	}
+	if r.avoid != nil {
+		slices.SortStableFunc(addrs, func(a, b string) int { // false (dialled first) before true
+			return compareBool(r.avoid(net.JoinHostPort(a, port)), r.avoid(net.JoinHostPort(b, port)))
+		})
+	}
 	var errs []error
 	for _, a := range addrs {
 		c, err := r.raw(network, net.JoinHostPort(a, port), timeout)
@@ -79,6 +87,28 @@ func (r *resolver) dial(network, entry string, timeout time.Duration) (net.Conn,
 		errs = append(errs, err)
 	}
 	return nil, fmt.Errorf("dial ZooKeeper server %s: %w", entry, errors.Join(errs...))
+}
+
+// dialAddr dials addr ("ip:port"), an address entry resolved to, as dial
+// does (TLS verified against entry's name): the identity probe reaches the
+// very server that answered (ensemble.go).
+func (r *resolver) dialAddr(network, entry, addr string, timeout time.Duration) (net.Conn, error) {
+	c, err := r.raw(network, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return r.secure(c, entry, timeout)
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // resolve returns host's addresses, shuffled.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
 
@@ -100,28 +101,28 @@ func (a *authFailure) cause() error {
 // loginSASL runs the SASL exchange on a connection whose connect response
 // was just read, before go-zookeeper sees that response; then the
 // connection is ready. A refusal closes the connection, and is recorded
-// for the session (no connection is made again) once every configured
-// server has refused (saslservers.go).
+// for the session (no connection is made again) once the ensemble as a
+// whole refused (saslservers.go).
 func (c *wireConn) loginSASL() error {
 	bound, start := c.w.saslBound(), time.Now()
 	err := c.authenticateSASL(c.w.sasl, bound)
 	if err != nil {
 		ae := (*AuthError)(nil)
 		switch {
-		case errors.As(err, &ae) && c.w.saslRefusedBy(c.addr):
+		case errors.As(err, &ae) && c.w.saslRefusedBy(c.server()):
 			c.w.auth.set(err) // Connect returns it, or the session ends (authRefused)
 			if f := c.w.onRefused; f != nil {
 				f()
 			}
 		case ae != nil:
-			c.w.log.Warn().Str("server", c.addr).Err(err).Msg("zookeeper server refused the SASL credentials; trying the others")
+			c.w.log.Warn().Str("server", c.server()).Str("entry", c.addr).Err(err).Msg("zookeeper server refused the SASL credentials; trying the others")
 		case isTimeout(err):
 			c.w.saslTimedOut(bound)
 		}
 		_ = c.Close()
 		return err
 	}
-	c.w.saslTook(c.addr, time.Since(start))
+	c.w.saslTook(c.server(), time.Since(start))
 	c.mu.Lock()
 	c.saslDue = false
 	c.checkReady()
@@ -133,21 +134,28 @@ func (c *wireConn) loginSASL() error {
 // within bound. A transport failure is returned as is (the connection is
 // retried like any other); a refusal is an *AuthError.
 func (c *wireConn) authenticateSASL(cred *SASLCredential, bound time.Duration) error {
+	_ = c.Conn.SetDeadline(time.Now().Add(bound))
+	defer c.Conn.SetDeadline(time.Time{}) // go-zookeeper sets its own before each read and write
+	return saslLogin(c.Conn, c.RemoteAddr().String(), cred)
+}
+
+// saslLogin runs the SASL DIGEST-MD5 exchange on conn, to server, within
+// conn's deadline: a transport failure is returned as is, a refusal is an
+// *AuthError.
+func saslLogin(conn net.Conn, server string, cred *SASLCredential) error {
 	mech, err := sasl.NewDigestMD5(cred.User, cred.Password, saslService, saslServerName)
 	if err != nil {
 		return err
 	}
 	refused := func(err error) error {
-		return &AuthError{Server: c.RemoteAddr().String(), Mechanism: "DIGEST-MD5", User: cred.User, Err: err}
+		return &AuthError{Server: server, Mechanism: "DIGEST-MD5", User: cred.User, Err: err}
 	}
-	_ = c.Conn.SetDeadline(time.Now().Add(bound))
-	defer c.Conn.SetDeadline(time.Time{}) // go-zookeeper sets its own before each read and write
-	token := []byte{}                     // DIGEST-MD5 has no initial response
+	token := []byte{} // DIGEST-MD5 has no initial response
 	for round := 1; round <= maxSASLRounds; round++ {
-		if _, err := c.Conn.Write(saslFrame(token)); err != nil {
+		if _, err := conn.Write(saslFrame(token)); err != nil {
 			return fmt.Errorf("send SASL token: %w", err)
 		}
-		reply, code, err := readSASLReply(c.Conn)
+		reply, code, err := readSASLReply(conn)
 		if err != nil {
 			return fmt.Errorf("read SASL reply: %w", err)
 		}

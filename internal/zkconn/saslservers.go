@@ -8,10 +8,19 @@ import (
 // for itself only: during a rolling change of the servers' JAAS
 // configuration or passwords, or when one server was restarted without
 // it (KAFKA-13461), the others still accept them. So a refusal closes
-// that connection and go-zookeeper tries the next server; the session is
-// over for good (ErrAuthFailed: no connection is made again, Dial fails,
-// Ended is closed) only once every configured server has refused within
-// a session timeout.
+// that connection and go-zookeeper tries the next server. Refusals are
+// not counted per entry: one name, or one load balancer, may stand for
+// several servers, only some of which refuse. They are counted in a row,
+// whichever server refused (the address reached is logged): a login
+// accepted anywhere ends the streak. The session is over for good
+// (ErrAuthFailed: no connection is made again, Dial fails, Ended is
+// closed) only once the ensemble as a whole refuses: maxSASLStreak
+// refusals in a row, and at least two rounds of the entries. Behind one
+// address that spreads connections over three servers, one refusing
+// server refuses six logins in a row only by chance (1 in 729 with a
+// random choice, never with a round-robin). Credentials no server has
+// accepted yet (at Dial) are proven good nowhere: one refusal in a row
+// per entry refuses them for good, so a typo fails Dial at once.
 //
 // The exchange has a bound of its own, like the handshake's: at least the
 // handshake bound, doubled after an exchange that timed out and set to
@@ -20,11 +29,16 @@ import (
 // connect response, which a bound learnt from the connect response alone
 // (one round trip) never allows on a slow link.
 
+// maxSASLStreak is the least number of refusals in a row that end the
+// session for its credentials.
+const maxSASLStreak = 6
+
 // saslServers is the session's record of SASL refusals and of how long
 // the exchange takes (under wireTracker.mu).
 type saslServers struct {
-	refused map[string]time.Time // server (as dialled) to its latest refusal
-	slow    time.Duration        // the learnt bound; 0: the handshake bound
+	streak int           // refusals since a login was last accepted
+	proven bool          // a server has accepted the credentials once
+	slow   time.Duration // the learnt bound; 0: the handshake bound
 }
 
 // saslBound is how long one SASL exchange may take.
@@ -44,39 +58,35 @@ func (w *wireTracker) saslTimedOut(bound time.Duration) {
 	w.saslLog.slow = max(w.saslLog.slow, 2*bound)
 }
 
-// saslTook records an exchange that finished after d, at addr: the
-// credentials are good there, and the bound keeps half as much again in
-// hand.
-func (w *wireTracker) saslTook(addr string, d time.Duration) {
+// saslTook records an exchange that finished after d, at server: the
+// credentials are good there, the streak of refusals ends, and the bound
+// keeps half as much again in hand.
+func (w *wireTracker) saslTook(server string, d time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.saslLog.slow = d * 3 / 2
-	delete(w.saslLog.refused, addr)
+	w.saslLog.streak, w.saslLog.proven = 0, true
 }
 
-// saslRefusedBy records that addr refused the credentials and reports
-// whether every configured server has refused them within a session
-// timeout.
-func (w *wireTracker) saslRefusedBy(addr string) (everywhere bool) {
+// saslRefusedBy records that server (as reached) refused the credentials
+// and reports whether the ensemble as a whole has refused them: refusals
+// in a row, with no login accepted between them, at least maxSASLStreak
+// of them and twice the entries; before any server accepted them, one
+// refusal per entry.
+func (w *wireTracker) saslRefusedBy(server string) (everywhere bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := time.Now()
-	if w.saslLog.refused == nil {
-		w.saslLog.refused = map[string]time.Time{}
+	w.saslLog.streak++
+	w.log.Debug().Str("server", server).Int("in_a_row", w.saslLog.streak).Msg("SASL refusal counted")
+	if !w.saslLog.proven {
+		return w.saslLog.streak >= w.servers
 	}
-	w.saslLog.refused[addr] = now
-	n := 0
-	for _, at := range w.saslLog.refused {
-		if now.Sub(at) <= w.timeout() {
-			n++
-		}
-	}
-	return n >= w.servers
+	return w.saslLog.streak >= max(maxSASLStreak, 2*w.servers)
 }
 
 // Ended returns a channel closed when the session can never be had
-// again: Close was called, every configured server refused its SASL
-// credentials, or a server answered that it requires a SASL login
+// again: Close was called, the ensemble as a whole refused its SASL
+// credentials (saslservers.go), or a server answered that it requires a SASL login
 // (SESSIONCLOSEDREQUIRESASLAUTH, saslrequired.go). EndErr says which.
 func (s *Conn) Ended() <-chan struct{} { return s.ended }
 

@@ -66,6 +66,8 @@ type watchTable struct {
 	bySink map[Sink]pathSet                // paths per sink: unsubscribe costs O(own paths)
 	shots  map[watchKey]map[*shot]struct{} // one-shot watched reads (watch.go)
 	armed  map[watchKey]bool               // watches the current connection may hold
+
+	persistent *persistentTable // addWatch's watches (persistwatch.go)
 }
 
 func newWatchTable(wire *wireTracker) *watchTable {
@@ -75,6 +77,8 @@ func newWatchTable(wire *wireTracker) *watchTable {
 		bySink: map[Sink]pathSet{},
 		shots:  map[watchKey]map[*shot]struct{}{},
 		armed:  map[watchKey]bool{},
+
+		persistent: newPersistentTable(),
 	}
 }
 
@@ -153,6 +157,7 @@ func (t *watchTable) nodeChangedLocked(ev zk.Event) {
 	for _, k := range slices.Clone(t.routes[ev.Path]) { // a sink may leave while it is told
 		k.NodeChanged(ev)
 	}
+	t.persistent.nodeChangedLocked(ev)
 }
 
 // connectionLostLocked forgets every watch (the server keeps watches per
@@ -162,6 +167,7 @@ func (t *watchTable) nodeChangedLocked(ev zk.Event) {
 // goes out on the next one, which holds its watch.
 func (t *watchTable) connectionLostLocked(state zk.State, cause error) {
 	clear(t.armed)
+	t.persistent.connectionLostLocked()
 	for _, set := range t.shots {
 		for sh := range set {
 			if sh.call.replied.Load() {

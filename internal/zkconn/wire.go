@@ -87,27 +87,35 @@ type wireTracker struct {
 	auth         *authFailure    // the first refusal of the SASL credentials
 	onRefused    func()          // told of that refusal, on go-zookeeper's goroutine (Conn.authRefused)
 	onAnswer     func(answer)    // told of each answer to a connect request (serverList.answered); nil: none
+	marks        ensembleMarks   // persistent znodes seen on the ensemble (marks.go)
+	digest       []Credential    // Config.Auth, replayed by the identity check (identity.go)
+	// probeDial dials one address ("ip:port") an entry reached, as the
+	// resolver does (TLS included): the identity probe (identity.go).
+	probeDial func(network, entry, addr string, timeout time.Duration) (net.Conn, error)
 
 	order sync.Mutex // the session's own writes, in order (wirequeue.go)
 
-	mu           sync.Mutex
-	current      *wireConn     // the connection go-zookeeper uses now
-	queue        []queuedFrame // written by the next flush (wirequeue.go)
-	dialed       chan struct{} // closed when the next connection becomes current
-	refusedSince time.Time     // start of a streak of refused handshakes
-	password     []byte        // from the last connect response (under mu)
-	passwordOf   int64         // the session password belongs to (under mu)
-	refusals     int
-	probeNext    bool               // connect requests present the session without its zxid (until the streak ends)
-	verdicts     map[string]verdict // servers that answered "expired" in this streak (ensemble.go)
-	generation   int                // wiped ensembles recovered from (ensemble.go)
-	slowBound    time.Duration      // a longer handshake bound learnt from slow handshakes; 0: none
-	saslLog      saslServers        // SASL refusals by server, and the exchange's bound (saslservers.go)
+	mu            sync.Mutex
+	current       *wireConn     // the connection go-zookeeper uses now
+	queue         []queuedFrame // written by the next flush (wirequeue.go)
+	dialed        chan struct{} // closed when the next connection becomes current
+	refusedSince  time.Time     // start of a streak of refused handshakes
+	password      []byte        // from the last connect response (under mu)
+	passwordOf    int64         // the session password belongs to (under mu)
+	refusals      int
+	probeNext     bool                 // connect requests present the session without its zxid (until the streak ends)
+	verdicts      map[string]verdict   // servers (as reached) that forgot the session in this streak (ensemble.go)
+	foreignAt     map[string]time.Time // servers (as reached) found to serve another ensemble, and when (ensemble.go)
+	foreignLogged map[string]bool      // those already logged
+	generation    int                  // wiped ensembles recovered from (ensemble.go)
+	slowBound     time.Duration        // a longer handshake bound learnt from slow handshakes; 0: none
+	saslLog       saslServers          // SASL refusals by server, and the exchange's bound (saslservers.go)
 }
 
 func newWireTracker(servers int, requested time.Duration, log zerolog.Logger) *wireTracker {
 	return &wireTracker{servers: servers, requested: requested, epoch: time.Now(), dialed: make(chan struct{}),
-		log: log, foreign: newForeignStreak(), auth: newAuthFailure(), verdicts: map[string]verdict{}}
+		log: log, foreign: newForeignStreak(), auth: newAuthFailure(), verdicts: map[string]verdict{},
+		foreignAt: map[string]time.Time{}, foreignLogged: map[string]bool{}}
 }
 
 // dialer wraps d so every connection is tracked.
@@ -395,8 +403,11 @@ type wireConn struct {
 	wmu         sync.Mutex // one frame at a time: go-zookeeper's and injected ones
 	wroteFirst  bool
 	connectSent time.Time
-	presented   int64 // the session id the connect request presented (0: a new session)
-	probe       bool  // it presented the session without its zxid (ensemble.go)
+	presented   int64                // the session id the connect request presented (0: a new session)
+	probe       bool                 // it presented the session without its zxid (ensemble.go)
+	expiryDue   bool                 // the connect response says the presented session expired: to judge (ensemble.go; c.mu)
+	identityDue bool                 // the connect response granted a new session: its server to check (identity.go; c.mu)
+	granted     jute.ConnectResponse // that response, recorded once the check passes
 
 	mu       sync.Mutex
 	pending  map[int32]sentRequest // requests in flight, by xid (pings apart)
@@ -406,7 +417,6 @@ type wireConn struct {
 	authSent int
 	calls    map[int32]*pendingCall // requests of the session awaiting their reply (wirecall.go)
 	rd       jute.Splitter
-	rejected error // an answer to the connect request not believed (ensemble.go)
 	required error // a reply of SESSIONCLOSEDREQUIRESASLAUTH: the session is over (saslrequired.go)
 
 	session       int64          // the session established on the connection (c.mu)
@@ -487,7 +497,8 @@ func (c *wireConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		c.mu.Lock()
 		ferr := c.rd.Feed(b[:n], c.frame)
-		due, rejected, required := c.saslDue, c.rejected, c.required
+		due, expiry, identity, required := c.saslDue, c.expiryDue, c.identityDue, c.required
+		c.expiryDue = false
 		c.mu.Unlock()
 		if ferr != nil {
 			return 0, c.oversized(ferr)
@@ -495,12 +506,19 @@ func (c *wireConn) Read(b []byte) (int, error) {
 		if required != nil {
 			return 0, c.endRequired(required)
 		}
-		if rejected != nil { // go-zookeeper never reads the answer
-			_ = c.Close()
-			return 0, rejected
+		if expiry {
+			if err := c.w.expiryAnswered(c); err != nil { // go-zookeeper never reads the answer
+				_ = c.Close()
+				return 0, err
+			}
 		}
 		if due { // the connect response was just read whole
 			if err := c.loginSASL(); err != nil {
+				return 0, err
+			}
+		}
+		if identity {
+			if err := c.confirmIdentity(); err != nil {
 				return 0, err
 			}
 		}
@@ -527,11 +545,15 @@ func (c *wireConn) frame(head []byte) {
 	if !c.established.Load() {
 		r, ok := jute.DecodeConnectResponse(head)
 		if ok && r.SessionID == 0 && c.presented != 0 {
-			c.rejected = c.w.expiryAnswered(c.addr, c.probe)
+			c.expiryDue = true // judged by Read, which may ask the server (ensemble.go)
 		}
 		if ok && r.SessionID != 0 {
 			c.w.handshakeTook(time.Since(c.connectSent))
-			c.w.handshake(r.SessionID, r.Timeout, r.Password, c.connectSent)
+			if r.SessionID != c.presented && c.w.marks.held() {
+				c.granted, c.identityDue = r, true // recorded once its server proves its ensemble (identity.go)
+			} else {
+				c.w.handshake(r.SessionID, r.Timeout, r.Password, c.connectSent)
+			}
 			c.session = r.SessionID
 			c.rd.Limit = maxReplyFrame
 			c.established.Store(true)
@@ -575,7 +597,7 @@ func (c *wireConn) frame(head []byte) {
 // checkReady marks the connection ready once every credential of the
 // session has been replayed and answered (c.mu held).
 func (c *wireConn) checkReady() {
-	if !c.saslDue && c.authSent >= int(c.w.authExpected.Load()) && len(c.authXids) == 0 {
+	if !c.saslDue && !c.identityDue && c.authSent >= int(c.w.authExpected.Load()) && len(c.authXids) == 0 {
 		c.readyOnce.Do(func() { close(c.ready) })
 	}
 }

@@ -5,6 +5,12 @@
 // observed state and no coordinator is needed; golden vectors
 // (testdata/assignment-v<Format>.json) pin it across releases. The
 // partition package feeds it what the members publish in ZooKeeper.
+//
+// Assign computes the whole map from the whole input, O(S·M). An
+// Assigner computes the same targets kept from changes (a holder's
+// change, the shard list, the members and the operator's state given at
+// each Targets), at a cost of the shards it must deal rather than the
+// whole list: a member's loop uses it (assigner.go).
 package assign
 
 import "slices"

@@ -46,6 +46,12 @@ func newBalancer(members []string, tokens map[string]uint64, weights map[string]
 // by id. With equal weights every remainder is equal: floor(n/M) each, and
 // one more to the n mod M members holding the most.
 func (b *balancer) setQuotas(n int) {
+	b.setQuotasHeld(n, func(i int) int { return len(b.held[i]) })
+}
+
+// setQuotasHeld is setQuotas with member i's count of live-held shards
+// (pins excluded) given by held: the Assigner keeps counts, not lists.
+func (b *balancer) setQuotasHeld(n int, held func(i int) int) {
 	total := 0
 	for _, w := range b.weights {
 		total += w
@@ -61,7 +67,7 @@ func (b *balancer) setQuotas(n int) {
 	for i := range order {
 		order[i] = i
 	}
-	holds := func(i int) int { return min(len(b.held[i])+b.load[i], base[i]+1) }
+	holds := func(i int) int { return min(held(i)+b.load[i], base[i]+1) }
 	slices.SortStableFunc(order, func(x, y int) int {
 		if c := cmp.Compare(rem[y], rem[x]); c != 0 {
 			return c

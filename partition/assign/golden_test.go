@@ -44,14 +44,7 @@ func TestAssignGoldenVectors(t *testing.T) {
 	if *updateGolden {
 		writeGolden(t, p, goldenInputs())
 	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("read golden vectors: %v", err)
-	}
-	var g goldenFile
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatalf("decode %s: %v", p, err)
-	}
+	g := readGolden(t)
 	if g.Format != assign.Format || len(g.Vectors) == 0 {
 		t.Fatalf("%s: format %d with %d vectors, want format %d", p, g.Format, len(g.Vectors), assign.Format)
 	}
@@ -62,6 +55,21 @@ func TestAssignGoldenVectors(t *testing.T) {
 				v.Name, moves(v.Target, got), len(v.Target))
 		}
 	}
+}
+
+// readGolden reads the golden vectors of the current format.
+func readGolden(t *testing.T) goldenFile {
+	t.Helper()
+	p := goldenPath(assign.Format)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("read golden vectors: %v", err)
+	}
+	var g goldenFile
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatalf("decode %s: %v", p, err)
+	}
+	return g
 }
 
 func writeGolden(t *testing.T, p string, inputs []goldenVector) {

@@ -3,32 +3,37 @@ package operator
 import (
 	"context"
 
+	"github.com/zkelect/zkelect/partition/internal/electview"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
 // This file waits for the effect of an operator's change, following the
-// same znodes as the members (members, records, operator state) with
-// watches, no polling.
+// live members and the operator state with watches and the leaders with
+// the elections themselves (internal/electview), no polling: a wait ends
+// when the shards moved, not when a record says so.
 
-// WaitDrained blocks until member's record publishes no leadership while
-// it is live and drained (or it is no longer live), or ctx ends (ctx's
-// error). It returns an error wrapping ErrRefused if member is undrained
-// meanwhile.
+// WaitDrained blocks until no election under the root has member as its
+// leader while it is live and drained (or it is no longer live), or ctx
+// ends (ctx's error). It returns an error wrapping ErrRefused if member is
+// undrained meanwhile.
 func (o *Operator) WaitDrained(ctx context.Context, member string) error {
-	return o.await(ctx, func(v *rootdata.View) (bool, error) {
-		sess, live := v.Members[member]
-		if !live {
+	return o.await(ctx, func(v *rootdata.View, e *electview.Elections) (bool, error) {
+		if _, live := v.Members[member]; !live {
 			return true, nil
 		}
 		if !v.Operator.IsDrained(member) {
 			return false, refused("member %q is not drained", member)
 		}
-		r, ok := v.Records[member]
-		return ok && r.Session == sess && len(r.Leading) == 0, nil
+		for _, l := range e.Leaders() {
+			if l.Member == member {
+				return false, nil
+			}
+		}
+		return true, nil
 	})
 }
 
-// WaitMoved blocks until member leads shard, as the records publish it,
+// WaitMoved blocks until member leads shard, as its election holds it,
 // and the move is cleared, or ctx ends (ctx's error). It returns an error
 // wrapping ErrRefused when member cannot get the shard: it is not live or
 // is drained (a move to it expires), or the shard is pinned to another
@@ -36,7 +41,7 @@ func (o *Operator) WaitDrained(ctx context.Context, member string) error {
 // WaitMoved then waits until ctx ends or the balance gives member the
 // shard.
 func (o *Operator) WaitMoved(ctx context.Context, shard, member string) error {
-	return o.await(ctx, func(v *rootdata.View) (bool, error) {
+	return o.await(ctx, func(v *rootdata.View, e *electview.Elections) (bool, error) {
 		op := v.Operator.OperatorState
 		_, moving := op.Moves[shard]
 		p, pinned := op.Pins[shard]
@@ -47,15 +52,15 @@ func (o *Operator) WaitMoved(ctx context.Context, shard, member string) error {
 		case pinned && p != member:
 			return false, refused("shard %s is pinned to %s", shard, p)
 		}
-		return !moving && v.Leaders()[shard].Member == member, nil
+		return !moving && e.Leaders()[shard].Member == member, nil
 	})
 }
 
 // await follows the root's znodes until done reports true or an error,
 // after each burst of changes, or ctx ends (ctx's error).
-func (o *Operator) await(ctx context.Context, done func(*rootdata.View) (bool, error)) error {
-	err := rootdata.Follow(ctx, o.sess, o.root, "wait on", func(v *rootdata.View) (bool, error) {
-		ok, err := done(v)
+func (o *Operator) await(ctx context.Context, done func(*rootdata.View, *electview.Elections) (bool, error)) error {
+	err := electview.Follow(ctx, o.sess, o.root, "wait on", func(v *rootdata.View, e *electview.Elections) (bool, error) {
+		ok, err := done(v, e)
 		return !ok, err
 	})
 	if err == nil {

@@ -16,5 +16,5 @@ func main() {
 	if code, ok := bench.RunChild(os.Args); ok { // a zkelect candidate of bench's peers scenario
 		os.Exit(code)
 	}
-	os.Exit(cli.Main(os.Args, devcli.Commands()...))
+	os.Exit(cli.MainNamed("zkelect-dev", os.Args, devcli.Commands()...))
 }

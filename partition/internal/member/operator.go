@@ -4,8 +4,6 @@ import (
 	"maps"
 	"slices"
 	"time"
-
-	"github.com/zkelect/zkelect/partition/assign"
 )
 
 // This file is what the member decides of an operator's state: when a
@@ -35,24 +33,25 @@ func (f *Freeze) Expired(now time.Time) bool {
 
 // DoneMoves returns the moves to member me that are done, sorted: me leads
 // the shard (leads), its clearing is not under way (clearing), and the
-// assignment without the move (in, whose Pins hold the operator's pins
-// and moves; pins: the operator's pins alone) keeps the shard on me. A
-// move that is done is cleared so that it does not hold the shard on me
-// for ever, like a pin.
-func DoneMoves(in assign.Input, me string, moves, pins map[string]string, leads func(string) bool, clearing map[string]bool) []string {
+// assignment without the move keeps the shard on me (targetWithout gives
+// the target of a shard under other pins: assignPins, the operator's pins
+// and moves as the assignment takes them, without the move; pins: the
+// operator's pins alone). A move that is done is cleared so that it does
+// not hold the shard on me for ever, like a pin.
+func DoneMoves(me string, moves, pins, assignPins map[string]string, leads func(string) bool, clearing map[string]bool,
+	targetWithout func(pins map[string]string, s string) string) []string {
 	var done []string
 	for s, to := range moves {
 		if to != me || !leads(s) || clearing[s] {
 			continue
 		}
-		without := in
-		without.Pins = maps.Clone(in.Pins)
+		without := maps.Clone(assignPins)
 		if p, pinned := pins[s]; pinned {
-			without.Pins[s] = p
+			without[s] = p
 		} else {
-			delete(without.Pins, s)
+			delete(without, s)
 		}
-		if assign.Assign(without)[s] == me {
+		if targetWithout(without, s) == me {
 			done = append(done, s)
 		}
 	}

@@ -82,7 +82,11 @@ func TestDoneMoves(t *testing.T) {
 			for s, m := range tt.moves {
 				in.Pins[s] = m // the assignment's input holds pins and moves (AssignPins)
 			}
-			got := DoneMoves(in, "a", tt.moves, tt.pins, leadsA, tt.clearing)
+			got := DoneMoves("a", tt.moves, tt.pins, in.Pins, leadsA, tt.clearing, func(pins map[string]string, s string) string {
+				without := in
+				without.Pins = pins
+				return assign.Assign(without)[s]
+			})
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("DoneMoves = %v, want %v", got, tt.want)
 			}

@@ -20,7 +20,7 @@ func Follow(ctx context.Context, sess *recipe.Session, root, what string, step f
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	updates := make(chan Update, 64)
-	w := NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Logger())
+	w := NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Str("follower", what).Logger())
 	w.Start(ctx)
 	defer w.Wait()
 	defer cancel()

@@ -24,7 +24,7 @@ type StoredOperator struct {
 // watchOperator reports the operator state each time it changes.
 func (w *Watcher) watchOperator(ctx context.Context) {
 	retry.ForeverWaking(ctx, NewBackoff(), w.sess.NextConnect, func() error { return w.operatorOnce(ctx) },
-		func(err error) { w.log.Warn().Err(err).Msg("watch operator state") })
+		func(err error) { w.failed(err).Msg("watch operator state") })
 }
 
 // operatorOnce reports the operator state and waits until it may have

@@ -50,12 +50,11 @@ func NewShards(ctx context.Context, sess *recipe.Session, root string, l Layout,
 // its buckets in the same transaction), so that a root's layout is
 // recorded in the create that makes it. juteMax is the servers'
 // jute.maxbuffer (0: DefaultJuteMaxBuffer), which bounds that transaction.
-// Root's parent gets acl too: ZooKeeper checks a delete against the
-// parent's ACL, so an open parent would let anyone delete an empty root
-// and create it again open. Missing ancestors above the parent are created
-// open (zk.WorldACL(zk.PermAll)), so that one group's ACL does not lock
-// others out of a shared prefix such as /apps; they cannot be deleted
-// while they have children. A create refused by an ACL is no failure when
+// Missing ancestors of root get recipe.SharedParentACL(acl) (for a
+// secured acl world:anyone:cr): ZooKeeper checks a delete against the
+// parent's ACL, so nobody may delete an empty root and create it again
+// open, and another group may create its own root beside this one (a
+// shared prefix such as /apps); existing ones keep theirs. A create refused by an ACL is no failure when
 // the znode exists: ZooKeeper checks the parent's ACL (and an "auth" ACL's
 // credentials) before it looks for the znode, so a reader without the
 // group's rights gets ErrNoAuth or ErrInvalidACL rather than ErrNodeExists.
@@ -67,11 +66,11 @@ func EnsurePaths(ctx context.Context, sess *recipe.Session, root string, acl []z
 	for _, child := range []string{MembersDir, OwnersDir, ShardsDir} {
 		paths = append(paths, path.Join(root, child))
 	}
-	open, parent := zk.WorldACL(zk.PermAll), path.Dir(root)
+	shared := recipe.SharedParentACL(acl)
 	for _, p := range paths {
 		a := acl
-		if len(p) < len(parent) {
-			a = open // an ancestor of root's parent
+		if len(p) < len(root) {
+			a = shared // an ancestor of root
 		}
 		var err error
 		if p == ShardsPath(root) {

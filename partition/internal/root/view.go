@@ -41,6 +41,8 @@ type View struct {
 	Operator StoredOperator          // the operator state
 	OpRead   bool                    // the operator state has been read once
 	Grace    bool                    // records of absent members reserve their shards
+
+	idx *holderIndex // per-shard claims, once Track was called (viewindex.go)
 }
 
 // NewView returns an empty view; with grace, the records of absent
@@ -52,17 +54,28 @@ func NewView(grace bool) *View {
 	}
 }
 
-// Apply merges a watcher's update.
+// Apply merges a watcher's update; after Track, it updates the claims
+// per shard from what the update changed (viewindex.go).
 func (v *View) Apply(u Update) {
 	switch {
 	case u.Members != nil:
+		old := v.Members
 		v.Members = u.Members
+		if v.idx != nil {
+			v.idx.membersChanged(v, old)
+		}
 	case u.Operator != nil:
 		v.Operator, v.OpRead = *u.Operator, true
 	case u.Rec == nil:
 		delete(v.Records, u.Member)
+		if v.idx != nil {
+			v.idx.recordChanged(v, u.Member, nil)
+		}
 	default:
 		v.Records[u.Member] = *u.Rec
+		if v.idx != nil {
+			v.idx.recordChanged(v, u.Member, &u.Rec.Record)
+		}
 	}
 }
 

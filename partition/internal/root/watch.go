@@ -69,7 +69,7 @@ func (w *Watcher) Wait() { w.wg.Wait() }
 // <root>/members change.
 func (w *Watcher) watchMembers(ctx context.Context) {
 	retry.ForeverWaking(ctx, NewBackoff(), w.sess.NextConnect, func() error { return w.membersOnce(ctx) },
-		func(err error) { w.log.Warn().Err(err).Msg("watch members") })
+		func(err error) { w.failed(err).Msg("watch members") })
 }
 
 // membersOnce reports the live members and waits until they may have
@@ -78,6 +78,9 @@ func (w *Watcher) membersOnce(ctx context.Context) error {
 	ctx, forget := context.WithCancel(ctx)
 	defer forget() // the watch, if it has not fired
 	ids, _, ch, err := w.sess.ChildrenW(ctx, w.members)
+	if errors.Is(err, zk.ErrNoNode) { // a root before its first member: no members yet
+		return w.awaitCreation(ctx, w.members, func() { w.send(ctx, Update{Members: map[string]int64{}}) })
+	}
 	if err != nil {
 		return err
 	}
@@ -137,10 +140,16 @@ func (w *Watcher) watchOwners(ctx context.Context) {
 		ownersCtx, forget := context.WithCancel(ctx)
 		next := w.sess.NextConnect() // a new session ends the pause
 		ids, _, ch, err := w.sess.ChildrenW(ownersCtx, w.owners)
+		if errors.Is(err, zk.ErrNoNode) { // a root before its first member: no records yet
+			err = w.awaitCreation(ownersCtx, w.owners, func() {})
+			if forget(); err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			forget()
 			if ctx.Err() == nil { // not our own leaving
-				w.log.Warn().Err(err).Msg("watch member records")
+				w.failed(err).Msg("watch member records")
 			}
 			retry.WaitOr(ctx, next)
 			continue
@@ -188,7 +197,7 @@ func (w *Watcher) watchRecord(ctx context.Context, id string) {
 		}
 		if err != nil {
 			if ctx.Err() == nil { // not our own leaving
-				w.log.Warn().Err(err).Str("record_member", id).Msg("watch member record")
+				w.failed(err).Str("record_member", id).Msg("watch member record")
 			}
 			retry.WaitOr(ctx, next)
 			continue
@@ -218,6 +227,41 @@ func (w *Watcher) recordOnce(ctx context.Context, id string) (deleted bool, err 
 		WaitWatch(ctx, ch)
 	}
 	return false, nil
+}
+
+// awaitCreation waits until dir (the root's members or owners, which the
+// first member creates) exists or ctx ends, with an exists watch; missing
+// runs once dir is seen missing. It returns nil once dir exists or ctx
+// ended, else the error of the exists call.
+func (w *Watcher) awaitCreation(ctx context.Context, dir string, missing func()) error {
+	ctx, forget := context.WithCancel(ctx)
+	defer forget() // the watch, if it has not fired
+	ok, _, ch, err := w.sess.ExistsW(ctx, dir)
+	if err != nil || ok {
+		return err
+	}
+	missing()
+	WaitWatch(ctx, ch)
+	return nil
+}
+
+// failed starts the log line of a watch round that failed: at debug level
+// when the session's connection was the cause (the session logs the
+// disconnection or expiry itself, and every watcher of the process, the
+// member's and a follower's, would repeat it), else at warn level.
+func (w *Watcher) failed(err error) *zerolog.Event {
+	if connectionCaused(err) {
+		return w.log.Debug().Err(err)
+	}
+	return w.log.Warn().Err(err)
+}
+
+// connectionCaused reports whether err is the session's, not the watched
+// znode's: a connection loss or a request that found no connection
+// (retryable), an expired or closed session.
+func connectionCaused(err error) bool {
+	return recipe.Retryable(err) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrConnectionClosed) ||
+		errors.Is(err, zk.ErrClosing) || errors.Is(err, recipe.ErrSessionClosed)
 }
 
 // WaitWatch waits for the watch's event or ctx.

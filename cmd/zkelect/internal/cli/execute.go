@@ -18,11 +18,17 @@ import (
 )
 
 // Main runs zkelect with args (os.Args) and returns the process exit
-// status: the reaper of a child or the watchdog of a run or shards process
-// when args ask for one, else the command tree, with extra commands beside
-// zkelect's own (without them, demo, dev and bench say they are in
-// zkelect-dev). A failure is printed as one line on stderr.
-func Main(args []string, extra ...*cobra.Command) int {
+// status: MainNamed("zkelect", args), whose demo, dev and bench say they
+// are in zkelect-dev.
+func Main(args []string) int { return MainNamed("zkelect", args) }
+
+// MainNamed runs the binary called name (its help and errors say so) with
+// args (os.Args) and returns the process exit status: the reaper of a
+// child or the watchdog of a run or shards process when args ask for one,
+// else the command tree, with extra commands beside zkelect's own (without
+// them, demo, dev and bench say they are in zkelect-dev). A failure is
+// printed as one line on stderr.
+func MainNamed(name string, args []string, extra ...*cobra.Command) int {
 	if code, ok := runReaper(args); ok {
 		return code
 	}
@@ -32,13 +38,14 @@ func Main(args []string, extra ...*cobra.Command) int {
 	// Log timestamps to the millisecond; failovers take a few seconds.
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	root := newRootCmd()
+	root.Use = name
 	root.AddCommand(extra...)
 	if len(extra) == 0 { // zkelect itself: say where demo, dev and bench went
 		root.AddCommand(movedCmd("demo"), movedCmd("dev"), movedCmd("bench"))
 	}
 	root.SetArgs(args[1:])
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "zkelect:", oneLine(withAuthHint(err).Error()))
+		fmt.Fprintln(os.Stderr, name+":", oneLine(withAuthHint(err).Error()))
 		return exitCode(err)
 	}
 	return 0

@@ -34,6 +34,13 @@ func startProc(t *testing.T, name string, args []string, env ...string) *proc {
 	if len(args) > 0 && slices.Contains([]string{"demo", "dev", "bench"}, args[0]) {
 		bin = zkelectDevBin
 	}
+	return startBinary(t, name, bin, args, env...)
+}
+
+// startBinary runs bin with args; env is added to the test's environment
+// minus ZKELECT_ZK.
+func startBinary(t *testing.T, name, bin string, args []string, env ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(withoutEnv(os.Environ(), envZK), env...)
 	p := &proc{t: t, name: name, cmd: cmd, out: newLockedBuffer(), err: newLockedBuffer(), done: make(chan struct{})}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,14 +31,18 @@ const promSessionTimeout = 5 * time.Second
 
 // TestDashboardAndAlertsAgainstPrometheus runs three `zkelect shards`
 // daemons whose shard workers write to the fenced demo store, scraped
-// every second by a real Prometheus that loads deploy/prometheus/alerts.yml.
-// One daemon is paused past its session timeout (its workers, left
-// running, are refused as stale once the new leaders write) and resumed
-// (it rejoins and shards are handed back to it). Then every query of the
-// Grafana dashboard must return series, leadership starts, failovers and
-// handoffs must have moved, every alerting rule must evaluate without
-// error, the fencing alert must fire and the no-leader alert must have
-// been pending during the pause.
+// every second by a real Prometheus that loads deploy/prometheus/alerts.yml;
+// nothing requests /readyz. The Grafana dashboard's panels must read the
+// fleet's values, not only return series: 12 shards led, 3 members ready,
+// 4 leaders and a share of 4 each; after m1 is drained a share of 0 for
+// m1 and 6 for the others; after m2 is killed 2 members ready and the
+// member-down alert pending. Between them m3 is paused past its session
+// timeout (its workers, left running, are refused as stale once the new
+// leaders write) and resumed: it counts its lost leaderships as expired,
+// not suspended. Then every query of the dashboard must return series,
+// leadership starts, failovers and handoffs must have moved, every
+// alerting rule must evaluate without error, the fencing alert must fire
+// and the no-leader alert must have been pending during the pause.
 func TestDashboardAndAlertsAgainstPrometheus(t *testing.T) {
 	const n = 12
 	s := testSession(t)
@@ -47,7 +52,8 @@ func TestDashboardAndAlertsAgainstPrometheus(t *testing.T) {
 	ds := map[string]*daemon{}
 	var targets []string
 	for _, m := range []string{"m1", "m2", "m3"} {
-		ds[m] = startDaemonWith(t, root, m, n, []string{"--exec", work, "--session-timeout", promSessionTimeout.String(), "--grace", "1s"})
+		ds[m] = startDaemonWith(t, root, m, n, []string{"--exec", work, "--session-timeout", promSessionTimeout.String(),
+			"--grace", "1s", "--restart-grace", "1s"})
 		targets = append(targets, strings.TrimPrefix(ds[m].url, "http://"))
 	}
 	prom := testenv.StartPrometheus(t, testenv.PrometheusOptions{
@@ -58,23 +64,104 @@ func TestDashboardAndAlertsAgainstPrometheus(t *testing.T) {
 		return balanced(owners(t, s, root), n, "m1", "m2", "m3")
 	})
 	awaitValue(t, prom, "Prometheus scraping all four targets", `sum(up)`, 4)
-	awaitValue(t, prom, "Prometheus seeing all 12 shards led", `sum(zkelect_partition_shards_led)`, n)
+	panels := dashboardPanels(t)
+	panels.await(t, prom, "Shards led", 0, byMember{"": n})
+	panels.await(t, prom, "Members ready", 0, byMember{"": 3})
+	panels.await(t, prom, "Leaders per member", 0, byMember{"m1": 4, "m2": 4, "m3": 4})
+	panels.await(t, prom, "Weight vs leads per member", 1, byMember{"m1": 4, "m2": 4, "m3": 4})
 	before := movementCounts(t, prom)
 
+	runVerbCLI(t, root, "drain", "--member", "m1", "--wait")
+	panels.await(t, prom, "Drained members and freeze", 0, byMember{"m1": 1, "m2": 0, "m3": 0})
+	panels.await(t, prom, "Weight vs leads per member", 1, byMember{"m1": 0, "m2": 6, "m3": 6})
+	panels.await(t, prom, "Leaders per member", 0, byMember{"m1": 0, "m2": 6, "m3": 6})
+	panels.await(t, prom, "Members ready", 0, byMember{"": 3})
+
 	ds["m3"].signal(syscall.SIGSTOP)
-	eventually(t, promSessionTimeout+20*time.Second, "m3's shards taken over by m1 and m2", func() bool {
-		c := leadCounts(owners(t, s, root))
-		return c["m1"]+c["m2"] == n
+	eventually(t, promSessionTimeout+20*time.Second, "m3's shards taken over by m2", func() bool {
+		return leadCounts(owners(t, s, root))["m2"] == n
 	})
 	awaitValue(t, prom, "a stale write refused by the store", `sum(zkelect_fence_rejected_total{reason="stale"}) > 0`, math.NaN())
 	ds["m3"].signal(syscall.SIGCONT)
-	eventually(t, 4*promSessionTimeout+20*time.Second, "m3 back, 12 shards balanced over m1, m2, m3", func() bool {
-		return balanced(owners(t, s, root), n, "m1", "m2", "m3")
+	eventually(t, 4*promSessionTimeout+20*time.Second, "m3 back, 12 shards balanced over m2, m3", func() bool {
+		return balanced(owners(t, s, root), n, "m2", "m3")
 	})
-	awaitValue(t, prom, "Prometheus seeing m3 lead again", `sum(zkelect_partition_shards_led{member="m3"}) > 0`, math.NaN())
+	checkLossesExpired(t, ds["m3"])
+
+	ds["m2"].kill()
+	panels.await(t, prom, "Members ready", 0, byMember{"": 2})
+	awaitValue(t, prom, "the member-down alert pending for m2", `count(ALERTS{alertname="ZkelectMemberDown", member="m2"})`, 1)
+	eventually(t, promSessionTimeout+20*time.Second, "m2's shards taken over by m3", func() bool {
+		return leadCounts(owners(t, s, root))["m3"] == n
+	})
+	panels.await(t, prom, "Weight vs leads per member", 1, byMember{"m1": 0, "m3": n})
+	panels.await(t, prom, "Shards led", 0, byMember{"": n})
 	checkMovement(t, prom, before)
 	checkDashboardQueries(t, prom)
 	checkAlertRules(t, prom)
+}
+
+// checkLossesExpired: a daemon resumed after a pause past its session
+// timeout counts its shards' lost leaderships (zkelect_leadership_lost_total)
+// as session_expired, not suspended: its session had expired.
+func checkLossesExpired(t *testing.T, d *daemon) {
+	t.Helper()
+	code, body := d.get(t, "/metrics")
+	if code != 200 {
+		t.Fatalf("GET %s/metrics: %d", d.url, code)
+	}
+	lost := map[string]float64{}
+	re := regexp.MustCompile(`(?m)^zkelect_leadership_lost_total\{[^}]*reason="([a-z_]+)"[^}]*\} (\S+)$`)
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
+		v, _ := strconv.ParseFloat(m[2], 64)
+		lost[m[1]] += v
+	}
+	if lost["session_expired"] == 0 || lost["suspended"] != 0 {
+		t.Errorf("%s after a pause past its session timeout: zkelect_leadership_lost_total by reason %v, want session_expired and no suspended", d.member, lost)
+	}
+}
+
+// byMember is a panel query's value per series, keyed by its member label
+// ("" for a series without one).
+type byMember map[string]float64
+
+// panelsByTitle are the dashboard's panels by title.
+type panelsByTitle map[string]dashboardPanel
+
+func dashboardPanels(t *testing.T) panelsByTitle {
+	t.Helper()
+	out := panelsByTitle{}
+	for _, p := range readDashboard(t) {
+		out[p.Title] = p
+	}
+	return out
+}
+
+// await waits until query target of the panel titled title returns
+// exactly want (one series per key, each within 1e-9).
+func (ps panelsByTitle) await(t *testing.T, prom *testenv.Prometheus, title string, target int, want byMember) {
+	t.Helper()
+	p, ok := ps[title]
+	if !ok || target >= len(p.Targets) {
+		t.Fatalf("the dashboard has no panel %q with a query %d", title, target)
+	}
+	expr := p.Targets[target].Expr
+	var last string
+	eventually(t, 60*time.Second, fmt.Sprintf("panel %q to read %v", title, want), func() bool {
+		got, err := prom.Query(t.Context(), expr, time.Time{})
+		last = fmt.Sprint(got, err)
+		if err != nil || len(got) != len(want) {
+			return false
+		}
+		for _, s := range got {
+			w, ok := want[s.Metric["member"]]
+			if !ok || math.Abs(s.Value-w) > 1e-9 {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("panel %q: %s", title, last)
 }
 
 // startDemoStore runs `zkelect demo store` on a free port and returns its

@@ -51,15 +51,21 @@ raw ZooKeeper operation that bounds it from below in the same run:
             SIGKILL) to the successor's own report, p50/p99 and the ratios to
             the floors (delete→watch notification, session-expiry detection)
             and to each other; a library that cannot run is reported missing
+  routing   three members and a router (partition/routing, 100 requests/s),
+            each its own process, per --routing-shards count: per event class
+            (drain, undrain, move, crash, restart within grace, resume after
+            expiry) the router's view lag after each new leader's own report,
+            the election's time, the delete→notification floor, and misroutes
+            per 1,000 requests
 Prints a table; --out also writes the report as JSON. The defaults run in
 about five minutes on 2 cores (peers restarts a JVM for every exit and
 kill). Needs Java and ZooKeeper, and for peers javac, Curator and
 python3-kazoo (make deps).`,
-		Example: `  zkelect bench --out bench.json
-  zkelect bench --scenarios raw,failover --resign-trials 500
-  zkelect bench --scenarios peers --peer-trials 40 --peer-kill-trials 10 --out peers.json
-  zkelect bench --scenarios shards --shards 100000 --members 5 --session-timeout 2s
-  zkelect bench --scenarios shards --shards 1000000 --members 10 --servers 1 --shard-ids shard-%07d \
+		Example: `  zkelect-dev bench --out bench.json
+  zkelect-dev bench --scenarios raw,failover --resign-trials 500
+  zkelect-dev bench --scenarios peers --peer-trials 40 --peer-kill-trials 10 --out peers.json
+  zkelect-dev bench --scenarios shards --shards 100000 --members 5 --session-timeout 2s
+  zkelect-dev bench --scenarios shards --shards 1000000 --members 10 --servers 1 --shard-ids shard-%07d \
     --tick-time 1s --session-timeout 20s --step-limit 15m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -78,7 +84,8 @@ python3-kazoo (make deps).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "scenarios to run: raw, failover, herd, shards, peers")
+	f.StringSliceVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "scenarios to run: raw, failover, herd, shards, peers, routing")
+	f.IntSliceVar(&cfg.RoutingShards, "routing-shards", cfg.RoutingShards, "shard counts of the routing scenario")
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write this process's CPU profile (members and bench, not the servers) to this file")
 	f.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "session timeout candidates request")
@@ -111,7 +118,7 @@ var benchFlagOf = map[string]string{
 	"ResignTrials": "resign-trials", "CrashTrials": "crash-trials",
 	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members", "MaxHandoffs": "max-handoffs",
 	"PeerTrials": "peer-trials", "PeerKillTrials": "peer-kill-trials",
-	"Servers": "servers", "ShardIDs": "shard-ids", "StepLimit": "step-limit",
+	"Servers": "servers", "ShardIDs": "shard-ids", "StepLimit": "step-limit", "RoutingShards": "routing-shards",
 }
 
 // checkBenchFlags refuses, before the run rather than after it, what

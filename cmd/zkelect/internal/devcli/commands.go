@@ -5,7 +5,7 @@ package devcli
 
 import "github.com/spf13/cobra"
 
-// Commands returns the demo, dev and bench commands, for cli.Main.
+// Commands returns the demo, dev and bench commands, for cli.MainNamed.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{newDemoCmd(), newDevCmd(), newBenchCmd()}
 }

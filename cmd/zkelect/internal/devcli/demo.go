@@ -93,7 +93,7 @@ func runDemo(ctx context.Context, out io.Writer) (err error) {
 		}
 		_ = os.RemoveAll(dir)
 	}()
-	fmt.Fprintf(out, "zkelect demo: 3 daemons share %d shards on a local 3-node ZooKeeper ensemble.\n", demoShards)
+	fmt.Fprintf(out, "zkelect-dev demo: 3 daemons share %d shards on a local 3-node ZooKeeper ensemble.\n", demoShards)
 	fmt.Fprintf(out, "Each shard's leader runs a worker that writes to a fenced store with its fencing token.\n\n")
 	for _, step := range []func(context.Context) error{d.setup, d.balance, d.killOne, d.pauseOne} {
 		if err := step(ctx); err != nil {

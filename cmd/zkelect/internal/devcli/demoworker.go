@@ -30,7 +30,7 @@ func newDemoWorkerCmd() *cobra.Command {
 (a final flush, as real workers do) and exits. It exits with status 3 as soon
 as the store refuses its token as stale.`,
 		Example: `  zkelect shards --root /demo --shards 8 \
-      --exec 'exec zkelect demo worker --store http://127.0.0.1:8080 --shard {shard} --token {token}'`,
+      --exec 'exec zkelect-dev demo worker --store http://127.0.0.1:8080 --shard {shard} --token {token}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tok, err := zxidfence.ParseToken(token)
@@ -92,7 +92,7 @@ func (w *demoWorker) write(ctx context.Context, what string) error {
 	case ctx.Err() != nil:
 		return nil
 	}
-	fmt.Fprintln(os.Stderr, "zkelect demo worker:", err)
+	fmt.Fprintln(os.Stderr, "zkelect-dev demo worker:", err)
 	return err
 }
 
@@ -101,7 +101,7 @@ func newDemoStoreCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "store [--listen ADDR]",
 		Short:   "Serve the demo's fenced store: PUT /v1/shards/{shard} with a Fencing-Token header",
-		Example: `  zkelect demo store --listen 127.0.0.1:8080`,
+		Example: `  zkelect-dev demo store --listen 127.0.0.1:8080`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := cli.SignalContext(cmd.Context())

@@ -35,8 +35,8 @@ kills every server and removes the directory. Session timeouts are bounded to
 other commands ask for by default, so none of them is granted less). Needs Java
 and ZooKeeper (make deps installs them).`,
 		Example: `  make dev
-  zkelect dev --servers 5 --tick-time 100ms
-  zkelect dev --servers 1 --heap 2g --max-session-timeout 30s`,
+  zkelect-dev dev --servers 5 --tick-time 100ms
+  zkelect-dev dev --servers 1 --heap 2g --max-session-timeout 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("max-session-timeout") {
@@ -115,7 +115,7 @@ func runDev(ctx context.Context, out io.Writer, opts testenv.Options) error {
 	fmt.Fprintf(out, "ZKELECT_ZK=%s\n", c.ConnectString())
 	fmt.Fprintln(out, "Ctrl-C to stop.")
 	<-ctx.Done()
-	fmt.Fprintln(out, "zkelect dev: stopping ZooKeeper")
+	fmt.Fprintln(out, "zkelect-dev dev: stopping ZooKeeper")
 	if err := c.Close(); err != nil {
 		return fmt.Errorf("stop ZooKeeper: %w", err)
 	}

@@ -31,10 +31,15 @@ type Spec struct {
 	Watchdog *watchdog.Process
 }
 
-// Child is one supervised process. It runs in its own process group, so a
-// stop reaches everything it started, and (on Linux) that whole group is
-// killed if the supervisor dies, so it can never outlive the leadership it
-// was started for (see childCommand).
+// Child is one supervised process. It runs in its own process group under
+// a reaper that is a child subreaper (see childCommand): a stop's signal
+// reaches the group, and the reaper passes it on to descendants that left
+// the group (setsid, a double fork); the kill at the grace, the command's
+// own exit and (on Linux) the supervisor's death end the whole tree, so
+// nothing it started outlives the leadership it was started for. What
+// remains: a descendant that changed its user (no signal of ours reaches
+// it), and descendants of a reaper killed from outside (by the OOM killer)
+// before it could kill them.
 type Child struct {
 	cmd *exec.Cmd
 	// started is closed once the command is in the child's process group
@@ -146,8 +151,22 @@ func (c *Child) WaitGrace(grace time.Duration) {
 		return
 	case <-t.C:
 	}
-	_ = c.Signal(syscall.SIGKILL)
+	c.kill()
 	<-c.done
+}
+
+// kill kills the child's whole tree: the descendants of its reaper that
+// left its process group (setsid, a double fork; killTree), then the
+// group, the reaper included. The reaper is killed last: while it lives,
+// orphans below it are its own, not init's.
+func (c *Child) kill() {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	killTree(c.PID())
+	_ = c.Signal(syscall.SIGKILL)
 }
 
 // ExitCode returns the child's exit status once Done is closed: its exit

@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+
+	"github.com/zkelect/zkelect/internal/proctree"
 )
 
 // reaperArg, as the first argument, makes zkelect the reaper of one child
@@ -18,9 +20,12 @@ const reaperArg = "__zkelect-reaper"
 // child. The kernel can kill a child whose parent dies (a parent-death
 // signal), but not the processes that child started: a supervisor killed
 // with SIGKILL would leave them acting after the leadership ended. So the
-// child is zkelect itself as a reaper, leading its own process group: it runs
-// path in that group, and when zkelect dies its parent-death signal makes it
-// SIGKILL the whole group. Its exit status is the command's.
+// child is zkelect itself as a reaper, leading its own process group and a
+// child subreaper (orphans below it become its children, not init's): it
+// runs path in that group, passes the signals of a stop on to descendants
+// that left the group (setsid, a double fork), and kills its whole tree
+// (internal/proctree) when path exits and when zkelect dies (its
+// parent-death signal). Its exit status is the command's.
 //
 // The reaper catches the signals sent to its group, so one sent before it
 // has started path would reach nobody else and path would run on until the
@@ -82,7 +87,8 @@ func reap(args []string) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	if os.Getppid() != parent {
-		return 137, syscall.Kill(0, syscall.SIGKILL)
+		killAll()
+		return 137, nil
 	}
 	// Orphans of the command (the worker of `sh -c './worker'` once the
 	// shell has died of the SIGTERM sent to the group) become our children,
@@ -104,22 +110,33 @@ func reap(args []string) (int, error) {
 	for {
 		// The parent may have died between the last check and Start.
 		if os.Getppid() != parent {
-			_ = syscall.Kill(0, syscall.SIGKILL) // the whole group, this process included
+			killAll() // this process included
 		}
 		select {
-		case <-sigs:
+		case sig := <-sigs:
 			signalled = true
+			// The group got it from the supervisor; descendants that left
+			// the group (setsid, a double fork) get it from here.
+			proctree.Signal(os.Getpid(), sig.(syscall.Signal), syscall.Getpgrp())
 		case <-done:
 			code := statusOf(cmd.ProcessState)
 			if signalled || len(sigs) > 0 || code > 128 {
-				// A stop: the rest of the group got the same signal and
+				// A stop: the rest of the tree got the same signal and
 				// may be running its handler (a TERM trap). Wait for it;
-				// the supervisor kills the group after its grace.
+				// the supervisor kills the tree after its grace.
 				reapOrphans()
 			}
+			killTree(os.Getpid()) // whatever the command left behind goes with it
 			return code, nil
 		}
 	}
+}
+
+// killAll kills every descendant of this process, in its process group or
+// not (killTree), then its process group, this process included.
+func killAll() {
+	killTree(os.Getpid())
+	_ = syscall.Kill(0, syscall.SIGKILL)
 }
 
 // setChildSubreaper makes this process the reaper of its orphaned

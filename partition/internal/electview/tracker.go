@@ -1,0 +1,393 @@
+package electview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
+
+	"github.com/zkelect/zkelect/internal/retry"
+	"github.com/zkelect/zkelect/internal/znode"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/recipe"
+)
+
+// readParallel bounds the elections read at once.
+const readParallel = 64
+
+// Elections is the state of the elections of one root. One goroutine (the
+// follower's) calls its methods; reads run on goroutines of their own and
+// report on results.
+type Elections struct {
+	sess *recipe.Session
+	root string
+	log  zerolog.Logger
+
+	watch   *recipe.TreeWatch
+	batches chan recipe.TreeChanges // from pump
+	pumpErr chan error              // capacity 1
+	results chan readResult
+	wg      sync.WaitGroup
+
+	layout    rootdata.Layout
+	elections map[string]election        // known election paths
+	cands     map[string]map[string]cand // election path to its candidates, by znode path
+	leaders   map[string]Leader          // election path to its leader, if any
+	dirty     map[string]bool            // elections to read whole
+	reading   map[string]bool            // elections being read whole
+	again     map[string]bool            // elections to read whole once their read returns
+	candQueue []candRead                 // created candidates to read
+	candBusy  int                        // candidate reads in flight
+	listed    bool                       // the root was listed since the last resync asked
+	changed   bool                       // leaders changed since taken
+}
+
+// readResult is one election's whole read (participants, in election
+// order) or, with znode set, one candidate's.
+type readResult struct {
+	path  string
+	parts []recipe.Participant
+	err   error
+
+	znode string // a candidate's read: its znode
+	c     cand   // what it read
+	gone  bool   // the candidate was deleted before it was read
+}
+
+func newElections(sess *recipe.Session, root string, log zerolog.Logger) *Elections {
+	return &Elections{
+		sess: sess, root: root, log: log,
+		batches: make(chan recipe.TreeChanges), pumpErr: make(chan error, 1), results: make(chan readResult, readParallel),
+		elections: map[string]election{}, leaders: map[string]Leader{}, cands: map[string]map[string]cand{},
+		dirty: map[string]bool{}, reading: map[string]bool{}, again: map[string]bool{},
+	}
+}
+
+// start adds the watch, lists the root and starts the pump of its
+// changes; the reads start with dispatch.
+func (t *Elections) start(ctx context.Context) error {
+	w, err := t.sess.WatchTree(ctx, t.root)
+	if err != nil {
+		return fmt.Errorf("partition: watch the elections under %s: %w", t.root, err)
+	}
+	t.watch = w
+	t.wg.Add(1)
+	go func() { defer t.wg.Done(); t.pump(ctx) }()
+	return t.relist(ctx)
+}
+
+// stop waits for the pump and the reads (ctx must be done) and removes
+// the watch.
+func (t *Elections) stop() {
+	t.wg.Wait()
+	if t.watch != nil {
+		t.watch.Close()
+	}
+}
+
+// pump hands the watch's batches to the follower until ctx ends or the
+// session closes (reported on pumpErr).
+func (t *Elections) pump(ctx context.Context) {
+	for {
+		b, err := t.watch.Next(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				t.pumpErr <- err
+			}
+			return
+		}
+		select {
+		case t.batches <- b:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// relist reads the layout and every election's path, and marks every
+// election known or listed to be read.
+func (t *Elections) relist(ctx context.Context) error {
+	layout, ids, err := rootdata.ListRoot(ctx, t.sess, t.root)
+	if err != nil {
+		return fmt.Errorf("partition: list the elections under %s: %w", t.root, err)
+	}
+	flat, err := layout.StrayElections(ctx, t.sess, t.root)
+	if err != nil {
+		return fmt.Errorf("partition: list the elections under %s: %w", t.root, err)
+	}
+	t.layout = layout
+	for p := range t.elections {
+		t.mark(p)
+	}
+	for _, id := range ids {
+		t.add(layout.ShardPath(t.root, id), election{shard: id, flat: !layout.Bucketed()})
+	}
+	if layout.Migrating() {
+		for _, id := range flat {
+			t.add(rootdata.Flat.ShardPath(t.root, id), election{shard: id, flat: true})
+		}
+	}
+	t.listed = true
+	return nil
+}
+
+// add records election p and marks it to be read.
+func (t *Elections) add(p string, el election) {
+	t.elections[p] = el
+	t.mark(p)
+}
+
+// mark asks for a read of p, after the one in flight if any.
+func (t *Elections) mark(p string) {
+	if t.reading[p] {
+		t.again[p] = true
+		return
+	}
+	t.dirty[p] = true
+}
+
+// counts reports whether election el is one of the root's: a flat
+// election of a bucketed root that is not moving is a stray (see
+// partition.Owner.Stray), never a leader.
+func (t *Elections) counts(el election) bool {
+	return !el.flat || !t.layout.Bucketed() || t.layout.Migrating()
+}
+
+// apply handles a batch of the watch; a layout change or a Resync lists
+// the root again.
+func (t *Elections) apply(ctx context.Context, b recipe.TreeChanges) error {
+	if b.Resync {
+		return t.relistRetry(ctx)
+	}
+	relist := false
+	for _, ev := range b.Events {
+		kind, p, el := classify(t.root, ev.Path)
+		switch {
+		case kind == pathLayout || kind == pathBucket && ev.Type == zk.EventNodeDeleted:
+			relist = true
+		case kind == pathElection && !t.counts(el):
+		case kind == pathElection && ev.Type == zk.EventNodeCreated:
+			t.add(p, el)
+		case kind == pathElection && ev.Type == zk.EventNodeDeleted:
+			t.forget(p)
+		case kind == pathCandidate && t.counts(el):
+			t.candidateChanged(ev, p, el)
+		}
+	}
+	if relist {
+		return t.relistRetry(ctx)
+	}
+	return nil
+}
+
+// candidateChanged applies a candidate's creation or deletion to its
+// election's candidates, without reading the election again: a created
+// candidate is read (its member and czxid) off the critical path, a
+// deleted one removed, and the first in line becomes the leader at once
+// when it has been read. While the election is read whole, the change
+// asks for another whole read after it.
+func (t *Elections) candidateChanged(ev zk.Event, p string, el election) {
+	if _, known := t.elections[p]; !known {
+		t.add(p, el)
+		return
+	}
+	if t.reading[p] || t.dirty[p] {
+		t.mark(p)
+		return
+	}
+	cs := t.cands[p]
+	switch ev.Type {
+	case zk.EventNodeCreated:
+		seq, ok := znode.Seq(znode.Name(ev.Path))
+		if !ok {
+			return // no sequence suffix: not a candidate
+		}
+		if cs == nil {
+			cs = map[string]cand{}
+			t.cands[p] = cs
+		}
+		cs[ev.Path] = cand{seq: seq}
+		t.candQueue = append(t.candQueue, candRead{election: p, znode: ev.Path})
+	case zk.EventNodeDeleted:
+		delete(cs, ev.Path)
+	case zk.EventNodeDataChanged:
+		if c, ok := cs[ev.Path]; ok {
+			cs[ev.Path] = cand{seq: c.seq}
+			t.candQueue = append(t.candQueue, candRead{election: p, znode: ev.Path})
+		}
+	}
+	t.recompute(p)
+}
+
+// forget drops election p (its znode is gone).
+func (t *Elections) forget(p string) {
+	if _, led := t.leaders[p]; led {
+		t.changed = true
+	}
+	delete(t.elections, p)
+	delete(t.leaders, p)
+	delete(t.cands, p)
+	delete(t.dirty, p)
+	delete(t.again, p)
+}
+
+// dispatch starts reads: elections marked to be read whole, then created
+// candidates, up to readParallel at once.
+func (t *Elections) dispatch(ctx context.Context) {
+	for p := range t.dirty {
+		if len(t.reading)+t.candBusy >= readParallel {
+			return
+		}
+		delete(t.dirty, p)
+		t.reading[p] = true
+		t.wg.Add(1)
+		go func() { defer t.wg.Done(); t.read(ctx, p) }()
+	}
+	for len(t.candQueue) > 0 && len(t.reading)+t.candBusy < readParallel {
+		r := t.candQueue[0]
+		t.candQueue = t.candQueue[1:]
+		if _, still := t.cands[r.election][r.znode]; !still || t.reading[r.election] {
+			continue // deleted meanwhile, or the election is being read whole
+		}
+		t.candBusy++
+		t.wg.Add(1)
+		go func() { defer t.wg.Done(); t.readCand(ctx, r) }()
+	}
+}
+
+// read reads election p whole until it answers or ctx ends, backing off
+// after transient errors, and reports it.
+func (t *Elections) read(ctx context.Context, p string) {
+	b := retry.Backoff{}
+	for {
+		parts, err := recipe.Participants(ctx, t.sess, p)
+		if err == nil || ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || !transient(err) {
+			select {
+			case t.results <- readResult{path: p, parts: parts, err: err}:
+			case <-ctx.Done():
+			}
+			return
+		}
+		if !b.Wait(ctx) {
+			return
+		}
+	}
+}
+
+// transient reports whether a read may succeed when asked again.
+func transient(err error) bool {
+	return recipe.Retryable(err) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrConnectionClosed)
+}
+
+// done applies a read's result.
+func (t *Elections) done(r readResult) {
+	if r.znode != "" {
+		t.candDone(r)
+		return
+	}
+	delete(t.reading, r.path)
+	if t.again[r.path] {
+		delete(t.again, r.path)
+		t.dirty[r.path] = true
+	}
+	if _, known := t.elections[r.path]; !known {
+		return // gone meanwhile
+	}
+	if r.err != nil {
+		t.log.Warn().Err(r.err).Str("election", r.path).Msg("read election for the leaders' view; its leader is shown as last read")
+		return
+	}
+	cs := make(map[string]cand, len(r.parts))
+	for _, part := range r.parts {
+		cs[part.Znode] = cand{seq: part.Seq, read: true, member: part.ID, token: part.Token, session: part.SessionID}
+	}
+	t.cands[r.path] = cs
+	t.recompute(r.path)
+}
+
+// settled reports whether every election marked since the last listing
+// has been read.
+func (t *Elections) settled() bool {
+	return t.listed && len(t.dirty) == 0 && len(t.reading) == 0
+}
+
+// recompute sets election p's leader from its candidates: the first in
+// line, once read; none while the first is not read yet (it was created
+// after the view last read the election), or is a persistent znode.
+func (t *Elections) recompute(p string) {
+	first, ok := firstOf(t.cands[p])
+	old, had := t.leaders[p]
+	switch {
+	case ok && first.c.read && first.c.session != 0:
+		l := Leader{Member: first.c.member, Token: first.c.token, Session: first.c.session, Znode: first.znode, Seq: first.c.seq}
+		if !had || old != l {
+			t.leaders[p], t.changed = l, true
+		}
+	case had:
+		delete(t.leaders, p)
+		t.changed = true
+	}
+}
+
+// Leaders returns each led shard's leader: its bucketed election's, else
+// (a root moving to buckets, or a flat root) its flat election's.
+func (t *Elections) Leaders() map[string]Leader {
+	out := make(map[string]Leader, len(t.leaders))
+	for p, l := range t.leaders {
+		el := t.elections[p]
+		if !t.counts(el) {
+			continue
+		}
+		if _, set := out[el.shard]; set && el.flat {
+			continue
+		}
+		out[el.shard] = l
+	}
+	return out
+}
+
+// Shards returns every shard with an election under the root.
+func (t *Elections) Shards() map[string]bool {
+	out := make(map[string]bool, len(t.elections))
+	for _, el := range t.elections {
+		if t.counts(el) {
+			out[el.shard] = true
+		}
+	}
+	return out
+}
+
+// Published returns Leaders as rootdata's claims (member and token).
+func (t *Elections) Published() map[string]rootdata.Published {
+	out := make(map[string]rootdata.Published, len(t.leaders))
+	for s, l := range t.Leaders() {
+		out[s] = rootdata.Published{Member: l.Member, Token: l.Token}
+	}
+	return out
+}
+
+// relistRetry lists the root again (relist), retrying transient errors
+// while ctx lives.
+func (t *Elections) relistRetry(ctx context.Context) error {
+	var b retry.Backoff
+	for {
+		err := t.relist(ctx)
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		t.log.Warn().Err(err).Msg("list the elections for the leaders' view; again")
+		if !b.Wait(ctx) {
+			return ctx.Err()
+		}
+	}
+}
+
+// take reports whether the leaders changed since the last take.
+func (t *Elections) take() bool {
+	c := t.changed
+	t.changed = false
+	return c
+}
