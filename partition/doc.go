@@ -211,4 +211,13 @@
 // not a member (it is logged once); a persistent znode in a shard's
 // election keeps that shard unled until someone deletes it (the candidate
 // behind it logs a warning; Owners reports it as Owner.Stuck).
+//
+// How it is built: the member's decisions (the restart grace, what it
+// claims in its record, step pacing, the startup wait, the handoffs'
+// settle and throttle, seat health and unavailability, a freeze's end and
+// completed moves) are pure types in partition/internal/member, fed the
+// time and the session's facts as arguments and tested by tables; the
+// loop of this package is the shell that feeds them and carries out what
+// they decide (starting, withdrawing, handing off and stopping runners,
+// writing the record, clearing moves).
 package partition

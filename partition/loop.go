@@ -136,10 +136,10 @@ func (l *loop) drain() {
 }
 
 // step runs the loop's stages once, in order: notice what time and the
-// session changed (loopnotice.go), decide the assignment (loopdecide.go),
+// session changed (loopnotice.go), decide the assignment (loopassign.go),
 // reconcile the runners with it (reconcile.go), publish the record
 // (looppublish.go). Deciding and reconciling run only when the state
-// changed, at most once per stepGap (pace, loopdecide.go); notice and
+// changed, at most once per step gap (pace: member.Steps); notice and
 // publish run every step.
 func (l *loop) step() {
 	l.notice()

@@ -2,12 +2,12 @@ package partition
 
 import (
 	"time"
-
-	"github.com/zkelect/zkelect/partition/internal/member"
 )
 
-// This file is the loop's second stage (step, loop.go): it decides, from
-// the view, which shards this member should lead.
+// This file paces the loop's steps (member.Steps decides) and keeps the
+// helpers of its decide stage (loopassign.go): which targets changed, the
+// part of the assignment that concerns this member, and the leaders handed
+// to OnLeaderChanged.
 
 // pace reports whether this step decides and reconciles (member.Steps.Pace);
 // a step put off sets the wake timer for when it may run.
@@ -17,55 +17,6 @@ func (l *loop) pace() bool {
 		l.wakeIn(wait)
 	}
 	return run
-}
-
-// decide recomputes the assignment if the view or the member changed.
-func (l *loop) decide() {
-	if l.steps.Dirty {
-		if l.steps.ViewNew {
-			l.steps.ViewNew = false
-			l.noteLeaders()
-		}
-		l.recompute()
-	}
-}
-
-// recompute computes the assignment from the view: from what changed
-// since the last step (loopassign.go). A shard some member publishes as
-// unavailable makes the step build the whole map (member.DealUnavailable).
-func (l *loop) recompute() {
-	l.steps.Dirty = false
-	if !l.selfLive() {
-		return // our session is being replaced: keep everything as it is
-	}
-	if !l.view.OpRead {
-		return // a drain or a freeze we have not read yet must not be acted against
-	}
-	res, p := l.assignment(time.Now()) // from what changed (loopassign.go)
-	prev := l.targets
-	var assigned int
-	if byMember := l.unavailableByMember(); len(byMember) > 0 {
-		in := l.unavailableInput(p, byMember)
-		l.targets, assigned = l.concerningUs(member.DealUnavailable(res.All(), in, byMember))
-	} else {
-		l.targets, assigned = l.concerningUsOf(res)
-	}
-	l.steps.Acted = l.steps.Acted || targetsMoved(prev, l.targets)
-	l.noteOperatorMetrics(p.Frozen, assigned)
-	if len(p.Pins) > 0 {
-		l.clearMoves(p)
-		l.expireMoves(p)
-	}
-	targets := l.targets
-	l.m.target.Store(&targets)
-	l.m.met.assignments.Inc()
-	l.steps.Stale = true
-	for s := range l.grace.Reserved() { // a reservation the balance gave elsewhere is void
-		if targets[s] != l.m.cfg.MemberID {
-			l.grace.Release(s)
-			l.recordChanged, l.steps.Acted = true, true
-		}
-	}
 }
 
 // targetsMoved reports whether next gives some shard a target prev did

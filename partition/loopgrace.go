@@ -7,7 +7,7 @@ import (
 	"github.com/zkelect/zkelect/recipe"
 )
 
-// This file is the loop's side of the restart grace (grace.go): what it
+// This file is the loop's side of the restart grace (member.Grace): what it
 // reserves when a session is lost or a leadership expires, and when the
 // claims it keeps for suspended leaderships end.
 

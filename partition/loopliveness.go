@@ -9,7 +9,7 @@ import (
 
 // This file is the loop's side of per-session liveness: a member leads
 // the shards it is given, or gives them up. When one of its sibling
-// sessions is down (seathealth.go) the shards whose elections sit on it
+// sessions is down (member.SeatHealth) the shards whose elections sit on it
 // cannot be led here: the member stops claiming them (their suspended
 // claims and reservations end), publishes them as unavailable in its
 // record, and every member's assignment deals them to another member

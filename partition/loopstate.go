@@ -6,13 +6,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkelect/zkelect/partition/assign"
 	"github.com/zkelect/zkelect/partition/internal/member"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
 // This file is the loop's state: the loop itself, its state by concern
 // (the loop embeds each), and the few things several stages use of it
-// (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopdecide.go,
+// (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopassign.go,
 // reconcile.go, looppublish.go) and step (loop.go) sit above it. Only the
 // loop goroutine touches any of it.
 
@@ -76,6 +77,13 @@ type shardState struct {
 	seatHealth map[*shard.Seat]*member.SeatHealth
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
 	freeze     member.Freeze   // the freeze the last assignment honoured
+}
+
+// assigning is the loop's assignment kept from changes; the first step
+// sets it up (Track on the view: O(records) once; loopassign.go).
+type assigning struct {
+	assigner *assign.Assigner
+	listOf   []string // the shard list last given to SetShards
 }
 
 // stepState is the shell's side of the steps' pacing (member.Steps
