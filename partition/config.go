@@ -39,9 +39,6 @@ const (
 	// default, for the membership to stop changing before its first
 	// elections.
 	DefaultStartupSettle = 300 * time.Millisecond
-	// startupSettleCap bounds the whole startup wait, in multiples of
-	// StartupSettle, however often the membership changes meanwhile.
-	startupSettleCap = 4
 	// MaxMaxInFlight caps Config.MaxInFlight.
 	MaxMaxInFlight = 4096
 	// MaxWeight caps a member's weight (Config.Weight, Operator.SetWeight).

@@ -242,13 +242,6 @@ func (m *Manager) Assigned() (int, bool) {
 	return n, true
 }
 
-// assignedToMe reports whether the latest assignment targets shard to this
-// member.
-func (m *Manager) assignedToMe(shard string) bool {
-	t := m.target.Load()
-	return t != nil && (*t)[shard] == m.cfg.MemberID
-}
-
 // targetOf returns the member the latest assignment targets shard to, for
 // a shard assigned here or run here ("" for another).
 func (m *Manager) targetOf(shard string) string {
