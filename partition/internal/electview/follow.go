@@ -18,7 +18,17 @@ import (
 // naming what). step runs on the calling goroutine; while it runs,
 // changes wait. It fails at the start if the watch cannot be added (a
 // server before ZooKeeper 3.6 among others) or the root cannot be listed.
+//
+// It reads the records within the bounds of a reader without a shard list
+// (rootdata.OutsideBounds); FollowWithin takes others.
 func Follow(ctx context.Context, sess *recipe.Session, root, what string, step func(*rootdata.View, *Elections) (bool, error)) error {
+	outside := rootdata.OutsideBounds()
+	return FollowWithin(ctx, sess, root, what, func() *rootdata.Bounds { return outside }, step)
+}
+
+// FollowWithin is Follow reading the members and records within the
+// bounds that bounds returns at each read (rootdata.Watcher.Within).
+func FollowWithin(ctx context.Context, sess *recipe.Session, root, what string, bounds func() *rootdata.Bounds, step func(*rootdata.View, *Elections) (bool, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e := newElections(sess, root, sess.Logger().With().Str("root", root).Logger())
@@ -31,7 +41,8 @@ func Follow(ctx context.Context, sess *recipe.Session, root, what string, step f
 		return err
 	}
 	updates := make(chan rootdata.Update, 64)
-	w := rootdata.NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Str("follower", what).Logger())
+	w := rootdata.NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Str("follower", what).Logger()).
+		Within(bounds, "", nil)
 	w.Start(ctx)
 	defer w.Wait()
 	defer cancel()

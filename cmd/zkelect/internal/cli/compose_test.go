@@ -304,3 +304,22 @@ func checkScrapeTargets(t *testing.T, addrs map[string]string) {
 		}
 	}
 }
+
+// TestZkelectDevHelpNamesItself: zkelect-dev's help and examples name
+// zkelect-dev, whose commands they are. They said `zkelect demo worker`
+// and `zkelect dev`, which the zkelect binary refuses.
+func TestZkelectDevHelpNamesItself(t *testing.T) {
+	wrong := regexp.MustCompile(`(^|[^-\w])zkelect (demo|dev|bench)\b|Usage:\s+zkelect\s`)
+	for _, args := range [][]string{{"--help"}, {"demo", "--help"}, {"demo", "worker", "--help"}, {"demo", "store", "--help"}, {"dev", "--help"}, {"bench", "--help"}} {
+		out, err := exec.CommandContext(t.Context(), zkelectDevBin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("zkelect-dev %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		if !strings.Contains(string(out), "zkelect-dev") {
+			t.Errorf("zkelect-dev %s does not name zkelect-dev:\n%s", strings.Join(args, " "), out)
+		}
+		if m := wrong.FindString(string(out)); m != "" {
+			t.Errorf("zkelect-dev %s names another binary (%q):\n%s", strings.Join(args, " "), m, out)
+		}
+	}
+}
