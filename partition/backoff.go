@@ -15,10 +15,7 @@ func newBackoff() *backoff { return &backoff{rootdata.NewBackoff()} }
 
 func (b *backoff) reset() { b.b.Reset() }
 
-// wait blocks for the next delay or until ctx is done.
-func (b *backoff) wait(ctx context.Context) { b.b.Wait(ctx) }
-
-// waitOr is wait that also ends when wake is closed: the session's next
+// waitOr blocks for the next delay or until ctx is done, and also ends when wake is closed: the session's next
 // connect, taken before the attempt that failed (recipe.Session.NextConnect),
 // so a call that failed for want of a session is retried the moment the
 // new session is there, not after a pause sized for a dead ensemble.

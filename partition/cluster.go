@@ -160,12 +160,22 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRec
 // is closed, or the error of adding the watch or listing root at the start
 // (a server before 3.6 refuses the watch); ErrNilSession, ErrNilCallback or
 // an error wrapping ErrInvalidRoot for bad arguments.
+//
+// It reads the records within the bounds of a reader without a shard
+// list (up to 16 MiB decompressed, up to 4,096 members and records: see
+// partition/README.md); Manager.WatchCluster reads within a member's.
 func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn func(Cluster)) error {
+	outside := rootdata.OutsideBounds()
+	return watchCluster(ctx, sess, root, func() *rootdata.Bounds { return outside }, fn)
+}
+
+// watchCluster is WatchCluster within bounds.
+func watchCluster(ctx context.Context, sess *recipe.Session, root string, bounds func() *rootdata.Bounds, fn func(Cluster)) error {
 	if err := checkWatch(sess, root, fn == nil); err != nil {
 		return err
 	}
 	var last *Cluster
-	return electview.Follow(ctx, sess, root, "watch cluster", func(v *view, e *electview.Elections) (bool, error) {
+	return electview.FollowWithin(ctx, sess, root, "watch cluster", bounds, func(v *view, e *electview.Elections) (bool, error) {
 		if c := clusterOf(v, e.Published()); last == nil || !c.equal(*last) {
 			last = &c
 			fn(c.clone())

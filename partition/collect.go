@@ -46,7 +46,7 @@ func (l *loop) collect(now time.Time) {
 			since = now
 			l.absentSince[id] = now
 			for s := range rec.Leading {
-				if _, ours := l.leading[s]; !ours {
+				if !l.leading.Leads(s) {
 					l.orphaned[s] = now
 				}
 			}

@@ -39,9 +39,6 @@ const (
 	// default, for the membership to stop changing before its first
 	// elections.
 	DefaultStartupSettle = 300 * time.Millisecond
-	// startupSettleCap bounds the whole startup wait, in multiples of
-	// StartupSettle, however often the membership changes meanwhile.
-	startupSettleCap = 4
 	// MaxMaxInFlight caps Config.MaxInFlight.
 	MaxMaxInFlight = 4096
 	// MaxWeight caps a member's weight (Config.Weight, Operator.SetWeight).
@@ -176,9 +173,9 @@ type Config struct {
 	// refused with a *ConfigError.
 	ExpectedMembers int
 
-	// ACL is the ACL of every znode the manager creates: the root and its
-	// parent (missing ancestors above it are created open, see
-	// ensurePaths), members/, owners/, shards/, each shard's election
+	// ACL is the ACL of every znode the manager creates: the root (its
+	// missing ancestors get recipe.SharedParentACL(ACL), a level other
+	// groups may share), members/, owners/, shards/, each shard's election
 	// znode, the operator znode, the member's registration and record, and
 	// its candidates' znodes. Nil selects zk.WorldACL(zk.PermAll) (anyone
 	// may change anything); recipe.GroupACL() lets only the group's
@@ -238,13 +235,16 @@ type Config struct {
 	JuteMaxBuffer int
 
 	// Address is where this member serves requests for the shards it
-	// leads (host:port, a URL: free-form, at most 1 KiB). It is published
+	// leads (host:port, a URL: free-form, at most 1 KiB of UTF-8 without
+	// control or format characters, which terminals would act on). It is published
 	// in the member's record, so that Owners, WatchCluster and the daemon's
 	// /v1/owners tell routers where each shard's leader is. Optional.
 	Address string
 
 	// Labels are free-form key/value pairs published with the member
-	// (zone, rack, version), shown by Owners and WatchCluster. Optional.
+	// (zone, rack, version), shown by Owners and WatchCluster: at most 32,
+	// keys of 1-64 bytes, values of at most 256, UTF-8 without control or
+	// format characters. Optional.
 	Labels map[string]string
 
 	// Weight sets this member's share of the shards relative to the
@@ -265,9 +265,6 @@ type Config struct {
 	// session's Registerer; if that is nil too, no metrics are kept.
 	Metrics prometheus.Registerer
 }
-
-// maxAddress bounds Config.Address: it is in the record every member reads.
-const maxAddress = 1024
 
 // settings is a validated Config with defaults applied.
 type settings struct {
@@ -314,8 +311,11 @@ func (c Config) validate(root string, sessionTimeout time.Duration) (settings, e
 	if c.Weight < 0 || c.Weight > MaxWeight {
 		return settings{}, &ConfigError{Field: "Weight", Reason: fmt.Sprintf("is %d, want 0..%d", c.Weight, MaxWeight)}
 	}
-	if len(c.Address) > maxAddress {
-		return settings{}, &ConfigError{Field: "Address", Reason: fmt.Sprintf("is %d bytes long, want at most %d", len(c.Address), maxAddress)}
+	if err := rootdata.ValidateAddress(c.Address); err != nil {
+		return settings{}, &ConfigError{Field: "Address", Reason: err.Error()}
+	}
+	if err := rootdata.ValidateLabels(c.Labels); err != nil {
+		return settings{}, &ConfigError{Field: "Labels", Reason: err.Error()}
 	}
 	s := settings{Config: c, shards: append([]string(nil), c.Shards...)}
 	if s.Weight == 0 {

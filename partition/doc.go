@@ -113,10 +113,13 @@
 // Observing leaders: Config.OnLeaderChanged (in a member) and
 // WatchLeaders (in any process, without registering) report each shard's
 // leader and token as the members' records publish it, for routing
-// requests. They lag the elections by up to the publish interval (50 ms,
-// or ten times the member's slowest recent record write when writes are
-// slow, as during a cold start of thousands of shards, at most 1 s) plus a
-// write; the fencing token, not this report, keeps writes safe.
+// requests. They lag the elections by a record write plus at most the
+// publish interval after the member's previous write (50 ms; for a record
+// above 64 KiB, ten times the slowest recent write when writes are slow,
+// at most 1 s); the fencing token, not this report, keeps writes safe. The
+// lag is measured by zkelect_partition_record_publish_lag_seconds, failed
+// record writes (retried until written) by
+// zkelect_partition_record_write_failures_total.
 //
 // Session expiry: every election on the expired session re-enters with a
 // new znode (a new, larger token) on its replacement; OnStoppedLeading
@@ -210,4 +213,13 @@
 // not a member (it is logged once); a persistent znode in a shard's
 // election keeps that shard unled until someone deletes it (the candidate
 // behind it logs a warning; Owners reports it as Owner.Stuck).
+//
+// How it is built: the member's decisions (the restart grace, what it
+// claims in its record, step pacing, the startup wait, the handoffs'
+// settle and throttle, seat health and unavailability, a freeze's end and
+// completed moves) are pure types in partition/internal/member, fed the
+// time and the session's facts as arguments and tested by tables; the
+// loop of this package is the shell that feeds them and carries out what
+// they decide (starting, withdrawing, handing off and stopping runners,
+// writing the record, clearing moves).
 package partition

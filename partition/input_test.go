@@ -36,6 +36,13 @@ func TestNewManagerRejectsBadConfig(t *testing.T) {
 		{"negative max handoffs", func(c *partition.Config) { c.MaxConcurrentHandoffs = -1 }, "MaxConcurrentHandoffs"},
 		{"max in flight too high", func(c *partition.Config) { c.MaxInFlight = partition.MaxMaxInFlight + 1 }, "MaxInFlight"},
 		{"negative expected members", func(c *partition.Config) { c.ExpectedMembers = -1 }, "ExpectedMembers"},
+		{"address with terminal escapes", func(c *partition.Config) { c.Address = "\x1b[2J\x1b]0;x\a10.0.0.1:80" }, "Address"},
+		{"address with a newline", func(c *partition.Config) { c.Address = "10.0.0.1:80\nfake" }, "Address"},
+		{"address too long", func(c *partition.Config) { c.Address = strings.Repeat("a", 1025) }, "Address"},
+		{"label value with escapes", func(c *partition.Config) { c.Labels = map[string]string{"zone": "eu\x1b[31m"} }, "Labels"},
+		{"label key with a bidi override", func(c *partition.Config) { c.Labels = map[string]string{"zo\u202ene": "eu"} }, "Labels"},
+		{"empty label key", func(c *partition.Config) { c.Labels = map[string]string{"": "eu"} }, "Labels"},
+		{"label value too long", func(c *partition.Config) { c.Labels = map[string]string{"zone": strings.Repeat("e", 257)} }, "Labels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/zkelect/zkelect/partition/assign"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
@@ -48,7 +49,7 @@ func BenchmarkStepParts(b *testing.B) {
 		members := v.LiveMembers()
 		for range b.N {
 			cur, tokens := v.Current(nil)
-			_ = Assign(Input{Shards: shards, Members: members, Current: cur, Tokens: tokens})
+			_ = assign.Assign(assign.Input{Shards: shards, Members: members, Current: cur, Tokens: tokens})
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/internal/retry"
+	"github.com/zkelect/zkelect/partition/internal/member"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 	"github.com/zkelect/zkelect/recipe"
@@ -37,18 +38,18 @@ func newLoop(m *Manager) *loop {
 		fatal:   make(chan error, 1),
 		shardState: shardState{
 			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
-			leading: map[string]uint64{}, grace: newGrace(m.cfg.RestartGrace),
+			leading: member.NewLeaderships(), grace: member.NewGrace(m.cfg.RestartGrace),
 			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
-			unavail: unavailable{}, unseated: unseated{}, seatHealth: map[*shard.Seat]*seatHealth{},
+			unavail: member.Unavailable[*shard.Seat]{}, unseated: member.Unseated{}, seatHealth: map[*shard.Seat]*member.SeatHealth{},
 		},
-		handoffState: handoffState{moving: map[string]time.Time{}},
-		stepState:    stepState{wake: stoppedTimer()},
-		startupState: startupState{started: time.Now()},
+		handoffs:  member.NewHandoffs(),
+		stepState: stepState{wake: stoppedTimer()},
+		startup:   member.NewStartup(time.Now()),
 		recordState: recordState{
 			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
 		},
-		pub:     newPublisher(m.sess, m.recordPath(), m.cfg.ACL, m.holdsID, m.log),
-		watch:   rootdata.NewWatcher(m.sess, m.root, updates, m.log),
+		pub:     newPublisher(m.sess, m.recordPath(), m.cfg.ACL, m.holdsID, m.met, m.log),
+		watch:   rootdata.NewWatcher(m.sess, m.root, updates, m.log).Within(m.bounds, m.cfg.MemberID, m.met.setRefused),
 		leaders: leaders,
 		base:    base,
 		cancel:  cancel,
@@ -105,12 +106,14 @@ func (l *loop) serve(ctx context.Context) error {
 		case ev := <-l.events:
 			l.handle(ev)
 		case <-l.m.changed:
-			l.dirty, l.recordChanged, l.due = true, true, true // the record carries the list's digest
+			l.steps.Dirty, l.recordChanged, l.steps.Due = true, true, true // the record carries the list's digest
 		case <-tick.C:
 			l.collect(time.Now())
+			l.checkPublished()
+		case <-l.pub.idle: // a record write ended: the next may go (publish)
 		case <-l.wake.C:
-			l.wakeAt, l.due = time.Time{}, true // armed for a step then (wakeIn)
-			l.stale = l.stale || len(l.moving) > 0
+			l.wakeAt, l.steps.Due = time.Time{}, true // armed for a step then (wakeIn)
+			l.steps.Stale = l.steps.Stale || l.handoffs.Settling()
 		}
 		l.drain()
 		l.step()
@@ -133,10 +136,10 @@ func (l *loop) drain() {
 }
 
 // step runs the loop's stages once, in order: notice what time and the
-// session changed (loopnotice.go), decide the assignment (loopdecide.go),
+// session changed (loopnotice.go), decide the assignment (loopassign.go),
 // reconcile the runners with it (reconcile.go), publish the record
 // (looppublish.go). Deciding and reconciling run only when the state
-// changed, at most once per stepGap (pace, loopdecide.go); notice and
+// changed, at most once per step gap (pace: member.Steps); notice and
 // publish run every step.
 func (l *loop) step() {
 	l.notice()
@@ -144,10 +147,10 @@ func (l *loop) step() {
 	if !l.pace() {
 		return
 	}
-	l.acted = false
+	l.steps.Acted = false
 	l.decide()
 	l.reconcileStale()
-	l.noteStepCost(time.Since(l.lastStep), l.acted)
+	l.steps.NoteCost(time.Since(l.steps.LastStep()), l.steps.Acted)
 }
 
 // fail reports an error that ends Run.
@@ -160,12 +163,12 @@ func (l *loop) fail(err error) {
 
 // apply merges a watcher's update into the view.
 func (l *loop) apply(u update) {
-	l.dirty, l.viewNew = true, true
+	l.steps.Dirty, l.steps.ViewNew = true, true
 	old := l.view.Operator
 	if u.Members != nil && !maps.Equal(u.Members, l.view.Members) {
 		// After the startup wait a join, a stop or a crash is acted on at
 		// once; during it, steps would only find the wait longer.
-		l.membersAt, l.urgent = time.Now(), l.urgent || l.startupDone
+		l.steps.Urgent = l.startup.MembersChanged(time.Now()) || l.steps.Urgent
 	}
 	l.view.Apply(u)
 	if u.Rec != nil && len(l.orphaned) > 0 && u.Rec.Session == l.view.Members[u.Member] {
@@ -176,7 +179,7 @@ func (l *loop) apply(u update) {
 	l.noticeOwnRecord(u)
 	switch {
 	case u.Operator != nil:
-		l.urgent = true
+		l.steps.Urgent = true
 		l.noticeOperator(old.OperatorState, u.Operator.OperatorState)
 		clear(l.clearing)
 	case u.Members != nil:
@@ -192,50 +195,47 @@ func (l *loop) handle(ev shard.Event) {
 	r, id := ev.Runner, ev.Runner.ID()
 	switch ev.Kind {
 	case shard.Started:
-		l.leading[id] = ev.Token
-		l.grace.resume(id)
-		l.grace.release(id)
+		l.leading.Start(id, ev.Token, time.Now())
+		l.grace.Resume(id)
+		l.grace.Release(id)
 		delete(l.unavail, id) // led after all: available
 		delete(l.unseated, id)
-		l.recordChanged = true
 		if since, ok := l.orphaned[id]; ok {
 			l.m.met.failovers.Observe(time.Since(since).Seconds())
 			delete(l.orphaned, id)
 		}
 	case shard.Stopped:
-		delete(l.leading, id)
-		l.grace.resume(id)
-		l.recordChanged = true
+		l.leading.End(id, time.Now())
+		l.grace.Resume(id)
 		l.reserveLost(id, ev.Reason)
 	case shard.Suspended:
-		if _, led := l.leading[id]; led {
-			l.grace.suspend(id, time.Now())
+		if l.leading.Leads(id) {
+			l.grace.Suspend(id, time.Now())
 		}
 	case shard.Unseated:
 		l.markUnseated(id, time.Now())
 	case shard.Deferred:
 		if b := l.book(r); b.handoff {
 			b.handoff = false
-			l.handoffs--
+			l.handoffs.Ended(id, time.Now(), true) // try again once settled again
 			l.m.met.deferred.Inc()
-			l.moving[id] = time.Now() // try again once settled again
 			l.nextHandoffs()
 		}
-		l.stale = true // a withdrawal dropped: handed off once settled
+		l.steps.Stale = true // a withdrawal dropped: handed off once settled
 	case shard.Finished:
 		b := l.book(r)
 		delete(l.books, r)
 		if ev.Reason != nil { // its candidate's znode is left to the session (member stopping)
 			l.unwithdrawn.add(ev.Reason)
 		}
-		delete(l.leading, id)
-		l.grace.resume(id)
-		delete(l.moving, id)
+		l.leading.End(id, time.Now()) // a suspended leadership the record claims, withdrawn
+		l.grace.Resume(id)
+		l.handoffs.Forget(id)
 		if l.runners[id] == r {
 			delete(l.runners, id)
 		}
 		if b.handoff {
-			l.handoffs--
+			l.handoffs.Ended(id, time.Now(), false)
 			l.m.met.handoffs.Observe(time.Since(b.stopAt).Seconds())
 			l.nextHandoffs()
 		}
@@ -243,8 +243,8 @@ func (l *loop) handle(ev shard.Event) {
 			l.deleteShard(id)
 		}
 		l.m.runnerGone(id) // migration.go
-		l.stale = true
-		l.due = l.due || l.targets[id] == l.m.cfg.MemberID // ours still: started again
+		l.steps.Stale = true
+		l.steps.Due = l.steps.Due || l.targets[id] == l.m.cfg.MemberID // ours still: started again
 	}
 }
 

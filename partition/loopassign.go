@@ -4,20 +4,64 @@ import (
 	"time"
 
 	"github.com/zkelect/zkelect/partition/assign"
+	"github.com/zkelect/zkelect/partition/internal/member"
 )
 
-// This file feeds the loop's view into its assignment kept from changes
+// This file is the loop's second stage (step, loop.go), decide: it feeds
+// the loop's view into its assignment kept from changes
 // (assign.Assigner): each step tells it only what changed since the last
 // (our own record's delta, the holders the view's updates changed, the
 // shard list when SetShards replaced it), so a step costs the change and
 // our own share, not the whole shard list. Its targets are assign.Assign's
 // for the input the view amounts to (input, loopoperator.go).
 
-// assigning is the loop's assignment kept from changes; the first step
-// sets it up (Track on the view: O(records) once).
-type assigning struct {
-	assigner *assign.Assigner
-	listOf   []string // the shard list last given to SetShards
+// decide recomputes the assignment if the view or the member changed.
+func (l *loop) decide() {
+	if l.steps.Dirty {
+		if l.steps.ViewNew {
+			l.steps.ViewNew = false
+			l.noteLeaders()
+		}
+		l.recompute()
+	}
+}
+
+// recompute computes the assignment from the view: from what changed
+// since the last step (loopassign.go). A shard some member publishes as
+// unavailable makes the step build the whole map (member.DealUnavailable).
+func (l *loop) recompute() {
+	l.steps.Dirty = false
+	if !l.selfLive() {
+		return // our session is being replaced: keep everything as it is
+	}
+	if !l.view.OpRead {
+		return // a drain or a freeze we have not read yet must not be acted against
+	}
+	res, p := l.assignment(time.Now()) // from what changed (loopassign.go)
+	prev := l.targets
+	var assigned int
+	if byMember := l.unavailableByMember(); len(byMember) > 0 {
+		in := l.unavailableInput(p, byMember)
+		l.targets, assigned = l.concerningUs(member.DealUnavailable(res.All(), in, byMember))
+	} else {
+		l.targets, assigned = l.concerningUsOf(res)
+	}
+	l.steps.Acted = l.steps.Acted || targetsMoved(prev, l.targets)
+	l.noteOperatorMetrics(p.Frozen, assigned)
+	if len(p.Pins) > 0 {
+		l.clearMoves(p)
+		l.expireMoves(p)
+	}
+	targets := l.targets
+	l.m.target.Store(&targets)
+	l.m.met.assignments.Inc()
+	l.steps.Stale = true
+	for s := range l.grace.Reserved() { // a reservation the balance gave elsewhere is void
+		if targets[s] != l.m.cfg.MemberID {
+			l.grace.Release(s)
+			l.recordChanged, l.steps.Acted = true, true
+		}
+	}
 }
 
 // assignment brings the assigner up to date with the view and computes
@@ -72,11 +116,11 @@ func (l *loop) concerningUsOf(res *assign.Result) (map[string]string, int) {
 	return out, n
 }
 
-// unavailableInput is the part of the assignment's input dealUnavailable
+// unavailableInput is the part of the assignment's input member.DealUnavailable
 // reads: the takers, the pins, and the holders of the shards some member
 // cannot lead (byMember).
-func (l *loop) unavailableInput(p assign.Params, byMember map[string][]string) Input {
-	in := Input{Members: p.Members, Drained: p.Drained, Pins: p.Pins, Current: map[string]string{}}
+func (l *loop) unavailableInput(p assign.Params, byMember map[string][]string) assign.Input {
+	in := assign.Input{Members: p.Members, Drained: p.Drained, Pins: p.Pins, Current: map[string]string{}}
 	for _, shards := range byMember {
 		for _, s := range shards {
 			if h := l.assigning.assigner.Holder(s); h != "" {

@@ -7,7 +7,7 @@ import (
 	"github.com/zkelect/zkelect/recipe"
 )
 
-// This file is the loop's side of the restart grace (grace.go): what it
+// This file is the loop's side of the restart grace (member.Grace): what it
 // reserves when a session is lost or a leadership expires, and when the
 // claims it keeps for suspended leaderships end.
 
@@ -29,9 +29,8 @@ import (
 // dropSuspended ends the claims suspended for longer than a session
 // timeout.
 func (l *loop) dropSuspended(now time.Time) {
-	for _, s := range l.grace.dropSuspended(now, l.m.sess.Timeout()) {
-		delete(l.leading, s)
-		l.recordChanged = true
+	for _, s := range l.grace.DropSuspended(now, l.m.sess.Timeout()) {
+		l.leading.End(s, now)
 	}
 }
 
@@ -48,16 +47,15 @@ func (l *loop) noticeSession() {
 		return
 	}
 	now := time.Now()
-	until := l.grace.afterLoss(now)
-	for _, s := range l.grace.suspendedLost(now, until) { // their znodes went with the old session
-		delete(l.leading, s)
-		l.recordChanged = true
+	until := l.grace.AfterLoss(now)
+	for _, s := range l.grace.SuspendedLost(now, until) { // their znodes went with the old session
+		l.leading.End(s, now)
 	}
 	l.expireReservation(now)
 	if l.session != 0 && now.Before(until) {
 		n := 0
 		for s, m := range l.targets {
-			if m == l.m.cfg.MemberID && l.grace.reserve(s, now, until) {
+			if m == l.m.cfg.MemberID && l.grace.Reserve(s, now, until) {
 				n++
 			}
 		}
@@ -76,7 +74,7 @@ func (l *loop) noteLease() {
 		return
 	}
 	if d, ok := l.m.sess.LeaseDeadlineOf(l.session); ok {
-		l.grace.noteLease(d)
+		l.grace.NoteLease(d)
 	}
 }
 
@@ -84,10 +82,10 @@ func (l *loop) noteLease() {
 // the loop when the next one's is: a record must not claim a shard past
 // its reservation's deadline, when the others may deal it elsewhere.
 func (l *loop) expireReservation(now time.Time) {
-	if l.grace.expire(now) {
-		l.recordChanged, l.dirty = true, true
+	if l.grace.Expire(now) {
+		l.recordChanged, l.steps.Dirty = true, true
 	}
-	if next, ok := l.grace.nextExpiry(); ok {
+	if next, ok := l.grace.NextExpiry(); ok {
 		l.wakeIn(next.Sub(now))
 	}
 }
@@ -102,7 +100,7 @@ func (l *loop) reserveLost(s string, reason error) {
 	if _, out := l.unavail[s]; out {
 		return // dealt to another member: nothing to keep for us
 	}
-	if errors.Is(reason, recipe.ErrSessionExpired) && l.grace.reserveFor(s, time.Now()) {
+	if errors.Is(reason, recipe.ErrSessionExpired) && l.grace.ReserveFor(s, time.Now()) {
 		l.recordChanged = true
 	}
 }

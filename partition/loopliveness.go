@@ -1,18 +1,19 @@
 package partition
 
 import (
-	"github.com/zkelect/zkelect/partition/internal/shard"
-
 	"time"
+
+	"github.com/zkelect/zkelect/partition/internal/member"
+	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
 // This file is the loop's side of per-session liveness: a member leads
 // the shards it is given, or gives them up. When one of its sibling
-// sessions is down (seathealth.go) the shards whose elections sit on it
+// sessions is down (member.SeatHealth) the shards whose elections sit on it
 // cannot be led here: the member stops claiming them (their suspended
 // claims and reservations end), publishes them as unavailable in its
 // record, and every member's assignment deals them to another member
-// (dealUnavailable). New elections are placed on the member's other
+// (member.DealUnavailable). New elections are placed on the member's other
 // sessions meanwhile (sessions.place skips a session that is down). Once
 // the session is up again (its replacement, after an expiry), the marks
 // go and the balance deals the shards as before. A member whose primary
@@ -26,12 +27,12 @@ func (l *loop) checkSeats(now time.Time) {
 	for _, s := range l.m.pool.Siblings() {
 		h := l.seatHealth[s]
 		if h == nil {
-			h = &seatHealth{}
+			h = &member.SeatHealth{}
 			l.seatHealth[s] = h
 		}
 		lease, ok := s.Sess.LeaseDeadlineOf(s.Sess.ID())
-		wasDown := h.down
-		down, at := h.observe(now, s.Sess.Connected(), lease, ok, s.Sess.Timeout())
+		wasDown := h.Down()
+		down, at := h.Observe(now, s.Sess.Connected(), lease, ok, s.Sess.Timeout())
 		if !at.IsZero() {
 			l.wakeIn(at.Sub(now))
 		}
@@ -42,13 +43,13 @@ func (l *loop) checkSeats(now time.Time) {
 				l.m.log.Warn().Int64("session_id", s.Sess.ID()).Dur("session_timeout", s.Sess.Timeout()).
 					Msg("sibling session down: its shards are published as unavailable and dealt to other members")
 			}
-			if h.dueMark(now, s.Sess.Timeout()/2) {
+			if h.DueMark(now, s.Sess.Timeout()/2) {
 				l.markUnavailable(s)
 			}
 		case wasDown:
 			s.Down.Store(false)
-			if l.unavail.clearSeat(s) {
-				l.dirty, l.recordChanged = true, true
+			if l.unavail.ClearSeat(s) {
+				l.steps.Dirty, l.recordChanged = true, true
 			}
 			l.m.log.Info().Int64("session_id", s.Sess.ID()).Msg("sibling session up again: its shards are dealt as before")
 		}
@@ -59,17 +60,17 @@ func (l *loop) checkSeats(now time.Time) {
 // and are not led here, and ends our claims on them.
 func (l *loop) markUnavailable(s *shard.Seat) {
 	for _, id := range l.m.pool.ShardsOn(s) {
-		_, led := l.leading[id]
-		if led && !l.grace.isSuspended(id) {
+		led := l.leading.Leads(id)
+		if led && !l.grace.IsSuspended(id) {
 			continue
 		}
-		if !l.unavail.mark(id, s) {
+		if !l.unavail.Mark(id, s) {
 			continue
 		}
-		delete(l.leading, id)
-		l.grace.resume(id)
-		l.grace.release(id)
-		l.dirty, l.recordChanged = true, true
+		l.leading.End(id, time.Now())
+		l.grace.Resume(id)
+		l.grace.Release(id)
+		l.steps.Dirty = true
 	}
 }
 
@@ -81,20 +82,20 @@ const unseatedFor = 4
 // a session, unavailable for unseatedFor session timeouts from now, and
 // ends our claims on it.
 func (l *loop) markUnseated(s string, now time.Time) {
-	if _, led := l.leading[s]; led {
+	if l.leading.Leads(s) {
 		return
 	}
-	l.unseated.mark(s, now.Add(unseatedFor*l.m.sess.Timeout()))
-	l.grace.release(s)
-	l.dirty, l.recordChanged = true, true
+	l.unseated.Mark(s, now.Add(unseatedFor*l.m.sess.Timeout()))
+	l.grace.Release(s)
+	l.steps.Dirty, l.recordChanged = true, true
 	l.wakeIn(unseatedFor * l.m.sess.Timeout())
 }
 
 // expireUnseated ends the marks of unseated shards whose time is over.
 func (l *loop) expireUnseated(now time.Time) {
-	changed, next := l.unseated.expire(now)
+	changed, next := l.unseated.Expire(now)
 	if changed {
-		l.dirty, l.recordChanged = true, true
+		l.steps.Dirty, l.recordChanged = true, true
 	}
 	if !next.IsZero() {
 		l.wakeIn(next.Sub(now))
@@ -102,7 +103,7 @@ func (l *loop) expireUnseated(now time.Time) {
 }
 
 // unavailableByMember returns the shards each live member of the view
-// (this one included) publishes as unavailable, for dealUnavailable.
+// (this one included) publishes as unavailable, for member.DealUnavailable.
 func (l *loop) unavailableByMember() map[string][]string {
 	out := map[string][]string{}
 	if own := l.ownUnavailable(); len(own) > 0 {

@@ -15,7 +15,7 @@ func (l *loop) notice() {
 	l.expireReservation(time.Now())
 	l.checkSeats(time.Now())
 	l.expireUnseated(time.Now())
-	if l.freezeExpired(time.Now()) {
-		l.dirty = true
+	if l.freeze.Expired(time.Now()) {
+		l.steps.Dirty = true
 	}
 }

@@ -2,10 +2,10 @@ package partition
 
 import (
 	"context"
-	"maps"
 	"time"
 
 	"github.com/zkelect/zkelect/partition/assign"
+	"github.com/zkelect/zkelect/partition/internal/member"
 	"github.com/zkelect/zkelect/partition/operator"
 )
 
@@ -36,10 +36,12 @@ func (l *loop) params(now time.Time) assign.Params {
 			p.Weights[id] = w
 		}
 	}
-	l.freezeUntil = time.Time{}
-	if p.Frozen && !op.Freeze.Until.IsZero() {
-		l.freezeUntil = op.Freeze.Until
-		l.wakeIn(time.Until(op.Freeze.Until))
+	var until time.Time
+	if p.Frozen {
+		until = op.Freeze.Until
+	}
+	if at := l.freeze.Honoured(p.Frozen, until); !at.IsZero() {
+		l.wakeIn(at.Sub(now))
 	}
 	return p
 }
@@ -112,12 +114,6 @@ func (l *loop) weight(id string) int {
 	return l.view.Weight(id)
 }
 
-// freezeExpired reports whether a freeze the last assignment honoured has
-// lifted itself since: the assignment must be computed again.
-func (l *loop) freezeExpired(now time.Time) bool {
-	return !l.freezeUntil.IsZero() && !now.Before(l.freezeUntil)
-}
-
 // noticeOperator logs what operators changed that concerns every member
 // (the freeze) or this one (a drain).
 func (l *loop) noticeOperator(old, next OperatorState) {
@@ -148,22 +144,11 @@ func (l *loop) noticeOperator(old, next OperatorState) {
 func (l *loop) clearMoves(p assign.Params) {
 	op := l.view.Operator.OperatorState
 	me := l.m.cfg.MemberID
-	var done []string
-	for s, to := range op.Moves {
-		if _, leads := l.leading[s]; to != me || !leads || l.clearing[s] {
-			continue
-		}
+	done := member.DoneMoves(me, op.Moves, op.Pins, p.Pins, l.leading.Leads, l.clearing, func(pins map[string]string, s string) string {
 		without := p
-		without.Pins = maps.Clone(p.Pins)
-		if p, pinned := op.Pins[s]; pinned {
-			without.Pins[s] = p
-		} else {
-			delete(without.Pins, s)
-		}
-		if l.assigning.assigner.Targets(without).Target(s) == me {
-			done = append(done, s)
-		}
-	}
+		without.Pins = pins
+		return l.assigning.assigner.Targets(without).Target(s)
+	})
 	if len(done) == 0 {
 		return
 	}

@@ -6,18 +6,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkelect/zkelect/partition/assign"
+	"github.com/zkelect/zkelect/partition/internal/member"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
 // This file is the loop's state: the loop itself, its state by concern
 // (the loop embeds each), and the few things several stages use of it
-// (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopdecide.go,
+// (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopassign.go,
 // reconcile.go, looppublish.go) and step (loop.go) sit above it. Only the
 // loop goroutine touches any of it.
 
 // loop is the state of one Run, owned by its goroutine. Its state is
 // split by concern: the shards' runners and leaderships (shardState), the
-// balancing handoffs in flight (handoffState), the pacing of its steps
+// balancing handoffs (member.Handoffs), the pacing of its steps
 // (stepState), the startup wait (startupState) and the records it
 // publishes and collects (recordState).
 type loop struct {
@@ -28,8 +30,10 @@ type loop struct {
 	fatal   chan error
 
 	shardState
-	handoffState
 	stepState
+	handoffs member.Handoffs // balancing handoffs: settling, queued for the throttle, in flight
+	steps    member.Steps    // what changed since the last step, and its pacing
+	startup  member.Startup  // the startup wait (see StartupSettle)
 	startupState
 	recordState
 
@@ -58,57 +62,35 @@ type runnerBook struct {
 type shardState struct {
 	runners map[string]*shard.Runner
 	books   map[*shard.Runner]*runnerBook // the loop's records of its runners (see book)
-	leading map[string]uint64             // shards whose runner reported started, with their tokens
+	leading member.Leaderships            // shards whose runner reported started, with their tokens (and the record's change)
 	// grace: the shards reserved for us, and those in leading whose
 	// leadership ended for a lost connection while their candidate stays
 	// first in the election (the record keeps claiming them: see
 	// holdSuspended).
-	grace    grace
+	grace    member.Grace
 	orphaned map[string]time.Time // shards whose leader's member we saw gone, and when (failover metric)
 	targets  map[string]string    // the latest assignment's shards targeted here or run here (concerningUs)
 	// unavail: the shards whose sibling session is down (loopliveness.go),
 	// and what the loop saw of each sibling session.
-	unavail    unavailable
-	unseated   unseated // shards whose election found no session (loopliveness.go)
-	seatHealth map[*shard.Seat]*seatHealth
+	unavail    member.Unavailable[*shard.Seat]
+	unseated   member.Unseated // shards whose election found no session (loopliveness.go)
+	seatHealth map[*shard.Seat]*member.SeatHealth
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
-	// freezeUntil is when the freeze the last assignment honoured lifts
-	// itself; zero when none does.
-	freezeUntil time.Time
+	freeze     member.Freeze   // the freeze the last assignment honoured
 }
 
-// handoffState is the balancing handoffs: in flight, queued for the
-// throttle, and settling (reconcile.go).
-type handoffState struct {
-	handoffs int                  // balancing handoffs in flight
-	queue    []string             // settled handoffs waiting for the throttle
-	moving   map[string]time.Time // led here, assigned elsewhere since
+// assigning is the loop's assignment kept from changes; the first step
+// sets it up (Track on the view: O(records) once; loopassign.go).
+type assigning struct {
+	assigner *assign.Assigner
+	listOf   []string // the shard list last given to SetShards
 }
 
-// stepCostWindow is how many of the last steps' costs pace the next
-// (noteStepCost, loopdecide.go): the median of three ignores one slow step.
-const stepCostWindow = 3
-
-// stepState paces the loop's steps: what changed since the last one, and
-// when the next may run.
+// stepState is the shell's side of the steps' pacing (member.Steps
+// decides it): the timer that wakes the loop for a step put off.
 type stepState struct {
-	dirty    bool                          // the view or the shard list changed: recompute
-	viewNew  bool                          // the view changed since OnLeaderChanged was last given its leaders
-	urgent   bool                          // an operator's or the live members' change came: the next step runs minStep after the last (pace)
-	due      bool                          // a timer or a runner asks for a step: it waits the step gap, not the quiet one (pace)
-	stale    bool                          // runners changed: reconcile
-	wake     *time.Timer                   // wakes the loop for a settled move or a deferred step
-	wakeAt   time.Time                     // when wake fires; zero when it is stopped
-	lastStep time.Time                     // when the assignment was last computed or acted on
-	stepGap  time.Duration                 // least time between two steps
-	baseGap  time.Duration                 // stepGap before the quiet steps' doublings
-	costs    [stepCostWindow]time.Duration // the last steps' costs, a ring (noteStepCost)
-	costAt   int                           // steps noted so far
-	// acted: this step gave a shard a new target, started, withdrew or
-	// stopped a runner, queued a handoff beyond those pending, began a
-	// settle or released a reservation (noteStepCost).
-	acted bool
-	quiet int // steps in a row that did not act (noteStepCost)
+	wake   *time.Timer // wakes the loop for a settled move or a deferred step
+	wakeAt time.Time   // when wake fires; zero when it is stopped
 }
 
 // wakeIn makes the loop run a step in d at the latest.
@@ -120,11 +102,9 @@ func (s *stepState) wakeIn(d time.Duration) {
 	}
 }
 
-// startupState is the startup wait (see StartupSettle).
+// startupState is what the loop keeps beside the startup wait
+// (member.Startup).
 type startupState struct {
-	started     time.Time // when the loop started
-	membersAt   time.Time // when the set of live members last changed
-	startupDone bool      // the startup wait is over
 	// newShards are the shards without a znode when Run started (see
 	// root.NewShards), until the first reconcile has started its runners.
 	newShards map[string]bool
@@ -136,7 +116,6 @@ type recordState struct {
 	session       int64 // the session the loop last saw
 	published     *record
 	recordChanged bool                 // leading or reserved changed since published
-	lastPublish   time.Time            // when the record was last queued
 	absentSince   map[string]time.Time // records of members not live
 	collecting    map[string]int32     // record deletions issued, by version
 	otherLists    map[string]string    // members warned about running another shard list, with its digest
@@ -159,12 +138,12 @@ func (l *loop) selfLive() bool {
 // (read it only while the loop does not change it).
 func (l *loop) ownRecord() record {
 	rec := record{
-		Session: l.m.sess.ID(), Leading: l.leading, ShardSet: l.m.currentShardSet(),
+		Session: l.m.sess.ID(), Leading: l.leading.Map(), ShardSet: l.m.currentShardSet(),
 		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
 		Buckets: !l.m.preBuckets, Migrate: !l.m.preBuckets,
 	}
-	for s := range l.grace.reserved {
-		if _, led := l.leading[s]; !led {
+	for s := range l.grace.Reserved() {
+		if !l.leading.Leads(s) {
 			rec.Reserved = append(rec.Reserved, s)
 		}
 	}
@@ -177,9 +156,9 @@ func (l *loop) ownRecord() record {
 // sorted: those on a down session and those without one.
 func (l *loop) ownUnavailable() []string {
 	if len(l.unseated) == 0 {
-		return l.unavail.list()
+		return l.unavail.List()
 	}
-	out := l.unavail.list()
+	out := l.unavail.List()
 	for s := range l.unseated {
 		if _, dup := l.unavail[s]; !dup {
 			out = append(out, s)

@@ -53,6 +53,9 @@ type Manager struct {
 	layout    atomic.Pointer[rootdata.Layout]
 	newLayout rootdata.Layout
 	target    atomic.Pointer[map[string]string] // latest assignment, the part concerning us (the loop's targets)
+	// readBounds is what this member takes from the root's records and
+	// members: the bounds of its shard list (readbounds.go).
+	readBounds atomic.Pointer[rootdata.Bounds]
 
 	// preBuckets, set only by tests standing for a release before buckets
 	// (UseReleaseBeforeBuckets), runs flat on any root and does not
@@ -117,6 +120,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		changed:     make(chan struct{}, 1),
 	}
 	m.met.shards.Set(float64(len(s.shards)))
+	m.readBounds.Store(rootdata.NewBounds(s.shards))
 	return m, nil
 }
 
@@ -161,6 +165,7 @@ func (m *Manager) SetShards(ids []string) error {
 	m.mu.Lock()
 	m.shards, m.shardSet = slices.Clone(ids), set
 	m.mu.Unlock()
+	m.readBounds.Swap(rootdata.NewBounds(ids)).Retire() // records are read again: claims of new shards count
 	m.met.shards.Set(float64(len(ids)))
 	select {
 	case m.changed <- struct{}{}:
@@ -235,13 +240,6 @@ func (m *Manager) Assigned() (int, bool) {
 		}
 	}
 	return n, true
-}
-
-// assignedToMe reports whether the latest assignment targets shard to this
-// member.
-func (m *Manager) assignedToMe(shard string) bool {
-	t := m.target.Load()
-	return t != nil && (*t)[shard] == m.cfg.MemberID
 }
 
 // targetOf returns the member the latest assignment targets shard to, for

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/zkelect/zkelect/internal/registry"
 )
 
@@ -21,10 +22,15 @@ type metrics struct {
 	failovers   prometheus.Histogram
 	assignments prometheus.Counter
 	sessions    prometheus.Gauge
-	weight      prometheus.Gauge // this member's weight in the assignment
-	assigned    prometheus.Gauge // shards the assignment gives this member
-	drained     prometheus.Gauge // 1 while an operator drains this member
-	frozen      prometheus.Gauge // 1 while the root is frozen, as this member sees it
+	weight      prometheus.Gauge     // this member's weight in the assignment
+	assigned    prometheus.Gauge     // shards the assignment gives this member
+	drained     prometheus.Gauge     // 1 while an operator drains this member
+	frozen      prometheus.Gauge     // 1 while the root is frozen, as this member sees it
+	refused     *prometheus.GaugeVec // znodes of the root over this member's bounds, by kind
+	// publishLag: from a change of what this member leads to the record
+	// write that shows it; recordFailures: record writes that failed.
+	publishLag     prometheus.Histogram
+	recordFailures prometheus.Counter
 }
 
 // newMetrics registers the collectors on reg; a nil reg keeps them
@@ -62,6 +68,18 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 		assigned: prometheus.NewGauge(prometheus.GaugeOpts(opts("shards_assigned", "Shards the latest assignment gives this member: its share."))),
 		drained:  prometheus.NewGauge(prometheus.GaugeOpts(opts("drained", "1 while an operator drains this member, else 0."))),
 		frozen:   prometheus.NewGauge(prometheus.GaugeOpts(opts("frozen", "1 while the root is frozen (maintenance mode), as this member sees it, else 0."))),
+		refused: prometheus.NewGaugeVec(prometheus.GaugeOpts(opts("root_refused",
+			"Znodes of the root over this member's bounds (partition/README.md, Bounds), not read: live members not counted (kind=members), "+
+				"member records not watched (kind=records). 0 when within them.")), []string{"kind"}),
+		publishLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "zkelect", Subsystem: "partition", Name: "record_publish_lag_seconds", ConstLabels: labels,
+			Help: "Time from a change of what this member leads (a leadership started or ended) to the write of its " +
+				"record (<root>/owners/<member>) that shows it, in seconds: how long routers and dashboards reading " +
+				"the records lag this member's elections.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+		}),
+		recordFailures: prometheus.NewCounter(prometheus.CounterOpts(opts("record_write_failures_total",
+			"Writes of this member's record that failed (each is retried until the record is written)."))),
 	}
 	if reg == nil {
 		return m
@@ -80,6 +98,9 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 	m.assigned = registry.Register(reg, m.assigned)
 	m.drained = registry.Register(reg, m.drained)
 	m.frozen = registry.Register(reg, m.frozen)
+	m.refused = registry.Register(reg, m.refused)
+	m.publishLag = registry.Register(reg, m.publishLag)
+	m.recordFailures = registry.Register(reg, m.recordFailures)
 	for _, r := range stopReasons { // at 0 from the start, for increase() and rate()
 		m.stopped.WithLabelValues(r)
 	}
@@ -88,6 +109,12 @@ func newMetrics(reg prometheus.Registerer, root, member string) *metrics {
 
 // stopReasons are the values of reasonLabel.
 var stopReasons = []string{"handoff", "withdrawn", "removed", "stopping", "lost"}
+
+// setRefused sets the count of the root's znodes of kind ("members",
+// "records") over this member's bounds.
+func (m *metrics) setRefused(kind string, count int) {
+	m.refused.WithLabelValues(kind).Set(float64(count))
+}
 
 // reasonLabel maps a stop reason to a bounded label value.
 func reasonLabel(reason error) string {

@@ -133,3 +133,25 @@ func TestShardsGaugeFollowsTheShardSet(t *testing.T) {
 		t.Fatalf("zkelect_partition_shards = %v after SetShards of 20", n)
 	}
 }
+
+// TestRecordPublishLagIsObserved: once a member's record shows the shards
+// it leads, zkelect_partition_record_publish_lag_seconds has observed the
+// writes that showed them, and zkelect_partition_record_write_failures_total
+// is exported (zero: no write failed).
+func TestRecordPublishLagIsObserved(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 6)
+	a := startMember(t, root, "a", shards, tr, func(c *partition.Config) { c.Metrics = reg })
+	waitBalanced(t, shards, []*member{a}, 30*time.Second)
+	waitFor(t, 20*time.Second, "a's record to show its 6 shards", func() (bool, string) {
+		rec := readRecord(t, a.sess, root, "a")
+		return len(rec.Leading) == len(shards), fmt.Sprintf("record %+v", rec)
+	})
+	waitFor(t, 10*time.Second, "the publish lag to be observed", func() (bool, string) {
+		n := gatherOne(t, reg, "zkelect_partition_record_publish_lag_seconds").GetHistogram().GetSampleCount()
+		return n > 0, fmt.Sprintf("%d observations", n)
+	})
+	if n := gatherOne(t, reg, "zkelect_partition_record_write_failures_total").GetCounter().GetValue(); n != 0 {
+		t.Errorf("record write failures %v on a healthy server, want 0", n)
+	}
+}

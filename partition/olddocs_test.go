@@ -18,18 +18,15 @@ func TestOldNamesKeepTheirDocs(t *testing.T) {
 		t.Skipf("no go tool at %s: %v", goTool, err)
 	}
 	for name, want := range map[string]string{
-		"Assign":           "Deprecated: use assign.Assign",
-		"Input":            "Deprecated: use assign.Input",
-		"AssignmentFormat": "Deprecated: use assign.Format",
-		"Operator":         "Deprecated: use operator.Operator",
-		"NewOperator":      "Deprecated: use operator.New",
-		"Prune":            "Deprecated: use operator.Prune",
-		"ErrRefused":       "operator.ErrRefused",
-		"OperatorState":    "type OperatorState = ",
-		"ValidateID":       "func ValidateID(id string) error",
-		"Range":            "func Range(lo, hi int) []string",
-		"LimitError":       "type LimitError = ",
-		"LiveMembers":      "func LiveMembers(",
+		"Operator":      "Deprecated: use operator.Operator",
+		"NewOperator":   "Deprecated: use operator.New",
+		"Prune":         "Deprecated: use operator.Prune",
+		"ErrRefused":    "operator.ErrRefused",
+		"OperatorState": "type OperatorState = ",
+		"ValidateID":    "func ValidateID(id string) error",
+		"Range":         "func Range(lo, hi int) []string",
+		"LimitError":    "type LimitError = ",
+		"LiveMembers":   "func LiveMembers(",
 	} {
 		out, err := exec.Command(goTool, "doc", "github.com/zkelect/zkelect/partition."+name).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), want) {

@@ -5,12 +5,19 @@ import (
 	"time"
 )
 
-// TestPublishGapFollowsTheWriteCost: record writes are at least
-// publishInterval apart, ten times the slowest recent write apart when
-// writes are slow, never more than maxPublishGap, and the gap shrinks back
-// to publishInterval as writes get fast again.
+// TestPublishGapFollowsTheWriteCost: a small record is written
+// publishInterval after the last write, however slow writes are; a large
+// one ten times the slowest recent write apart when writes are slow, never
+// more than maxPublishGap, and the gap shrinks back to publishInterval as
+// writes get fast again.
 func TestPublishGapFollowsTheWriteCost(t *testing.T) {
 	p := &publisher{}
+	p.observeWrite(400 * time.Millisecond)
+	if got := p.gap(); got != publishInterval {
+		t.Errorf("a small record after a slow write: gap %v, want %v", got, publishInterval)
+	}
+	p = &publisher{}
+	p.size.Store(smallRecord + 1)
 	for _, c := range []struct {
 		write time.Duration
 		want  time.Duration
@@ -21,7 +28,7 @@ func TestPublishGapFollowsTheWriteCost(t *testing.T) {
 	} {
 		p.observeWrite(c.write)
 		if got := p.gap(); got != c.want {
-			t.Errorf("after a write of %v: gap %v, want %v", c.write, got, c.want)
+			t.Errorf("a large record after a write of %v: gap %v, want %v", c.write, got, c.want)
 		}
 	}
 	last := p.gap()
@@ -34,5 +41,29 @@ func TestPublishGapFollowsTheWriteCost(t *testing.T) {
 	}
 	if last != publishInterval {
 		t.Errorf("after many fast writes: gap %v, want %v", last, publishInterval)
+	}
+}
+
+// TestPublisherTakesANewerRecordWhileRetrying: while a write is under way
+// the loop waits for its end; while the writer retries a failed one it
+// takes a newer record at once (the one retried is outdated); otherwise
+// the next record waits out the gap after the last write.
+func TestPublisherTakesANewerRecordWhileRetrying(t *testing.T) {
+	now := time.Now()
+	p := &publisher{}
+	if got := p.readyIn(now); got != 0 {
+		t.Errorf("idle publisher: readyIn %v, want 0", got)
+	}
+	p.nextAt.Store(now.Add(30 * time.Millisecond).UnixNano())
+	if got := p.readyIn(now); got != 30*time.Millisecond {
+		t.Errorf("within the gap: readyIn %v, want 30ms", got)
+	}
+	p.busy.Store(true)
+	if got := p.readyIn(now); got >= 0 {
+		t.Errorf("a write under way: readyIn %v, want negative (wait for idle)", got)
+	}
+	p.failing.Store(true)
+	if got := p.readyIn(now); got != 0 {
+		t.Errorf("a write being retried: readyIn %v, want 0", got)
 	}
 }

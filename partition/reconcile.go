@@ -31,7 +31,7 @@ func (l *loop) settleDelay() time.Duration {
 // reconciles the runners with the assignment when they lag it, once the
 // startup wait is over (startup.go).
 func (l *loop) reconcileStale() {
-	if l.stale && l.startupSettled() {
+	if l.steps.Stale && l.startupSettled() {
 		l.reconcile()
 	}
 }
@@ -43,18 +43,17 @@ func (l *loop) reconcile() {
 	if !l.selfLive() {
 		return
 	}
-	l.stale = false
-	pending := len(l.queue)
-	l.queue = l.queue[:0]
+	l.steps.Stale = false
+	pending := l.handoffs.Requeue()
 	me, now, drained := l.m.cfg.MemberID, time.Now(), l.drainHonoured()
 	// Without the shards moving to buckets (migration.go).
 	shards := l.m.runnable(l.m.currentShards())
 	listed := 0 // runners found for listed shards (each listed once), started ones included
 	for _, s := range shards {
 		r := l.runners[s]
-		_, leading := l.leading[s]
+		leading := l.leading.Leads(s)
 		if l.targets[s] == me || r == nil || !leading {
-			delete(l.moving, s)
+			l.handoffs.Forget(s)
 		}
 		if r != nil || l.targets[s] == me {
 			listed++
@@ -62,17 +61,17 @@ func (l *loop) reconcile() {
 		switch {
 		case l.targets[s] == me && r == nil:
 			l.start(s)
-			l.acted = true
+			l.steps.Acted = true
 		case l.targets[s] == me || r == nil || r.Stopping() || l.book(r).handoff:
 		case !leading:
 			r.Withdraw()
-			l.acted = true
+			l.steps.Acted = true
 		case !l.settled(s, now, drained):
 		default:
-			l.queue = append(l.queue, s)
+			l.handoffs.Queue(s)
 		}
 	}
-	l.acted = l.acted || len(l.queue) > pending // more due than the last step left waiting
+	l.steps.Acted = l.steps.Acted || l.handoffs.Queued() > pending // more due than the last step left waiting
 	l.nextHandoffs()
 	if listed < len(l.runners) {
 		l.stopRemoved(shards)
@@ -92,7 +91,7 @@ func (l *loop) stopRemoved(shards []string) {
 	}
 	for s, r := range l.runners {
 		if !wanted[s] && r.StopReason() == nil {
-			l.acted = true
+			l.steps.Acted = true
 			l.book(r).removed = true
 			r.Stop(l.m.removalReason(s))
 		}
@@ -104,21 +103,23 @@ func (l *loop) stopRemoved(shards []string) {
 // one at once, not at the next step. Entries that are no longer due are
 // skipped.
 func (l *loop) nextHandoffs() {
-	for l.handoffs < l.m.cfg.MaxConcurrentHandoffs && len(l.queue) > 0 {
-		s := l.queue[0]
-		l.queue = l.queue[1:]
-		r := l.runners[s]
-		_, leading := l.leading[s]
-		if r == nil || !leading || r.Stopping() || l.book(r).handoff || l.targets[s] == l.m.cfg.MemberID {
-			continue
-		}
-		if r.AskHandoff(l.targets[s]) { // else an unanswered request is still queued
-			l.handoffs++
-			b := l.book(r)
-			b.handoff = true
-			b.stopAt = time.Now()
-		}
+	l.handoffs.Next(l.m.cfg.MaxConcurrentHandoffs, l.askHandoff)
+}
+
+// askHandoff asks the runner of shard s to hand it off to its target, if
+// that is still due, and reports whether it did.
+func (l *loop) askHandoff(s string) bool {
+	r := l.runners[s]
+	leading := l.leading.Leads(s)
+	if r == nil || !leading || r.Stopping() || l.book(r).handoff || l.targets[s] == l.m.cfg.MemberID {
+		return false
 	}
+	if !r.AskHandoff(l.targets[s]) { // an unanswered request is still queued
+		return false
+	}
+	b := l.book(r)
+	b.handoff, b.stopAt = true, time.Now()
+	return true
 }
 
 // settled reports whether shard s, led here, has been assigned elsewhere
@@ -128,21 +129,12 @@ func (l *loop) nextHandoffs() {
 // still waits for the target's candidate, and looks again if the target
 // changes).
 func (l *loop) settled(s string, now time.Time, drained bool) bool {
-	if drained {
-		return true
+	ok, begun, wait := l.handoffs.Settled(s, now, l.settleDelay(), drained)
+	l.steps.Acted = l.steps.Acted || begun // a settle begun: the step that ends it must not wait long
+	if wait > 0 {
+		l.wakeIn(wait)
 	}
-	since, ok := l.moving[s]
-	if !ok {
-		since = now
-		l.moving[s] = now
-		l.acted = true // a settle begun: the step that ends it must not wait long
-	}
-	delay := l.settleDelay()
-	if now.Sub(since) >= delay {
-		return true
-	}
-	l.wakeIn(delay - now.Sub(since))
-	return false
+	return ok
 }
 
 // start launches the runner of shard s.

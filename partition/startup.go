@@ -12,24 +12,15 @@ import "time"
 // reconcile (which starts elections) waits and the loop wakes when the
 // wait may end.
 func (l *loop) startupSettled() bool {
-	if l.startupDone || l.m.cfg.StartupSettle < 0 {
+	if l.startup.Done() {
 		return true
 	}
-	if n := l.m.cfg.ExpectedMembers; n > 0 && l.selfLive() && l.expectedMembersLive(n) {
-		l.startupDone = true
-		return true
-	}
-	settle := l.m.cfg.StartupSettle
-	until := l.membersAt.Add(settle)
-	if limit := l.started.Add(startupSettleCap * settle); limit.Before(until) {
-		until = limit
-	}
-	if wait := time.Until(until); wait > 0 {
+	n := l.m.cfg.ExpectedMembers
+	ok, wait := l.startup.Settled(time.Now(), l.m.cfg.StartupSettle, n > 0 && l.selfLive() && l.expectedMembersLive(n))
+	if wait > 0 {
 		l.wakeIn(wait)
-		return false
 	}
-	l.startupDone = true
-	return true
+	return ok
 }
 
 // expectedMembersLive reports whether n live members run our shard list,

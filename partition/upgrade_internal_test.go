@@ -4,6 +4,7 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/zkelect/zkelect/partition/assign"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
@@ -28,10 +29,10 @@ func TestOldFormatRecordStillCounts(t *testing.T) {
 		t.Fatalf("old member's weight %d, want 1", w)
 	}
 	cur, tok := v.Current(nil)
-	in := Input{Shards: Range(0, 3), Members: v.LiveMembers(), Current: cur, Tokens: tok}
-	want := Assign(in)
+	in := assign.Input{Shards: Range(0, 3), Members: v.LiveMembers(), Current: cur, Tokens: tok}
+	want := assign.Assign(in)
 	in.Weights = map[string]int{"old": v.Weight("old"), "new": v.Weight("new")}
-	if got := Assign(in); !maps.Equal(got, want) {
+	if got := assign.Assign(in); !maps.Equal(got, want) {
 		t.Fatalf("weights of 1 from old and new records changed the assignment: %v, want %v", got, want)
 	}
 }

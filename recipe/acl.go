@@ -11,11 +11,11 @@ import "github.com/go-zookeeper/zk"
 //
 // Give it to WithACL (and partition.Config.ACL) on a session authenticated
 // with WithDigestAuth or WithSASL, with the same credentials in every
-// member of the group. ZooKeeper checks a delete against the parent's ACL,
-// so a candidate creates a missing election znode and its parent with it
-// (ancestors above stay open, see WithACL), and before each campaign it
-// refuses an election znode or parent that others may delete or change
-// (CheckACL, WithACLCheck). "auth" grants every identity of the session,
+// member of the group. A candidate creates a missing election znode with
+// it and missing ancestors with SharedParentACL (see WithACL), and it
+// refuses an election znode or parent that others may delete or change,
+// before its create and again once its znode exists (CheckACL,
+// WithACLCheck). "auth" grants every identity of the session,
 // the x509 subject of a TLS client certificate included: where one client
 // keystore is shared (common with ssl.clientAuth=need), anyone holding it
 // gets all permissions. Name the identity instead where that matters:

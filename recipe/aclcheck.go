@@ -233,9 +233,9 @@ func (s *Session) identities() []zk.ACL {
 	}
 	if leaf := clientCertificate(s.cfg.tls); leaf != nil {
 		if cert, err := x509.ParseCertificate(leaf); err == nil {
-			// ZooKeeper's X509AuthenticationProvider names the client by
-			// its subject in RFC 2253 form, as pkix.Name.String does.
-			ids = append(ids, zk.ACL{Scheme: "x509", ID: cert.Subject.String()})
+			if id, err := x509ID(cert.RawSubject); err == nil { // as ZooKeeper names it (x509id.go)
+				ids = append(ids, zk.ACL{Scheme: "x509", ID: id})
+			}
 		}
 	}
 	return ids

@@ -13,3 +13,7 @@ func GuardedLeases(s *Session) (int, bool) {
 
 // CandidateSize is the size of a Candidate in bytes.
 const CandidateSize = unsafe.Sizeof(Candidate{})
+
+// X509ID is x509ID: the x509 id ZooKeeper gives a client certificate's
+// DER-encoded subject.
+var X509ID = x509ID

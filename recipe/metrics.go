@@ -42,7 +42,7 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		}, []string{"election"}),
 		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zkelect_leadership_lost_total",
-			Help: "Leaderships ended, per election and reason (resigned, closed, session_expired, suspended, znode_deleted).",
+			Help: "Leaderships ended, per election and final reason (resigned, closed, session_expired, suspended, znode_deleted): one that ended while its session may have expired is counted once the candidate knows whether it did.",
 		}, []string{"election", "reason"}),
 		timeToLead: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "zkelect_time_to_leadership_seconds",

@@ -49,6 +49,7 @@ type sessionConfig struct {
 	auth           []authCred
 	tls            *tls.Config            // nil: plain TCP
 	sasl           *zkconn.SASLCredential // nil: no SASL exchange
+	noTracking     bool                   // WithEnsembleTracking(false)
 }
 
 type authCred struct{ scheme, auth string }
@@ -182,6 +183,27 @@ func WithSASL(user, password string) SessionOption {
 		c.sasl = &zkconn.SASLCredential{User: user, Password: password}
 		return nil
 	}
+}
+
+// WithEnsembleTracking sets whether the session follows the ensemble's
+// dynamic configuration (/zookeeper/config, ZooKeeper 3.5+), as Curator's
+// EnsembleTracker does; on by default. Followed, the members named there
+// are added to the servers given, never in their place: a member the
+// client cannot reach is tried under a short bound and dropped, servers a
+// reconfiguration added are found, removed ones are not dialled again.
+//
+// Turn it off when the client reaches the ensemble only through the
+// addresses it was given (a load balancer, a Kubernetes Service or
+// NodePort, NAT, a port-forward) while the configuration names pod or
+// private addresses, or when the configuration's writers are not trusted
+// to send the client elsewhere: /zookeeper/config is written by reconfig,
+// which ZooKeeper allows only with reconfigEnabled=true and only to its
+// superuser (or users it skips ACL checks for), and a member named there
+// is dialled in plain TCP with the session's credentials. With WithTLS the
+// configuration is never followed (it names the plain client ports), so
+// TLS verifies only the servers given.
+func WithEnsembleTracking(on bool) SessionOption {
+	return func(c *sessionConfig) error { c.noTracking = !on; return nil }
 }
 
 // CandidateOption configures NewCandidate. A nil CandidateOption is

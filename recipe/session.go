@@ -84,6 +84,7 @@ func Connect(ctx context.Context, servers []string, opts ...SessionOption) (*Ses
 	conn, err := zkconn.Dial(ctx, servers, zkconn.Config{
 		Timeout: cfg.timeout, ConnectTimeout: cfg.connectTimeout, Dialer: cfg.dialer,
 		Auth: auth, TLS: cfg.tls, SASL: cfg.sasl, Log: cfg.log, States: stateMetrics{s.metrics},
+		NoEnsembleTracking: cfg.noTracking,
 	})
 	if err != nil {
 		s.cancel()

@@ -60,6 +60,43 @@ type TLSFiles struct {
 	CAFile   string // the servers' certificate (self-signed, a CA): what clients trust
 	CertFile string // a client certificate the servers trust (self-signed, CN=zkelect-test-client)
 	KeyFile  string // the client certificate's private key
+	// ClientCAFile and ClientCAKeyFile are a CA the servers trust for
+	// client certificates, and its key: IssueClientCertificate signs
+	// certificates of any subject with it.
+	ClientCAFile, ClientCAKeyFile string
+}
+
+// IssueClientCertificate returns a client certificate the servers trust,
+// signed by the cluster's client CA (ClientCAFile), for the subject
+// rawSubject (a DER-encoded RDNSequence, as x509.Certificate.RawSubject:
+// any attributes, order and multi-valued RDNs), with a fresh key.
+func (f TLSFiles) IssueClientCertificate(rawSubject []byte) (tls.Certificate, error) {
+	ca, err := tls.LoadX509KeyPair(f.ClientCAFile, f.ClientCAKeyFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("load the client CA: %w", err)
+	}
+	caCert, err := x509.ParseCertificate(ca.Certificate[0])
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("parse the client CA: %w", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("client key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("serial: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, RawSubject: rawSubject,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(7 * 24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, ca.PrivateKey)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("client certificate: %w", err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der, ca.Certificate[0]}, PrivateKey: key}, nil
 }
 
 // ClientConfig returns a TLS configuration trusting the cluster's CA and
@@ -114,8 +151,12 @@ func makeTLS(ctx context.Context, dir, java string, names []string) (tlsMaterial
 	}
 	p := func(name string) string { return filepath.Join(dir, name) }
 	m := tlsMaterial{keyStore: p("server.p12"), trustStore: p("trust.p12"), password: pw,
-		client: TLSFiles{CAFile: p("ca.pem"), CertFile: p("client.pem"), KeyFile: p("client-key.pem")}}
+		client: TLSFiles{CAFile: p("ca.pem"), CertFile: p("client.pem"), KeyFile: p("client-key.pem"),
+			ClientCAFile: p("client-ca.pem"), ClientCAKeyFile: p("client-ca-key.pem")}}
 	if err := writeClientCertificate(m.client.CertFile, m.client.KeyFile); err != nil {
+		return tlsMaterial{}, err
+	}
+	if err := writeClientCA(m.client.ClientCAFile, m.client.ClientCAKeyFile); err != nil {
 		return tlsMaterial{}, err
 	}
 	run := func(args ...string) error {
@@ -132,9 +173,20 @@ func makeTLS(ctx context.Context, dir, java string, names []string) (tlsMaterial
 			"-ext", "san=" + san, "-ext", "bc:c", "-ext", "eku=serverAuth,clientAuth"}, store(m.keyStore)),
 		join([]string{"-exportcert", "-rfc", "-alias", "server", "-file", m.client.CAFile}, store(m.keyStore)),
 	}
-	trust := join([]string{"-importcert", "-noprompt", "-alias", "client", "-file", m.client.CertFile}, store(m.trustStore))
+	trust := [][]string{
+		join([]string{"-importcert", "-noprompt", "-alias", "client", "-file", m.client.CertFile}, store(m.trustStore)),
+		join([]string{"-importcert", "-noprompt", "-alias", "clientca", "-file", m.client.ClientCAFile}, store(m.trustStore)),
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- run(trust...) }()
+	go func() {
+		var err error
+		for _, tr := range trust {
+			if err = run(tr...); err != nil {
+				break
+			}
+		}
+		errc <- err
+	}()
 	for _, s := range server {
 		if err = run(s...); err != nil {
 			break
@@ -213,6 +265,33 @@ func writeClientCertificate(certFile, keyFile string) error {
 	cert, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return fmt.Errorf("client certificate: %w", err)
+	}
+	return writePEM(certFile, "CERTIFICATE", cert)
+}
+
+// writeClientCA makes a CA for client certificates (key written to
+// keyFile, self-signed certificate to certFile), which the servers'
+// truststore holds (TLSFiles.IssueClientCertificate).
+func writeClientCA(certFile, keyFile string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("client CA key: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("encode client CA key: %w", err)
+	}
+	if err := writePEM(keyFile, "PRIVATE KEY", der); err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "zkelect-test-client-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(7 * 24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	cert, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return fmt.Errorf("client CA certificate: %w", err)
 	}
 	return writePEM(certFile, "CERTIFICATE", cert)
 }

@@ -9,6 +9,17 @@
 // for programs without partition. Both are read-only: changes go through
 // ZooKeeper (partition.Operator), protected by its ACLs.
 //
+// # Owners and watch
+//
+// /v1/owners and /v1/watch show each shard's leader as its election holds
+// it (partition.WatchCluster: one persistent recursive watch on the root,
+// ZooKeeper 3.6+), with the member's address and labels from its record:
+// a record written by a non-member, or lagging its member, never shows a
+// shard led by its writer. An idle /v1/watch stream gets a comment line
+// every ?heartbeat= (100ms to 15s, 15s by default), by which a client
+// (partition/routing's Daemons source) tells a live daemon from a paused
+// one.
+//
 // # Health
 //
 // /healthz answers 503, with the reason, when a restart would help, as
@@ -23,8 +34,10 @@
 //
 // A partition member is ready (/readyz 200) while it is registered under
 // <root>/members by this session and not draining, once it first leads
-// exactly its share of the shards. A recipe process is ready while healthy
-// and connected.
+// exactly its share of the shards. Shards.Run evaluates it every
+// ReadinessInterval too (one read of the member's znode), so that
+// ShardsOptions.OnReadiness follows the member whether or not anything
+// probes /readyz. A recipe process is ready while healthy and connected.
 //
 // # Limits
 //

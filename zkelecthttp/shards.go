@@ -116,9 +116,10 @@ func (s *Shards) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/watch", func(w http.ResponseWriter, req *http.Request) { s.hub.serveWatch(s.streams, w, req) })
 }
 
-// Run follows the root (partition.WatchCluster) for /v1/owners and
-// /v1/watch, and evaluates readiness every ReadinessInterval for
-// OnReadiness, until ctx is done, then ends every stream and returns
+// Run follows the root as the member reads it (Manager.WatchCluster:
+// within the bounds of its shard list) for /v1/owners and /v1/watch, and
+// evaluates readiness every ReadinessInterval for OnReadiness, until ctx
+// is done, then ends every stream and returns
 // WatchCluster's error (nil when ctx ended it). Call it once: a second
 // call returns ErrAlreadyRun.
 func (s *Shards) Run(ctx context.Context) error {
@@ -130,7 +131,7 @@ func (s *Shards) Run(ctx context.Context) error {
 	go func() { defer close(readyDone); s.ready.follow(ctx, ReadinessInterval) }()
 	defer func() { cancel(); <-readyDone }()
 	return s.hub.follow(ctx, func(ctx context.Context, fn func(partition.Cluster)) error {
-		return partition.WatchCluster(ctx, s.sess, s.opts.Root, fn)
+		return s.mgr.WatchCluster(ctx, fn)
 	})
 }
 

@@ -43,6 +43,8 @@ type Conn struct {
 	following   chan struct{} // closed when followConfig returns (reconfig.go)
 	followCtx   context.Context
 	followStop  context.CancelFunc
+	dialCtx     context.Context // ends a pause between rounds (dialroute.go) at Close
+	dialStop    context.CancelFunc
 
 	mu        sync.Mutex
 	over      chan struct{} // closed when session id expires, or at Close (binding, wirecall.go)
@@ -78,6 +80,12 @@ type Config struct {
 	Log zerolog.Logger
 	// States, if set, is told every change of session state.
 	States StateObserver
+	// NoEnsembleTracking, if set, dials only servers: the members named in
+	// /zookeeper/config are not added (reconfig.go). Set it where the
+	// client reaches the ensemble only through the addresses it was given
+	// (a load balancer, NodePort, NAT), or where the configuration's
+	// writers are not trusted to point the client elsewhere.
+	NoEnsembleTracking bool
 }
 
 // Credential is one AddAuth call: scheme ("digest") and its payload
@@ -112,16 +120,16 @@ func Dial(ctx context.Context, servers []string, cfg Config) (*Conn, error) {
 		cfg.Dialer = net.DialTimeout
 	}
 	s := newConn(newWireTracker(len(servers), cfg.Timeout, cfg.Log), cfg)
-	s.wire.sasl, s.wire.onRefused = cfg.SASL, s.authRefused
-	s.hosts = newServerList(cfg.Log)
+	s.wire.sasl, s.wire.onRefused, s.wire.digest = cfg.SASL, s.authRefused, cfg.Auth
+	s.hosts = newServerList(cfg.Log, s.dialCtx.Done())
 	s.wire.onAnswer = s.hosts.answered
 	s.refusedTLS = newTLSRefusals(s.hosts.servers)
-	s.resolver = newResolver(cfg.Dialer, cfg.TLS, s.refusedTLS, cfg.Log)
+	s.resolver = newResolver(s.dialCtx, s.isEstablished, cfg.Dialer, cfg.TLS, s.refusedTLS, cfg.Log)
 	s.wire.probeDial = s.resolver.dialAddr
 	s.resolver.avoid = s.wire.avoided
 	conn, events, err := zk.Connect(servers, cfg.Timeout,
 		zk.WithHostProvider(s.hosts),
-		zk.WithDialer(s.wire.dialer(s.resolver.dial)),
+		zk.WithDialer(s.wire.dialer(s.dialEntry)),
 		zk.WithEventCallback(s.onEvent),
 		zk.WithLogger(zkLogger{s.log}),
 		zk.WithLogInfo(false))
@@ -186,6 +194,7 @@ func (s *Conn) Close() error {
 		s.wakeConnectsLocked()
 		s.mu.Unlock()
 		close(s.done)
+		s.dialStop()
 		s.endOnce.Do(func() { close(s.ended) })
 		s.mu.Lock()
 		s.endBindingLocked(false) // after done: a call it wakes fails with ErrClosed
@@ -194,6 +203,7 @@ func (s *Conn) Close() error {
 		<-s.renewing
 		s.stopFollowing()
 		s.shutdown()
+		s.resolver.close()
 		s.state("closed")
 		s.log.Info().Int64("session_id", s.ID()).Msg("session closed")
 	})
@@ -207,6 +217,8 @@ func (s *Conn) Close() error {
 // refused within a round of attempts returns up to 1s later, and leaves
 // no goroutine behind).
 func (s *Conn) abandon() {
+	s.dialStop()
+	defer s.resolver.close()
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
@@ -278,6 +290,7 @@ func newConn(wire *wireTracker, cfg Config) *Conn {
 		watches:     newWatchTable(wire),
 	}
 	s.followCtx, s.followStop = context.WithCancel(context.Background())
+	s.dialCtx, s.dialStop = context.WithCancel(context.Background())
 	return s
 }
 

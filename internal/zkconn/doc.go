@@ -19,15 +19,21 @@
 //   - servers named as the user gave them: the layer's own host provider
 //     (hosts.go) hands go-zookeeper one "host:port" entry per attempt and
 //     the dialer resolves the name then (every address, shuffled, tried in
-//     turn; resolve.go), so an address that moved behind its name is
-//     followed and a name that does not resolve yet is skipped with a
-//     warning; TLS verifies the certificate against the name dialled, and
+//     turn; resolve.go), the hosts file read afresh and DNS under a bound
+//     of its own, in seconds, an answer in hand serving while a lookup is
+//     slow (lookup.go), so an address that moved behind its name is
+//     followed at once and a name that does not resolve yet is skipped
+//     with a warning; after a round in which no server answered the layer
+//     pauses a twentieth of the session timeout, not go-zookeeper's fixed
+//     second (dialroute.go); TLS verifies the certificate against the name dialled, and
 //     a server refusing TLS (any alert) is not retried: Dial fails with a
 //     *TLSError once every server refused once (tlsrefusal.go);
 //   - reconfiguration followed: /zookeeper/config is read at each session
-//     (and watched once it names members), its members replace the seed in
-//     the host provider's rounds, the seed staying the fallback
-//     (reconfig.go);
+//     (and watched once it names members), its members are added to the
+//     servers given, never in their place: one the client cannot route to
+//     is tried under a short bound and dropped, a wildcard member is never
+//     dialled, a server the configuration removed is not dialled again;
+//     Config.NoEnsembleTracking turns it off (reconfig.go, members.go);
 //   - session events from the event callback (never the library's lossy
 //     event channel), fanned out to Sinks; only StateHasSession is usable;
 //   - the negotiated session timeout and session id, read from the connect

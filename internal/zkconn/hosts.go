@@ -19,20 +19,26 @@ import (
 // resolve (ZOOKEEPER-2184 and ZOOKEEPER-1576, fixed in the Java client's
 // StaticHostProvider the same way).
 //
-// Once /zookeeper/config has been read with client addresses in it
-// (reconfig.go), its members replace the seed in the rounds: servers added
-// by a reconfiguration are dialled, removed ones are not. When a whole
-// round of members fails without a session, the next round adds the seed
-// back (but for servers a reconfiguration removed), so an ensemble
-// reachable only through the names the user gave (its configuration naming
-// addresses the client cannot reach) is still found.
+// The seed is in every round. Once /zookeeper/config has been read with
+// client addresses in it (reconfig.go), the members named there that are
+// not servers of the seed are added to the rounds, on trial: each is
+// dialled under a short bound (dialroute.go) until it has answered once,
+// and one that timed out maxTrialTimeouts times without ever answering (an
+// address the client cannot route to: a pod address behind a load
+// balancer, NodePort or NAT) is dropped from the rounds. A round in which
+// no server answered gives the dropped members another trial (the fault
+// may have been the client's network, not the route). A server of the
+// seed that a reconfiguration removed from the ensemble is left out of the
+// rounds (it is no longer of the ensemble), unless no other server is left.
 //
 // The pause is for a round of servers that did not answer (a dead or
-// unreachable ensemble is not dialled in a loop). A round in which a
-// server answered is not one: after a server granted a new session, or
-// answered that the session expired (and the layer believed it,
-// ensemble.go), the anchor is dialled again without a pause, so a session
-// that expired is replaced in a round trip (the Java client's
+// unreachable ensemble is not dialled in a loop); it is the layer's own
+// (dialroute.go), a twentieth of the session timeout, and never
+// go-zookeeper's fixed second: Next never asks go-zookeeper for it. A
+// round in which a server answered is not one: after a server granted a
+// new session, or answered that the session expired (and the layer
+// believed it, ensemble.go), the anchor is dialled again without a pause,
+// so a session that expired is replaced in a round trip (the Java client's
 // StaticHostProvider pauses the same way, only after a whole round of
 // failed addresses). A server that resumed the session spares the pause
 // too, but not more than maxResumedRedials times in a row: one that
@@ -40,23 +46,36 @@ import (
 // frame over its jute.maxbuffer, a server failing under load) is dialled
 // at most maxResumedRedials+1 times a pause.
 type serverList struct {
-	log zerolog.Logger
+	log  zerolog.Logger
+	quit <-chan struct{} // closed at Close: Next asks go-zookeeper for its pause, which Close ends
 
-	mu        sync.Mutex
-	seed      []string // as given, "host:port" (go-zookeeper's FormatServers)
-	members   []string // from /zookeeper/config; nil while unknown
-	removed   []string // former members, left out of the seed's rounds too
-	round     []string // the entries of the round in progress
-	pos       int      // the next entry of round
-	last      string   // the entry last returned by Next
-	anchor    string   // the entry last connected to (or a round's last): dialled again after a pause
-	fresh     bool     // the anchor was chosen for the round in progress: no pause before it
-	succeeded bool     // a session was made during the round in progress
-	withSeed  bool     // the round in progress includes the seed beside members
-	answer    answer   // how a server answered since the anchor was last dialled
-	resumed   int      // dials of the anchor in a row without a pause for a resumed session's sake
-	pauses    int      // the pauses asked of go-zookeeper (retryStart), for the log and tests
+	mu       sync.Mutex
+	seed     []string          // as given, "host:port" (go-zookeeper's FormatServers)
+	members  []string          // from /zookeeper/config, dialable client addresses; nil while unknown
+	ids      map[string]string // the configuration's server ids to their client address ("" when not dialable)
+	removed  []string          // addresses of servers a reconfiguration removed, left out of the rounds
+	trials   map[string]*trial // members that are not servers of the seed, and how their dials fared
+	round    []string          // the entries of the round in progress
+	pos      int               // the next entry of round
+	last     string            // the entry last returned by Next
+	anchor   string            // the entry last connected to (or a round's last): dialled again after a pause
+	fresh    bool              // the anchor was chosen for the round in progress: no pause before it
+	heard    bool              // a server answered during the round in progress
+	answer   answer            // how a server answered since the anchor was last dialled
+	resumed  int               // dials of the anchor in a row without a pause for a resumed session's sake
+	pauseDue bool              // the next dial waits the pause first (dialroute.go)
+	pauses   int               // the pauses taken, for the log and tests
 }
+
+// trial is how the dials of a member that is not a server of the seed
+// fared.
+type trial struct {
+	timeouts int  // dials or handshakes that timed out in a row, before any answer
+	proven   bool // it answered once: reachable
+}
+
+// maxTrialTimeouts is how many timed-out dials drop a member on trial.
+const maxTrialTimeouts = 2
 
 // maxResumedRedials is how many times in a row a resumed session spares
 // the pause: a session moved back and forth between its client and
@@ -65,7 +84,11 @@ type serverList struct {
 // drops every connection it resumes is still paced.
 const maxResumedRedials = 3
 
-func newServerList(log zerolog.Logger) *serverList { return &serverList{log: log} }
+// newServerList returns a host provider whose Next asks go-zookeeper for
+// its pause once quit is closed.
+func newServerList(log zerolog.Logger, quit <-chan struct{}) *serverList {
+	return &serverList{log: log, quit: quit, ids: map[string]string{}, trials: map[string]*trial{}}
+}
 
 // Init keeps servers, "host:port" each, as the seed; it resolves nothing
 // and never fails (CheckServers has checked the list).
@@ -80,20 +103,26 @@ func (l *serverList) Init(servers []string) error {
 func (l *serverList) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.entriesLocked(l.withSeed))
+	return len(l.entriesLocked())
 }
 
 // Next returns the entry to dial next. Each round holds every entry once,
 // shuffled, the anchor (the entry last connected to, or else the first
 // round's last) last: after a connection drops the other servers are tried
-// first, and retryStart is true when the anchor comes round again, so
-// go-zookeeper waits a second once per round of failed attempts, before
-// the server it left, as with its own provider (which pauses when it comes
-// back round to the server it last connected to); not when a server
-// answered since the anchor was last dialled (see answered).
+// first, and the pause is due when the anchor comes round again without an
+// answer since it was last dialled (see answered), as go-zookeeper's own
+// provider pauses when it comes back round to the server it last connected
+// to. The pause is the layer's (takePause): retryStart is false but
+// once the Conn is closing, when go-zookeeper's pause is the only place
+// its connect loop sees Close (which ends that pause at once).
 func (l *serverList) Next() (server string, retryStart bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	select {
+	case <-l.quit:
+		retryStart = true
+	default:
+	}
 	if l.pos >= len(l.round) {
 		l.newRoundLocked()
 	}
@@ -101,24 +130,31 @@ func (l *serverList) Next() (server string, retryStart bool) {
 	l.pos++
 	l.last = server
 	if server != l.anchor {
-		return server, false
+		return server, retryStart
 	}
-	retry := false
 	switch {
 	case l.fresh || l.answer == answerSession:
 		l.resumed = 0
 	case l.answer == answerResumed && l.resumed < maxResumedRedials:
 		l.resumed++
 	default:
-		retry, l.resumed = true, 0
+		l.pauseDue, l.resumed = true, 0
 	}
 	l.fresh, l.answer = false, answerNone
-	if retry {
-		l.pauses++
-		l.log.Debug().Str("server", server).Int("pauses", l.pauses).
-			Msg("no zookeeper server answered a whole round: pausing a second before the next")
+	return server, retryStart
+}
+
+// takePause reports whether a pause is due before the dial about to be
+// made, and counts it.
+func (l *serverList) takePause() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.pauseDue {
+		return false
 	}
-	return server, retry
+	l.pauseDue = false
+	l.pauses++
+	return true
 }
 
 // answer is how a server answered a connect request, for the pause.
@@ -131,35 +167,39 @@ const (
 )
 
 // answered records that a server answered the connect request (a): the
-// next dial of the anchor goes without go-zookeeper's pause, the network
-// and the servers being fine (after a resumed session, not twice in a
-// row; see serverList). Called by the wire tracker (wire.go), never under
-// l.mu.
+// next dial of the anchor goes without a pause, the network and the
+// servers being fine (after a resumed session, not twice in a row; see
+// serverList). Called by the wire tracker (wire.go), never under l.mu.
 func (l *serverList) answered(a answer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.answer = max(l.answer, a)
+	l.heard = true
 }
 
-// pausesAsked returns how many times Next asked go-zookeeper to pause.
+// pausesAsked returns how many pauses were taken.
 func (l *serverList) pausesAsked() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.pauses
 }
 
-// newRoundLocked starts a round: the members (the seed too every other
-// round while rounds fail), shuffled, the anchor last.
+// newRoundLocked starts a round: the entries, shuffled, the anchor last.
+// After a round without an answer the dropped members get a new trial.
 func (l *serverList) newRoundLocked() {
-	l.withSeed = !l.succeeded && l.members != nil && !l.withSeed && l.round != nil
-	l.round = l.entriesLocked(l.withSeed)
+	if l.round != nil && !l.heard {
+		for _, t := range l.trials {
+			t.timeouts = 0
+		}
+	}
+	l.round = l.entriesLocked()
 	rand.Shuffle(len(l.round), func(i, j int) { l.round[i], l.round[j] = l.round[j], l.round[i] })
 	if i := slices.Index(l.round, l.anchor); i >= 0 {
 		l.round = append(slices.Delete(l.round, i, i+1), l.anchor)
 	} else { // none yet, or no longer an entry: this round's last, dialled without a pause
 		l.anchor, l.fresh = l.round[len(l.round)-1], true
 	}
-	l.pos, l.succeeded = 0, false
+	l.pos, l.heard = 0, false
 }
 
 // Connected records that the entry last returned by Next made a session:
@@ -167,52 +207,63 @@ func (l *serverList) newRoundLocked() {
 func (l *serverList) Connected() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.succeeded = true
+	l.heard = true
 	l.anchor = l.last
 }
 
-// entriesLocked returns the entries of a new round: the members of the
-// ensemble's configuration when known (and the seed too with seed),
-// otherwise the seed.
-func (l *serverList) entriesLocked(seed bool) []string {
-	if l.members == nil {
-		return slices.Clone(l.seed)
-	}
-	out := slices.Clone(l.members)
-	if seed {
-		for _, s := range l.seed {
-			if !slices.Contains(out, s) && !slices.Contains(l.removed, s) {
-				out = append(out, s)
-			}
+// entriesLocked returns the entries of a new round: the seed (but for
+// servers a reconfiguration removed) and the members on trial not
+// dropped; never none.
+func (l *serverList) entriesLocked() []string {
+	out := slices.DeleteFunc(slices.Clone(l.seed), func(s string) bool { return slices.Contains(l.removed, s) })
+	for _, m := range l.members {
+		if t := l.trials[m]; !slices.Contains(out, m) && (t == nil || !t.dropped()) {
+			out = append(out, m)
 		}
 	}
-	return out
+	switch {
+	case len(out) > 0:
+		return out
+	case len(l.members) > 0:
+		return slices.Clone(l.members)
+	}
+	return slices.Clone(l.seed)
 }
 
-// servers returns the entries a round holds now (the members, or the seed).
+// dropped reports whether the member proved unreachable.
+func (t *trial) dropped() bool { return !t.proven && t.timeouts >= maxTrialTimeouts }
+
+// servers returns the entries a round holds now.
 func (l *serverList) servers() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.entriesLocked(false)
+	return l.entriesLocked()
 }
 
-// setMembers makes members (the ensemble's configuration, "host:port"
-// each) the entries of the next rounds, starting a new round at once so a
-// removed server is not dialled again; false when they are the members
-// already.
-func (l *serverList) setMembers(members []string) bool {
+// onTrial reports whether entry is a member not of the seed that has not
+// answered yet: it is dialled under the short bound.
+func (l *serverList) onTrial(entry string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if slices.Equal(slices.Sorted(slices.Values(members)), slices.Sorted(slices.Values(l.members))) && l.members != nil {
-		return false
-	}
-	for _, m := range l.members {
-		if !slices.Contains(members, m) && !slices.Contains(l.removed, m) {
-			l.removed = append(l.removed, m)
+	t := l.trials[entry]
+	return t != nil && !t.proven
+}
+
+// tried records how a dial of a member on trial ended: it answered, or
+// it timed out (a refused connection proves nothing either way).
+func (l *serverList) tried(entry string, answered bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.trials[entry]
+	switch {
+	case t == nil:
+	case answered:
+		t.proven, t.timeouts = true, 0
+	default:
+		t.timeouts++
+		if t.dropped() {
+			l.log.Warn().Str("server", entry).Int("timeouts", t.timeouts).
+				Msg("zookeeper ensemble member from /zookeeper/config unreachable from this client; dropped from the rounds (the servers given are kept)")
 		}
 	}
-	l.removed = slices.DeleteFunc(l.removed, func(m string) bool { return slices.Contains(members, m) })
-	l.members = slices.Clone(members)
-	l.pos, l.withSeed, l.succeeded = len(l.round), false, true // a new round at once, not a failed one
-	return true
 }

@@ -43,7 +43,10 @@ const maxIdentityReply = 1 << 16
 // identityForeign when it holds none, identityUnknown with the error of
 // a read or write that failed, or of a reply that is no Stat (a server
 // requiring a SASL login, say).
-func askMarks(rw io.ReadWriter, marks []mark) (identity, mark, error) {
+func askMarks(rw io.ReadWriter, marks []mark, creds []Credential) (identity, mark, error) {
+	if err := replayAuth(rw, creds); err != nil {
+		return identityUnknown, mark{}, err
+	}
 	for _, m := range marks {
 		if _, err := rw.Write(jute.ReadRequest(xidIdentity, jute.OpExists, m.path, false)); err != nil {
 			return identityUnknown, m, fmt.Errorf("send exists %s: %w", m.path, err)
@@ -60,6 +63,36 @@ func askMarks(rw io.ReadWriter, marks []mark) (identity, mark, error) {
 		}
 	}
 	return identityForeign, mark{}, nil
+}
+
+// replayAuth sends the session's credentials (Config.Auth) and reads
+// their answers, for a server that requires them before any request
+// (ZooKeeper 3.7's enforce.auth.enabled).
+func replayAuth(rw io.ReadWriter, creds []Credential) error {
+	for _, cr := range creds {
+		e := jute.NewRequest(jute.XidAuth, jute.OpSetAuth, 12+len(cr.Scheme)+len(cr.Auth))
+		e.Int32(0)
+		e.String(cr.Scheme)
+		e.Buffer([]byte(cr.Auth))
+		if _, err := rw.Write(e.Frame()); err != nil {
+			return fmt.Errorf("send auth %s: %w", cr.Scheme, err)
+		}
+		for {
+			body, err := jute.ReadFrame(rw, maxIdentityReply)
+			if err != nil {
+				return fmt.Errorf("read auth %s: %w", cr.Scheme, err)
+			}
+			h, ok := jute.DecodeReplyHeader(body)
+			if !ok || h.Xid != jute.XidAuth {
+				continue
+			}
+			if h.Err != 0 {
+				return &CodeError{Op: "auth", Code: h.Err}
+			}
+			break
+		}
+	}
+	return nil
 }
 
 // readIdentityReply reads frames until the reply to an identity request:
@@ -112,13 +145,35 @@ func (w *wireTracker) probeServer(entry, addr string, marks []mark) (identity, m
 		return identityUnknown, mark{}, err
 	}
 	if w.sasl != nil {
-		if err := saslLogin(conn, addr, w.sasl); err != nil {
+		if err := w.probeLogin(conn, addr); err != nil {
 			return identityUnknown, mark{}, err
 		}
 	}
-	id, m, err := askMarks(conn, marks)
+	id, m, err := askMarks(conn, marks, w.digest)
 	_, _ = conn.Write(closeSessionFrame()) // the probe's session ends now, not after its timeout
 	return id, m, err
+}
+
+// probeLogin logs the probe's session in with SASL, and counts a refusal
+// of the credentials as a refusal of the session's (saslservers.go): a
+// server that says the session expired and refuses the credentials ends
+// it for them once the ensemble as a whole refuses.
+func (w *wireTracker) probeLogin(conn net.Conn, server string) error {
+	start := time.Now()
+	err := saslLogin(conn, server, w.sasl)
+	ae := (*AuthError)(nil)
+	switch {
+	case err == nil:
+		w.saslTook(server, time.Since(start))
+	case errors.As(err, &ae) && w.saslRefusedBy(server):
+		w.auth.set(err)
+		if f := w.onRefused; f != nil {
+			f()
+		}
+	case ae != nil:
+		w.log.Warn().Str("server", server).Err(err).Msg("zookeeper server refused the SASL credentials; trying the others")
+	}
+	return err
 }
 
 // openProbeSession asks the server on conn for a new session, presenting
@@ -151,7 +206,7 @@ func (c *wireConn) checkIdentity(marks []mark) error {
 	}
 	_ = c.Conn.SetDeadline(time.Now().Add(max(c.bound, c.w.handshakeBound())))
 	defer c.Conn.SetDeadline(time.Time{}) // go-zookeeper sets its own before each read and write
-	id, _, err := askMarks(c.Conn, marks)
+	id, _, err := askMarks(c.Conn, marks, c.w.digest)
 	switch id {
 	case identityOurs:
 		return nil

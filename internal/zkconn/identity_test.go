@@ -87,7 +87,8 @@ func awaitNewSession(t *testing.T, c *Conn, k *eventSink, old int64, log *logBuf
 func TestExpiryFromTheOnlyServerReachableIsBelieved(t *testing.T) {
 	p := proxyAt(t, "127.0.0.1:0")
 	var log logBuffer
-	c := dialT(t, []string{p.Addrs()[0], deadAddr(t)}, Config{Timeout: 4 * time.Second, Log: zerolog.New(&log)})
+	c := dialT(t, []string{p.Addrs()[0], deadAddr(t)}, Config{Timeout: 4 * time.Second, Log: zerolog.New(&log),
+		Auth: []Credential{{Scheme: "digest", Auth: "ident:secret"}}}) // replayed by the identity checks too
 	markZnode(t, c)
 	k := newEventSink()
 	c.Subscribe(k)
@@ -145,8 +146,70 @@ func TestMarksKeepTheLatestPersistentZnodes(t *testing.T) {
 	if len(got) != maxMarks || got[0] != (mark{"/p3", 99, 2}) || got[len(got)-1].path != "/p2" {
 		t.Fatalf("marks %v; want %d, /p3 (czxid 99) first, /p2 last", got, maxMarks)
 	}
+	m.gone("/p3")
+	if got := m.list(); len(got) != maxMarks-1 || got[0].path == "/p3" {
+		t.Fatalf("marks %v after /p3 was deleted", got)
+	}
 	m.reset()
 	if m.held() {
 		t.Fatal("marks after reset")
 	}
+}
+
+// TestForeignServerGrantingTheNextSessionIsRefused: two servers listed,
+// one of the session's ensemble, one of another ensemble ahead in zxids
+// (an address reused since the session began). The session expires
+// during a cut; after it the other ensemble's server says "expired" too,
+// and, asked next for a new session, grants one. Neither is taken: the
+// expiry is believed from the session's own server only, and the new
+// session is the one its server's data proves, so the znode this process
+// saw is there. Before, two "expired" of two entries were a majority, and
+// the next session was made on whichever server came next, here the
+// other ensemble's.
+func TestForeignServerGrantingTheNextSessionIsRefused(t *testing.T) {
+	own := testenv.New(t, testenv.Options{Servers: 1, MaxSessionTimeout: 20 * time.Second})
+	other := testenv.New(t, testenv.Options{Servers: 1, MaxSessionTimeout: 20 * time.Second})
+	filler := dialT(t, other.Addrs(), Config{Timeout: 4 * time.Second, Log: zerolog.Nop()})
+	for i := range 100 { // the other ensemble is ahead in zxids: it says "expired" and grants sessions
+		if _, err := filler.Create(t.Context(), fmt.Sprintf("/filler-%d", i), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := testenv.ListenProxy([]string{own.Addrs()[0], other.Addrs()[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	if err := p.Retarget(1, deadAddr(t)); err != nil { // down at Dial: the session is made through the first
+		t.Fatal(err)
+	}
+	var log logBuffer
+	c := dialT(t, p.Addrs(), Config{Timeout: 4 * time.Second, Log: zerolog.New(&log)})
+	mark := markZnode(t, c)
+	k := newEventSink()
+	c.Subscribe(k)
+	if err := p.Retarget(1, other.Addrs()[0]); err != nil { // the address now serves another ensemble: dialled first after a cut
+		t.Fatal(err)
+	}
+	id, password := c.Credentials()
+	p.Blackhole()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := testenv.ExpireSession(ctx, own.Addrs(), id, password); err != nil {
+		t.Fatalf("expire session %#x: %v", id, err)
+	}
+	p.Heal()
+	awaitNewSession(t, c, k, id, &log)
+	if ok, _, err := c.Exists(ctx, mark); err != nil || !ok {
+		t.Fatalf("the new session %#x does not see %s (exists %v, %v): it is on another ensemble\nlog:\n%s", c.ID(), mark, ok, err, log.String())
+	}
+	if ok, _, err := filler.Exists(ctx, mark); err != nil || ok {
+		t.Fatalf("%s on the other ensemble: exists %v, %v", mark, ok, err)
+	}
+	if !strings.Contains(log.String(), "another ensemble") {
+		t.Fatalf("the other ensemble's server was never refused: nothing tested\nlog:\n%s", log.String())
+	}
+	l := log.String()
+	t.Logf("the other ensemble's server refused: its expiry (%v), its new session (%v)",
+		strings.Contains(l, "says the session expired, but holds none"), strings.Contains(l, "granted a new session, but holds none"))
 }

@@ -17,6 +17,8 @@ import (
 // a server with; they are taken from the replies the session reads anyway
 // (an election's Children, Exists and Get, Create2), never by a request
 // of their own. Ephemeral znodes are no marks: they go with their session.
+// A mark the session deletes, or reads as missing, is forgotten: the
+// ensemble no longer holds it.
 
 // maxMarks bounds the marks kept: the latest paths seen.
 const maxMarks = 8
@@ -60,6 +62,14 @@ func (m *ensembleMarks) list() []mark {
 	out := slices.Clone(m.marks)
 	slices.Reverse(out)
 	return out
+}
+
+// gone forgets the mark of path: the ensemble says it no longer holds it
+// (this process deleted it, or read that it does not exist).
+func (m *ensembleMarks) gone(path string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.marks = slices.DeleteFunc(m.marks, func(o mark) bool { return o.path == path })
 }
 
 // held reports whether any mark is known.

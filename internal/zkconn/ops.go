@@ -75,6 +75,7 @@ func (s *Conn) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) 
 		s.noteStat(path, st)
 		return true, st, nil
 	case errIsNoNode(err):
+		s.wire.marks.gone(path)
 		return false, nil, nil
 	}
 	return false, nil, err
@@ -116,7 +117,11 @@ func (s *Conn) Delete(ctx context.Context, path string, version int32) error {
 	if err != nil {
 		return err
 	}
-	return decodeEmpty("delete", reply)
+	err = decodeEmpty("delete", reply)
+	if err == nil || errIsNoNode(err) {
+		s.wire.marks.gone(path)
+	}
+	return err
 }
 
 // Set writes data to the znode at path if its version is version (-1:

@@ -1,12 +1,6 @@
 package zkconn
 
-import (
-	"net"
-	"slices"
-	"strings"
-
-	"github.com/go-zookeeper/zk"
-)
+import "github.com/go-zookeeper/zk"
 
 // configPath is the znode where ZooKeeper 3.5+ publishes its membership
 // (the dynamic configuration), readable by every client.
@@ -16,69 +10,35 @@ const configPath = "/zookeeper/config"
 // EnsembleTracker does: it reads /zookeeper/config at the first session
 // and after every reconnect, and with a watch (whenever it changes) once
 // it names members with client addresses (a static configuration or a
-// standalone server costs no watch), and the
-// members named there with a client address replace the server list in the
-// host provider's rounds (hosts.go): servers a reconfiguration added are
-// dialled, removed ones are not; the user's list stays the seed, tried
-// again after a round of members made no session. A member that is a
-// server of the seed by its address keeps the seed's name
-// (resolver.entryOf), so a name stays followed. Without client addresses
-// in the configuration (a static configuration, a standalone server) the
-// seed is kept. Over TLS the configuration is not followed: it names the
-// plain client ports, not the secure ones.
-
-// parseMembers returns the client addresses ("host:port") of the members
-// in a dynamic configuration, in its order: lines
-// server.<id>=<host>:<quorum port>:<election port>[:<role>][;[<client host>:]<client port>]
-// (ZooKeeper's administrator's guide, "Dynamic Reconfiguration"); a client
-// host that is missing or a wildcard (0.0.0.0, ::) is the server's host.
-// It returns nil when no line names a client port.
-func parseMembers(config []byte) []string {
-	var out []string
-	for line := range strings.Lines(string(config)) {
-		key, value, ok := strings.Cut(strings.TrimSpace(line), "=")
-		if !ok || !strings.HasPrefix(key, "server.") {
-			continue
-		}
-		quorum, client, ok := strings.Cut(value, ";")
-		if !ok || client == "" {
-			continue
-		}
-		host := quorumHost(quorum)
-		chost, cport, err := net.SplitHostPort(client)
-		if err != nil { // a port alone
-			chost, cport = "", client
-		}
-		if chost == "" || net.ParseIP(chost).IsUnspecified() {
-			chost = host
-		}
-		if chost == "" || cport == "" {
-			continue
-		}
-		if a := net.JoinHostPort(chost, cport); !slices.Contains(out, a) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// quorumHost returns the host of host:port:port[:role], IPv6 in brackets.
-func quorumHost(quorum string) string {
-	if strings.HasPrefix(quorum, "[") {
-		if i := strings.Index(quorum, "]"); i > 0 {
-			return quorum[1:i]
-		}
-		return ""
-	}
-	host, _, _ := strings.Cut(quorum, ":")
-	return host
-}
+// standalone server costs no watch). The members named there with a client
+// address are added to the host provider's rounds (hosts.go), never in
+// place of the user's list: a client that reaches the ensemble only
+// through the address it was given (a load balancer, a NodePort, NAT, a
+// port-forward) while the configuration names pod or private addresses
+// keeps that address in every round, and a member it cannot route to is
+// tried under a short bound and dropped once it proved unreachable. A
+// server the configuration removed is not dialled again, even when the
+// user listed it. A member that is a server of the seed by its address
+// keeps the seed's name (resolver.entryOf), so a name stays followed.
+// Members listed with a wildcard address (0.0.0.0, ::) for both their
+// client and quorum host are never dialled. Without client addresses in
+// the configuration (a static configuration, a standalone server) the seed
+// alone is dialled. Over TLS the configuration is not followed: it names
+// the plain client ports, not the secure ones.
+//
+// Config.NoEnsembleTracking turns following off: only the user's list is
+// dialled. The configuration is written by whoever may run reconfig
+// (ZooKeeper lets only its superuser, or a user it skips ACLs for, and
+// only with reconfigEnabled=true), and following it dials servers the user
+// never listed; turn it off where the client reaches the ensemble only
+// through the addresses it was given, or where that trust is not wanted.
 
 // followConfig keeps the host provider on the ensemble's membership until
-// Close (see above); it returns at once over TLS.
+// Close (see above); it returns at once over TLS or with
+// Config.NoEnsembleTracking.
 func (s *Conn) followConfig() {
 	defer close(s.following)
-	if s.cfg.TLS != nil {
+	if s.cfg.TLS != nil || s.cfg.NoEnsembleTracking {
 		return
 	}
 	poke := &reconnectSink{c: make(chan struct{}, 1)}
@@ -117,15 +77,18 @@ func (s *Conn) readConfig(watch bool) (data []byte, changed <-chan zk.Event, err
 
 // useMembers gives the host provider the members read, mapped to the
 // seed's names where they are its servers.
-func (s *Conn) useMembers(members []string) {
+func (s *Conn) useMembers(members []member) {
 	if members == nil {
 		return
 	}
 	for i, m := range members {
-		members[i] = s.resolver.entryOf(m)
+		if m.addr != "" {
+			members[i].addr = s.resolver.entryOf(m.addr)
+		}
 	}
 	if s.hosts.setMembers(members) {
-		s.log.Info().Strs("servers", members).Msg("zookeeper ensemble configuration changed; dialling its members")
+		s.log.Info().Strs("members", addrsOf(members)).Strs("servers", s.hosts.servers()).
+			Msg("zookeeper ensemble configuration changed; dialling its members beside the servers given")
 	}
 }
 

@@ -14,12 +14,15 @@ import (
 func TestParseMembers(t *testing.T) {
 	for _, tc := range []struct {
 		config string
-		want   []string
+		want   []member
 	}{
 		{"server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\nserver.2=127.0.0.2:2888:3888:observer;2182\nversion=100000003\n",
-			[]string{"127.0.0.1:2181", "127.0.0.2:2182"}},
-		{"server.1=zk1.example:2888:3888:participant;0.0.0.0:2181\n", []string{"zk1.example:2181"}},
-		{"server.3=[::1]:2888:3888;[::1]:2181\n", []string{"[::1]:2181"}},
+			[]member{{"server.1", "127.0.0.1:2181"}, {"server.2", "127.0.0.2:2182"}}},
+		{"server.1=zk1.example:2888:3888:participant;0.0.0.0:2181\n", []member{{"server.1", "zk1.example:2181"}}},
+		{"server.3=[::1]:2888:3888;[::1]:2181\n", []member{{"server.3", "[::1]:2181"}}},
+		// A wildcard for both hosts is this machine's own address: never dialled.
+		{"server.1=0.0.0.0:2888:3888;0.0.0.0:2181\nserver.2=[::]:2888:3888;2181\nserver.3=zk3:2888:3888;[::]:2181\n",
+			[]member{{"server.1", ""}, {"server.2", ""}, {"server.3", "zk3:2181"}}},
 		{"server.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889\n", nil}, // static: no client addresses
 		{"", nil},
 	} {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
@@ -34,18 +33,24 @@ func (e *ResolveError) Error() string {
 func (e *ResolveError) Unwrap() error { return e.Err }
 
 // resolver dials the entries of a serverList: each attempt resolves the
-// name it is about to dial (every address, net.Resolver.LookupHost, with
-// the attempt's timeout), shuffles the addresses and tries them in turn
-// with the raw dialer, then runs TLS over the connection when configured,
-// verifying the certificate against the name dialled (tlsdial.go). It logs
-// a name that does not resolve (warning) and each change of a name's
-// addresses (info, once per change).
+// name it is about to dial (every address; lookup.go), shuffles the
+// addresses and tries them in turn with the raw dialer, then runs TLS over
+// the connection when configured, verifying the certificate against the
+// name dialled (tlsdial.go). It logs a name that does not resolve
+// (warning), a slow resolver (once per name, with its time) and each
+// change of a name's addresses (info, once per change).
 type resolver struct {
 	raw     zk.Dialer
 	tls     *tls.Config  // nil: plain TCP
 	refused *tlsRefusals // the servers that refused TLS (tlsrefusal.go)
 	log     zerolog.Logger
 	lookup  func(ctx context.Context, host string) ([]string, error)
+	hosts   string      // the hosts file read at every lookup ("/etc/hosts")
+	held    func() bool // whether a session was established (lookup.go)
+
+	ctx     context.Context // ends the lookups in flight at close
+	stop    context.CancelFunc
+	running sync.WaitGroup // lookups in flight
 	// avoid reports an address ("ip:port") found to serve another
 	// ensemble lately (ensemble.go): dialled only after the others.
 	avoid func(addr string) bool
@@ -53,11 +58,25 @@ type resolver struct {
 	mu         sync.Mutex
 	addresses  map[string][]string      // each entry's addresses at its last resolution, sorted
 	unresolved map[string]*ResolveError // entries whose last resolution failed
+	inflight   map[string]*lookupCall   // entries being looked up
+	wait       time.Duration            // how long a dial waits for a lookup without an answer in hand
+	slow       map[string]bool          // entries whose slow lookups were logged
 }
 
-func newResolver(raw zk.Dialer, tlsCfg *tls.Config, refused *tlsRefusals, log zerolog.Logger) *resolver {
-	return &resolver{raw: raw, tls: tlsCfg, refused: refused, log: log,
-		lookup: net.DefaultResolver.LookupHost, addresses: map[string][]string{}, unresolved: map[string]*ResolveError{}}
+// newResolver returns a resolver whose lookups end with ctx (or close);
+// held reports whether a session was established.
+func newResolver(ctx context.Context, held func() bool, raw zk.Dialer, tlsCfg *tls.Config, refused *tlsRefusals, log zerolog.Logger) *resolver {
+	r := &resolver{raw: raw, tls: tlsCfg, refused: refused, log: log, lookup: net.DefaultResolver.LookupHost, held: held,
+		hosts: "/etc/hosts", addresses: map[string][]string{}, unresolved: map[string]*ResolveError{},
+		inflight: map[string]*lookupCall{}, wait: minLookupWait, slow: map[string]bool{}}
+	r.ctx, r.stop = context.WithCancel(ctx)
+	return r
+}
+
+// close ends the lookups in flight and waits for them; idempotent.
+func (r *resolver) close() {
+	r.stop()
+	r.running.Wait()
 }
 
 // dial is a zk.Dialer for entries "host:port".
@@ -109,32 +128,6 @@ func compareBool(a, b bool) int {
 		return 1
 	}
 	return -1
-}
-
-// resolve returns host's addresses, shuffled.
-func (r *resolver) resolve(entry, host string, timeout time.Duration) ([]string, error) {
-	if net.ParseIP(host) != nil {
-		return []string{host}, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	addrs, err := r.lookup(ctx, host)
-	if err == nil && len(addrs) == 0 {
-		err = fmt.Errorf("no address for %s", host)
-	}
-	if err != nil {
-		re := &ResolveError{Server: entry, Err: err}
-		r.mu.Lock()
-		r.unresolved[entry] = re
-		r.mu.Unlock()
-		err = re
-		r.log.Warn().Str("server", entry).Err(err).
-			Msg("zookeeper server name does not resolve; skipped until the next round")
-		return nil, err
-	}
-	r.noteAddresses(entry, addrs)
-	rand.Shuffle(len(addrs), func(i, j int) { addrs[i], addrs[j] = addrs[j], addrs[i] })
-	return addrs, nil
 }
 
 // noteAddresses logs, once, that entry's addresses changed.

@@ -75,6 +75,7 @@ func selfSigned(t *testing.T) tls.Certificate {
 // error: tls: ...") was retried as a network error for the whole connect
 // timeout and reported as no session.
 func TestRefusedClientCertificateIsATLSError(t *testing.T) {
+	const maxDialsPerRefusingServer = 3
 	zks := testenv.New(t, testenv.Options{Servers: 3, TLS: &testenv.TLSOptions{ClientAuth: testenv.ClientAuthNeed},
 		MaxSessionTimeout: 20 * time.Second})
 	files, _ := zks.TLSFiles()
@@ -107,9 +108,13 @@ func TestRefusedClientCertificateIsATLSError(t *testing.T) {
 				t.Errorf("Dial failed after %v, its connect timeout; want the refusal at once", took)
 			}
 			counts := dials.counts()
+			// One connection a server, or two where a loaded machine let a
+			// handshake time out before the server's alert arrived (a
+			// timeout is retried, a refusal is not); retrying refusals for
+			// the connect timeout dials each server dozens of times.
 			for _, a := range zks.SecureAddrs() {
-				if counts[a] != 1 {
-					t.Errorf("connections to %s: %d; want 1 (a refusal is not retried): %v", a, counts[a], counts)
+				if counts[a] < 1 || counts[a] > maxDialsPerRefusingServer {
+					t.Errorf("connections to %s: %d; want 1 to %d (a refusal is not retried): %v", a, counts[a], maxDialsPerRefusingServer, counts)
 				}
 			}
 			t.Logf("refused with alert %q after %v, connections %v: %v", te.Alert, took.Round(time.Millisecond), counts, err)

@@ -88,6 +88,7 @@ type wireTracker struct {
 	onRefused    func()          // told of that refusal, on go-zookeeper's goroutine (Conn.authRefused)
 	onAnswer     func(answer)    // told of each answer to a connect request (serverList.answered); nil: none
 	marks        ensembleMarks   // persistent znodes seen on the ensemble (marks.go)
+	digest       []Credential    // Config.Auth, replayed by the identity check (identity.go)
 	// probeDial dials one address ("ip:port") an entry reached, as the
 	// resolver does (TLS included): the identity probe (identity.go).
 	probeDial func(network, entry, addr string, timeout time.Duration) (net.Conn, error)

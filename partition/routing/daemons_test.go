@@ -2,6 +2,7 @@ package routing_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,17 +11,18 @@ import (
 )
 
 // TestRouterOverDaemonsFailsOverFromAPausedDaemon: a router follows the
-// /v1/watch stream of daemon a (the first given) with a 200ms heartbeat.
-// Daemon a's answers then hang, as a paused process's do (its stream goes
+// /v1/watch stream of one of two daemons with a 300ms heartbeat. That
+// daemon's answers then hang, as a paused process's do (its stream goes
 // silent, not closed): the router leaves it within its heartbeat bound
-// for daemon b, whose stream carries the next change (a's member stopped,
-// every shard resigned to b) while a stays paused.
+// for the other daemon, whose stream carries the next change (the paused
+// daemon's member stopped, every shard resigned to the other) while the
+// first stays paused.
 func TestRouterOverDaemonsFailsOverFromAPausedDaemon(t *testing.T) {
 	root, shards := testRoot(t), partition.Range(0, 8)
 	ma, mb := runMember(t, root, "a", shards), runMember(t, root, "b", shards)
 	ga, gb := &gate{}, &gate{}
 	ua, ub := serveDaemon(t, root, "a", shards, ma, ga), serveDaemon(t, root, "b", shards, mb, gb)
-	beat := 200 * time.Millisecond
+	beat := 300 * time.Millisecond
 	c, err := routing.New(routing.Config{Source: routing.Daemons([]string{ua, ub}, beat), Shards: shards, StaleAfter: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -37,18 +39,31 @@ func TestRouterOverDaemonsFailsOverFromAPausedDaemon(t *testing.T) {
 		}
 		return leads["a"] > 0 && leads["b"] > 0, ""
 	})
-	ga.pause()
-	paused := time.Now()
-	_, err = c.Leader("0")
-	eventually(t, 10*time.Second, "the view stale once a's stream went silent", func() (bool, string) {
-		_, err = c.Leader("0")
-		return errors.Is(err, routing.ErrStale) || c.Staleness() > 3*beat, c.Staleness().String()
+	var followed *gate
+	stopFollowed, other := ma.stop, "b"
+	eventually(t, 30*time.Second, "the router to follow exactly one daemon's stream", func() (bool, string) {
+		na, nb := ga.streaming(), gb.streaming()
+		switch {
+		case na == 1 && nb == 0:
+			followed = ga
+		case na == 0 && nb == 1:
+			followed, stopFollowed, other = gb, mb.stop, "a"
+		}
+		return followed != nil, fmt.Sprintf("streams: a %d, b %d", na, nb)
 	})
-	eventually(t, 30*time.Second, "the router to follow b's stream: a fresh view again", func() (bool, string) {
+	followed.pause()
+	paused := time.Now()
+	eventually(t, 10*time.Second, "the view stale once the followed stream went silent", func() (bool, string) {
+		_, err = c.Leader("0")
+		return errors.Is(err, routing.ErrStale) || c.Staleness() > 2*beat, c.Staleness().String() // the source leaves a daemon after 3 silent beats
+	})
+	eventually(t, 30*time.Second, "the router to follow the other daemon: a fresh view again", func() (bool, string) {
 		s := c.Staleness()
 		return s >= 0 && s < 2*beat, s.String()
 	})
 	t.Logf("fresh again %v after a paused (heartbeat %v, bound %d beats)", time.Since(paused).Round(time.Millisecond), beat, 3)
-	ma.stop()
-	eventually(t, 30*time.Second, "every shard routed to b, through b's stream, a still paused", func() (bool, string) { return allRoutedTo(c, shards, "b") })
+	stopFollowed()
+	eventually(t, 30*time.Second, "every shard routed to the other daemon's member, through its stream, the first still paused", func() (bool, string) {
+		return allRoutedTo(c, shards, other)
+	})
 }

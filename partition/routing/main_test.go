@@ -123,8 +123,22 @@ func errString(err error) string {
 // gate makes a daemon's HTTP answers hang while closed, as a paused
 // daemon's do: its streams go silent without closing.
 type gate struct {
-	mu     sync.Mutex
-	paused chan struct{} // non-nil while paused: closed by resume
+	mu      sync.Mutex
+	paused  chan struct{} // non-nil while paused: closed by resume
+	streams int           // /v1/watch requests being served
+}
+
+// streaming returns how many /v1/watch streams the daemon serves.
+func (g *gate) streaming() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.streams
+}
+
+func (g *gate) addStream(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.streams += n
 }
 
 func (g *gate) pause() {
@@ -180,6 +194,10 @@ func serveDaemon(t *testing.T, root, id string, shards []string, m *member, g *g
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/watch" {
+			g.addStream(1)
+			defer g.addStream(-1)
+		}
 		mux.ServeHTTP(gatedWriter{w, g}, r)
 	})}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -3,6 +3,7 @@ package electview
 import (
 	"context"
 	"fmt"
+	"time"
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
@@ -17,7 +18,17 @@ import (
 // naming what). step runs on the calling goroutine; while it runs,
 // changes wait. It fails at the start if the watch cannot be added (a
 // server before ZooKeeper 3.6 among others) or the root cannot be listed.
+//
+// It reads the records within the bounds of a reader without a shard list
+// (rootdata.OutsideBounds); FollowWithin takes others.
 func Follow(ctx context.Context, sess *recipe.Session, root, what string, step func(*rootdata.View, *Elections) (bool, error)) error {
+	outside := rootdata.OutsideBounds()
+	return FollowWithin(ctx, sess, root, what, func() *rootdata.Bounds { return outside }, step)
+}
+
+// FollowWithin is Follow reading the members and records within the
+// bounds that bounds returns at each read (rootdata.Watcher.Within).
+func FollowWithin(ctx context.Context, sess *recipe.Session, root, what string, bounds func() *rootdata.Bounds, step func(*rootdata.View, *Elections) (bool, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e := newElections(sess, root, sess.Logger().With().Str("root", root).Logger())
@@ -30,12 +41,15 @@ func Follow(ctx context.Context, sess *recipe.Session, root, what string, step f
 		return err
 	}
 	updates := make(chan rootdata.Update, 64)
-	w := rootdata.NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Logger())
+	w := rootdata.NewWatcher(sess, root, updates, sess.Logger().With().Str("root", root).Str("follower", what).Logger()).
+		Within(bounds, "", nil)
 	w.Start(ctx)
 	defer w.Wait()
 	defer cancel()
 	v := rootdata.NewView(false)
-	var seenMembers, seenOperator, stepped bool
+	var seenMembers, seenOperator, stepped, pending bool
+	var nextStep time.Time   // paced: see minStepGap
+	var gap <-chan time.Time // fires at nextStep while a step waits for it
 	apply := func(u rootdata.Update) {
 		seenMembers = seenMembers || u.Members != nil
 		seenOperator = seenOperator || u.Operator != nil
@@ -63,6 +77,8 @@ func Follow(ctx context.Context, sess *recipe.Session, root, what string, step f
 			}
 		case r := <-e.results:
 			e.done(r)
+		case <-gap:
+			gap = nil
 		}
 		for more := true; more; { // the rest of the burst
 			select {
@@ -75,18 +91,34 @@ func Follow(ctx context.Context, sess *recipe.Session, root, what string, step f
 				more = false
 			}
 		}
-		if !seenMembers || !seenOperator || !stepped && !e.settled() {
+		if e.take() || viewChanged {
+			pending = true
+		}
+		if !seenMembers || !seenOperator || !stepped && !e.settled() || stepped && !pending {
 			continue
 		}
-		if changed := e.take(); !changed && !viewChanged && stepped {
+		if wait := time.Until(nextStep); wait > 0 {
+			if gap == nil {
+				gap = time.After(wait)
+			}
 			continue
 		}
-		stepped = true
+		stepped, pending = true, false
+		begin := time.Now()
 		if more, err := step(v, e); err != nil || !more {
 			return err
 		}
+		nextStep = time.Now().Add(max(minStepGap, 2*time.Since(begin)))
 	}
 }
+
+// minStepGap is the least time between two steps of Follow. A step costs
+// the size of the root (a picture of every shard), so while changes come
+// faster than that (a member's thousands of shards moving) they are
+// taken together: the next step waits twice the last one's cost, at least
+// minStepGap, which bounds the share of a core the steps take to a third
+// and adds at most that wait to the view's lag.
+const minStepGap = 2 * time.Millisecond
 
 // Read reads every election of root once and returns each led shard's
 // leader, without a watch. Errors: the listing's or a read's, wrapped

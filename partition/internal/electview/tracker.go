@@ -15,8 +15,16 @@ import (
 	"github.com/zkelect/zkelect/recipe"
 )
 
-// readParallel bounds the elections read at once.
-const readParallel = 64
+// readParallel bounds the reads in flight at once: elections read whole
+// (each a getChildren, then its candidates' getData, typically one to three)
+// and candidates read as they are created. An observer shares the servers
+// with the members, whose leases need answers within their session
+// timeout: reading 1,000 elections 64 or 16 at a time while a member
+// drained restarted hundreds of the other members' leaderships (their
+// leases ran out) in half the runs on a loaded 2-core machine; 4 at a time
+// did not. The start and each reconnect read about four requests at a
+// time (1,000 elections in about a second).
+const readParallel = 4
 
 // Elections is the state of the elections of one root. One goroutine (the
 // follower's) calls its methods; reads run on goroutines of their own and
@@ -33,28 +41,35 @@ type Elections struct {
 	wg      sync.WaitGroup
 
 	layout    rootdata.Layout
-	elections map[string]election // known election paths
-	leaders   map[string]Leader   // election path to its leader, if any
-	dirty     map[string]bool     // elections to read
-	reading   map[string]bool     // elections being read
-	again     map[string]bool     // elections to read once their read returns
-	listed    bool                // the root was listed since the last resync asked
-	changed   bool                // leaders changed since taken
+	elections map[string]election        // known election paths
+	cands     map[string]map[string]cand // election path to its candidates, by znode path
+	leaders   map[string]Leader          // election path to its leader, if any
+	dirty     map[string]bool            // elections to read whole
+	reading   map[string]bool            // elections being read whole
+	again     map[string]bool            // elections to read whole once their read returns
+	candQueue []candRead                 // created candidates to read
+	candBusy  int                        // candidate reads in flight
+	listed    bool                       // the root was listed since the last resync asked
+	changed   bool                       // leaders changed since taken
 }
 
-// readResult is one election's read.
+// readResult is one election's whole read (participants, in election
+// order) or, with znode set, one candidate's.
 type readResult struct {
-	path   string
-	leader Leader
-	ok     bool
-	err    error
+	path  string
+	parts []recipe.Participant
+	err   error
+
+	znode string // a candidate's read: its znode
+	c     cand   // what it read
+	gone  bool   // the candidate was deleted before it was read
 }
 
 func newElections(sess *recipe.Session, root string, log zerolog.Logger) *Elections {
 	return &Elections{
 		sess: sess, root: root, log: log,
 		batches: make(chan recipe.TreeChanges), pumpErr: make(chan error, 1), results: make(chan readResult, readParallel),
-		elections: map[string]election{}, leaders: map[string]Leader{},
+		elections: map[string]election{}, leaders: map[string]Leader{}, cands: map[string]map[string]cand{},
 		dirty: map[string]bool{}, reading: map[string]bool{}, again: map[string]bool{},
 	}
 }
@@ -176,32 +191,43 @@ func (t *Elections) apply(ctx context.Context, b recipe.TreeChanges) error {
 	return nil
 }
 
-// candidateChanged marks election p for a read unless the change cannot
-// touch its leader: a standby created behind the known leader, or one
-// deleted that is not the leader.
+// candidateChanged applies a candidate's creation or deletion to its
+// election's candidates, without reading the election again: a created
+// candidate is read (its member and czxid) off the critical path, a
+// deleted one removed, and the first in line becomes the leader at once
+// when it has been read. While the election is read whole, the change
+// asks for another whole read after it.
 func (t *Elections) candidateChanged(ev zk.Event, p string, el election) {
 	if _, known := t.elections[p]; !known {
 		t.add(p, el)
 		return
 	}
-	l, led := t.leaders[p]
-	if led && !t.reading[p] {
-		switch ev.Type {
-		case zk.EventNodeCreated:
-			if seq, ok := znode.Seq(znode.Name(ev.Path)); ok && before(l.Seq, seq) {
-				return
-			}
-		case zk.EventNodeDeleted:
-			if ev.Path != l.Znode {
-				return
-			}
-		case zk.EventNodeDataChanged:
-			if ev.Path != l.Znode {
-				return
-			}
+	if t.reading[p] || t.dirty[p] {
+		t.mark(p)
+		return
+	}
+	cs := t.cands[p]
+	switch ev.Type {
+	case zk.EventNodeCreated:
+		seq, ok := znode.Seq(znode.Name(ev.Path))
+		if !ok {
+			return // no sequence suffix: not a candidate
+		}
+		if cs == nil {
+			cs = map[string]cand{}
+			t.cands[p] = cs
+		}
+		cs[ev.Path] = cand{seq: seq}
+		t.candQueue = append(t.candQueue, candRead{election: p, znode: ev.Path})
+	case zk.EventNodeDeleted:
+		delete(cs, ev.Path)
+	case zk.EventNodeDataChanged:
+		if c, ok := cs[ev.Path]; ok {
+			cs[ev.Path] = cand{seq: c.seq}
+			t.candQueue = append(t.candQueue, candRead{election: p, znode: ev.Path})
 		}
 	}
-	t.mark(p)
+	t.recompute(p)
 }
 
 // forget drops election p (its znode is gone).
@@ -211,14 +237,16 @@ func (t *Elections) forget(p string) {
 	}
 	delete(t.elections, p)
 	delete(t.leaders, p)
+	delete(t.cands, p)
 	delete(t.dirty, p)
 	delete(t.again, p)
 }
 
-// dispatch starts reads of marked elections, up to readParallel at once.
+// dispatch starts reads: elections marked to be read whole, then created
+// candidates, up to readParallel at once.
 func (t *Elections) dispatch(ctx context.Context) {
 	for p := range t.dirty {
-		if len(t.reading) >= readParallel {
+		if len(t.reading)+t.candBusy >= readParallel {
 			return
 		}
 		delete(t.dirty, p)
@@ -226,17 +254,27 @@ func (t *Elections) dispatch(ctx context.Context) {
 		t.wg.Add(1)
 		go func() { defer t.wg.Done(); t.read(ctx, p) }()
 	}
+	for len(t.candQueue) > 0 && len(t.reading)+t.candBusy < readParallel {
+		r := t.candQueue[0]
+		t.candQueue = t.candQueue[1:]
+		if _, still := t.cands[r.election][r.znode]; !still || t.reading[r.election] {
+			continue // deleted meanwhile, or the election is being read whole
+		}
+		t.candBusy++
+		t.wg.Add(1)
+		go func() { defer t.wg.Done(); t.readCand(ctx, r) }()
+	}
 }
 
-// read reads election p until it answers or ctx ends, backing off after
-// transient errors, and reports it.
+// read reads election p whole until it answers or ctx ends, backing off
+// after transient errors, and reports it.
 func (t *Elections) read(ctx context.Context, p string) {
 	b := retry.Backoff{}
 	for {
-		l, ok, err := readLeader(ctx, t.sess, p)
+		parts, err := recipe.Participants(ctx, t.sess, p)
 		if err == nil || ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || !transient(err) {
 			select {
-			case t.results <- readResult{path: p, leader: l, ok: ok, err: err}:
+			case t.results <- readResult{path: p, parts: parts, err: err}:
 			case <-ctx.Done():
 			}
 			return
@@ -254,6 +292,10 @@ func transient(err error) bool {
 
 // done applies a read's result.
 func (t *Elections) done(r readResult) {
+	if r.znode != "" {
+		t.candDone(r)
+		return
+	}
 	delete(t.reading, r.path)
 	if t.again[r.path] {
 		delete(t.again, r.path)
@@ -262,25 +304,40 @@ func (t *Elections) done(r readResult) {
 	if _, known := t.elections[r.path]; !known {
 		return // gone meanwhile
 	}
-	switch {
-	case r.err != nil:
+	if r.err != nil {
 		t.log.Warn().Err(r.err).Str("election", r.path).Msg("read election for the leaders' view; its leader is shown as last read")
-	case r.ok:
-		if t.leaders[r.path] != r.leader {
-			t.leaders[r.path], t.changed = r.leader, true
-		}
-	default:
-		if _, led := t.leaders[r.path]; led {
-			delete(t.leaders, r.path)
-			t.changed = true
-		}
+		return
 	}
+	cs := make(map[string]cand, len(r.parts))
+	for _, part := range r.parts {
+		cs[part.Znode] = cand{seq: part.Seq, read: true, member: part.ID, token: part.Token, session: part.SessionID}
+	}
+	t.cands[r.path] = cs
+	t.recompute(r.path)
 }
 
 // settled reports whether every election marked since the last listing
 // has been read.
 func (t *Elections) settled() bool {
 	return t.listed && len(t.dirty) == 0 && len(t.reading) == 0
+}
+
+// recompute sets election p's leader from its candidates: the first in
+// line, once read; none while the first is not read yet (it was created
+// after the view last read the election), or is a persistent znode.
+func (t *Elections) recompute(p string) {
+	first, ok := firstOf(t.cands[p])
+	old, had := t.leaders[p]
+	switch {
+	case ok && first.c.read && first.c.session != 0:
+		l := Leader{Member: first.c.member, Token: first.c.token, Session: first.c.session, Znode: first.znode, Seq: first.c.seq}
+		if !had || old != l {
+			t.leaders[p], t.changed = l, true
+		}
+	case had:
+		delete(t.leaders, p)
+		t.changed = true
+	}
 }
 
 // Leaders returns each led shard's leader: its bucketed election's, else

@@ -25,6 +25,9 @@ var (
 	// of ZooKeeper's size limits (see MaxShardsPerSession and
 	// JuteMaxBuffer); the error is a *LimitError inside a *ConfigError.
 	ErrOverLimit = errors.New("partition: over ZooKeeper's size limit")
+	// ErrOverBound reports a znode of a root that its reader refuses for
+	// its size (see Bounds); the error is a *BoundError.
+	ErrOverBound = errors.New("partition: over the reader's bound")
 )
 
 // ShardIDError reports a shard (or member) id that is not a valid znode name.

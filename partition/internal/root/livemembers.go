@@ -37,30 +37,36 @@ func LiveMembers(ctx context.Context, sess *recipe.Session, root string) (map[st
 	if err != nil {
 		return nil, fmt.Errorf("partition: list %s: %w", dir, err)
 	}
-	live, _, err := readMembers(ctx, sess, dir, ids)
-	return live, err
+	m, err := readMembers(ctx, sess, dir, ids)
+	return m.live, err
 }
 
-// readMembers reads the stat of each child ids of dir (<root>/members):
-// live maps the ephemeral ones to their owning sessions, persistent lists
-// the others (not members). Children deleted meanwhile are left out.
-func readMembers(ctx context.Context, sess *recipe.Session, dir string, ids []string) (live map[string]int64, persistent []string, err error) {
-	live = make(map[string]int64, len(ids))
+// memberZnodes is what readMembers read of <root>/members.
+type memberZnodes struct {
+	live       map[string]int64 // the ephemeral children: member id to its session
+	czxid      map[string]int64 // the ephemeral children: member id to its znode's czxid
+	persistent []string         // the other children (not members)
+}
+
+// readMembers reads the stat of each child ids of dir (<root>/members).
+// Children deleted meanwhile are left out.
+func readMembers(ctx context.Context, sess *recipe.Session, dir string, ids []string) (memberZnodes, error) {
+	m := memberZnodes{live: make(map[string]int64, len(ids)), czxid: make(map[string]int64, len(ids))}
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return memberZnodes{}, err
 		}
 		p := path.Join(dir, id)
 		ok, st, err := sess.Exists(ctx, p)
 		switch {
 		case err != nil:
-			return nil, nil, fmt.Errorf("partition: read %s: %w", p, err)
+			return memberZnodes{}, fmt.Errorf("partition: read %s: %w", p, err)
 		case !ok:
 		case st.EphemeralOwner == 0:
-			persistent = append(persistent, id)
+			m.persistent = append(m.persistent, id)
 		default:
-			live[id] = st.EphemeralOwner
+			m.live[id], m.czxid[id] = st.EphemeralOwner, st.Czxid
 		}
 	}
-	return live, persistent, nil
+	return m, nil
 }

@@ -140,11 +140,16 @@ func (s OperatorState) allDrained(live map[string]int64) bool {
 }
 
 // DecodeOperatorState parses the operator znode's data; empty data is the
-// zero state.
+// zero state. Data over maxRecordBytes (more than Encode writes) is
+// refused with a *BoundError.
 func DecodeOperatorState(data []byte) (OperatorState, error) {
 	var s OperatorState
 	if len(data) == 0 {
 		return s, nil
+	}
+	if len(data) > maxRecordBytes {
+		return OperatorState{}, &BoundError{What: "operator state", Bytes: len(data), Max: maxRecordBytes, Stored: true,
+			Reason: "what Operator writes"}
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
 		return OperatorState{}, fmt.Errorf("decode operator state: %w", err)

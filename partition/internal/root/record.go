@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 )
 
 // This file encodes a member's record, the data of <root>/owners/<member>.
@@ -71,29 +73,57 @@ type Record struct {
 	Migrate bool `json:"migrate,omitempty"`
 }
 
-// DecodeRecord parses a record, gzipped or not; an empty znode is an
-// empty record.
-func DecodeRecord(data []byte) (Record, error) {
+// DecodeRecord parses a record, gzipped or not, within the bounds of a
+// reader without a shard list (DecodeRecordWithin, OutsideBounds); an
+// empty znode is an empty record.
+func DecodeRecord(data []byte) (Record, error) { return DecodeRecordWithin(data, OutsideBounds()) }
+
+// DecodeRecordWithin parses a record, gzipped or not, as a reader with
+// bounds b takes it: a znode over b.StoredRecordBytes() or decompressing
+// to more than b.RecordBytes() is refused with a *BoundError (the gzip
+// stream is read no further than the bound); claims of shards b does not
+// know are dropped; an address or labels that fail ValidateAddress or
+// ValidateLabels are dropped. An empty znode is an empty record.
+func DecodeRecordWithin(data []byte, b *Bounds) (Record, error) {
 	var r Record
 	if len(data) == 0 {
 		return r, nil
 	}
-	if bytes.HasPrefix(data, gzipMagic) {
+	plain := b.RecordBytes()
+	if gz := bytes.HasPrefix(data, gzipMagic); len(data) > b.StoredRecordBytes() || (!gz && len(data) > plain) {
+		return Record{}, &BoundError{What: "member record", Bytes: len(data), Max: b.StoredRecordBytes(), Stored: true,
+			Reason: fmt.Sprintf("the smaller of what a member writes (%d) and the decompressed bound %s", maxRecordBytes, b.recordArithmetic())}
+	} else if gz {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return Record{}, fmt.Errorf("decode member record: %w", err)
 		}
-		if data, err = io.ReadAll(io.LimitReader(zr, maxRecordPlain)); err != nil {
+		if data, err = io.ReadAll(io.LimitReader(zr, int64(plain)+1)); err != nil {
 			return Record{}, fmt.Errorf("decode member record: %w", err)
 		}
+		if len(data) > plain {
+			return Record{}, &BoundError{What: "member record", Bytes: plain, Max: plain, Reason: b.recordArithmetic()}
+		}
 	}
-	if r, ok := decodeFast(data); ok { // the form Encode writes (recordleading.go)
-		return r, nil
+	r, ok := decodeFast(data, b) // the form Encode writes (recordleading.go)
+	if !ok {
+		if err := json.Unmarshal(data, &r); err != nil {
+			return Record{}, fmt.Errorf("decode member record: %w", err)
+		}
+		r.dropUnknown(b)
 	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return Record{}, fmt.Errorf("decode member record: %w", err)
-	}
+	r.dropBadMeta()
 	return r, nil
+}
+
+// dropUnknown drops r's claims of shards b does not know.
+func (r *Record) dropUnknown(b *Bounds) {
+	if b.known == nil {
+		return
+	}
+	maps.DeleteFunc(r.Leading, func(s string, _ uint64) bool { return !b.Knows(s) })
+	r.Reserved = slices.DeleteFunc(r.Reserved, func(s string) bool { return !b.Knows(s) })
+	r.Unavailable = slices.DeleteFunc(r.Unavailable, func(s string) bool { return !b.Knows(s) })
 }
 
 // Encode returns the record's znode data: JSON, gzipped when larger than

@@ -26,9 +26,9 @@ var leadingKey = []byte(`,"leading":`)
 
 // decodeFast decodes a record whose JSON (data) starts as Encode writes
 // it, {"session":<n>,"leading":{...},...: the leading map by hand, the
-// rest (a few small fields) by encoding/json. ok is false when data is in
-// any other form.
-func decodeFast(data []byte) (r Record, ok bool) {
+// rest (a few small fields) by encoding/json, keeping only the claims of
+// shards b knows. ok is false when data is in any other form.
+func decodeFast(data []byte, b *Bounds) (r Record, ok bool) {
 	const head = `{"session":`
 	if !bytes.HasPrefix(data, []byte(head)) {
 		return Record{}, false
@@ -42,7 +42,7 @@ func decodeFast(data []byte) (r Record, ok bool) {
 		return Record{}, false
 	}
 	start := i + len(leadingKey)
-	leading, end, ok := parseLeading(data, start)
+	leading, end, ok := parseLeading(data, start, b)
 	if !ok {
 		return Record{}, false
 	}
@@ -55,14 +55,16 @@ func decodeFast(data []byte) (r Record, ok bool) {
 		return Record{}, false
 	}
 	r.Leading = leading
+	r.dropUnknown(b) // the lists; the leading map holds known shards only
 	return r, true
 }
 
 // parseLeading parses the object {"id":token,...} at data[i:] as
 // json.Marshal writes it (no whitespace; ids of printable ASCII without
 // quote or backslash; tokens of plain decimal digits that fit in 64
-// bits), returning it and where it ends; ok is false for anything else.
-func parseLeading(data []byte, i int) (out map[string]uint64, end int, ok bool) {
+// bits), returning its entries of the shards b knows and where it ends;
+// ok is false for anything else.
+func parseLeading(data []byte, i int, b *Bounds) (out map[string]uint64, end int, ok bool) {
 	if i >= len(data) || data[i] != '{' {
 		return nil, 0, false
 	}
@@ -70,8 +72,13 @@ func parseLeading(data []byte, i int) (out map[string]uint64, end int, ok bool) 
 	if i < len(data) && data[i] == '}' {
 		return map[string]uint64{}, i + 1, true
 	}
-	// A size hint: every entry has a colon (ids might too).
-	out = make(map[string]uint64, bytes.Count(data[i:min(len(data), i+64<<20)], []byte{':'}))
+	// A size hint: every entry has a colon (ids might too); no more than
+	// the shards b knows.
+	hint := bytes.Count(data[i:], []byte{':'})
+	if b.known != nil {
+		hint = min(hint, len(b.known))
+	}
+	out = make(map[string]uint64, hint)
 	for {
 		key, next, ok := parseKey(data, i)
 		if !ok {
@@ -81,7 +88,9 @@ func parseLeading(data []byte, i int) (out map[string]uint64, end int, ok bool) 
 		if !ok || next >= len(data) {
 			return nil, 0, false
 		}
-		out[key] = tok
+		if b.knowsBytes(key) {
+			out[string(key)] = tok
+		}
 		switch data[next] {
 		case '}':
 			return out, next + 1, true
@@ -93,24 +102,24 @@ func parseLeading(data []byte, i int) (out map[string]uint64, end int, ok bool) 
 	}
 }
 
-// parseKey parses `"id":` at data[i:], returning the id and where its
-// token starts.
-func parseKey(data []byte, i int) (string, int, bool) {
+// parseKey parses `"id":` at data[i:], returning the id (a slice of
+// data) and where its token starts.
+func parseKey(data []byte, i int) ([]byte, int, bool) {
 	if i >= len(data) || data[i] != '"' {
-		return "", 0, false
+		return nil, 0, false
 	}
 	for j := i + 1; j < len(data); j++ {
 		switch c := data[j]; {
 		case c == '"':
 			if j+1 >= len(data) || data[j+1] != ':' {
-				return "", 0, false
+				return nil, 0, false
 			}
-			return string(data[i+1 : j]), j + 2, true
+			return data[i+1 : j], j + 2, true
 		case c < 0x20 || c >= 0x7f || c == '\\':
-			return "", 0, false
+			return nil, 0, false
 		}
 	}
-	return "", 0, false
+	return nil, 0, false
 }
 
 // parseToken parses an unsigned decimal integer at data[i:] (no sign, no

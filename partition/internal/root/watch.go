@@ -1,11 +1,15 @@
 package root
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -41,16 +45,36 @@ type Watcher struct {
 	log      zerolog.Logger
 	wg       sync.WaitGroup
 
-	persistent map[string]bool // persistent children of members warned about; watchMembers' own
+	bounds  func() *Bounds                      // what the reader takes (readbound.go)
+	self    string                              // the reader's member id, kept first; "" outside the members
+	refused func(kind string, count int)        // reports znodes over the bounds: "members", "records"; optional
+	live    atomic.Pointer[map[string]struct{}] // the live members counted, for the records' order
+	changed chan struct{}                       // the live members changed; watchOwners reorders
+
+	persistentLog, membersLog countLog // watchMembers' own
 }
 
 // NewWatcher returns the watcher of root's members, records and operator
-// state, sending to out.
+// state, sending to out, within the bounds of a reader without a shard
+// list (OutsideBounds) unless Within gives others.
 func NewWatcher(sess *recipe.Session, root string, out chan<- Update, log zerolog.Logger) *Watcher {
+	outside := OutsideBounds()
 	return &Watcher{
 		sess: sess, members: path.Join(root, MembersDir), owners: path.Join(root, OwnersDir),
 		operator: path.Join(root, OperatorNode), out: out, log: log,
+		bounds: func() *Bounds { return outside }, changed: make(chan struct{}, 1),
 	}
+}
+
+// Within sets, before Start, the bounds the watcher reads within (bounds
+// is called at each read: a member's shard list changes at runtime), the
+// reader's own member id (its member and record are always counted; ""
+// outside the members), and refused, which is given the count of znodes
+// over the bounds by kind ("members", "records") each time it is counted
+// (nil: none). It returns w.
+func (w *Watcher) Within(bounds func() *Bounds, self string, refused func(kind string, count int)) *Watcher {
+	w.bounds, w.self, w.refused = bounds, self, refused
+	return w
 }
 
 // Start launches the watch goroutines; they stop when ctx is done and Wait
@@ -84,149 +108,83 @@ func (w *Watcher) membersOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	live, persistent, err := readMembers(ctx, w.sess, w.members, ids)
+	m, err := readMembers(ctx, w.sess, w.members, ids)
 	if err != nil {
 		return fmt.Errorf("read members: %w", err)
 	}
-	w.warnPersistent(persistent)
+	w.warnPersistent(m.persistent)
+	live := w.boundMembers(m)
+	counted := make(map[string]struct{}, len(live))
+	for id := range live {
+		counted[id] = struct{}{}
+	}
+	w.live.Store(&counted)
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
 	if w.send(ctx, Update{Members: live}) {
 		WaitWatch(ctx, ch)
 	}
 	return nil
 }
 
-// warnPersistent logs, once per znode while it stays, each persistent
-// child of <root>/members: it is not a member (no session holds it), and
-// a member id it takes cannot be registered.
+// warnPersistent logs one line for the persistent children of
+// <root>/members, when their count changes, at most once a minute
+// (countLog): they are not members (no session holds them), and a member
+// id one takes cannot be registered.
 func (w *Watcher) warnPersistent(ids []string) {
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		seen[id] = true
-		if !w.persistent[id] {
-			w.log.Warn().Str("znode", path.Join(w.members, id)).
-				Msg("persistent znode under members ignored: a member's znode is ephemeral")
-		}
+	if !w.persistentLog.note(len(ids), time.Now()) {
+		return
 	}
-	w.persistent = seen
+	first := slices.Sorted(slices.Values(ids))[:min(len(ids), 3)]
+	for i, id := range first {
+		first[i] = path.Join(w.members, id)
+	}
+	w.log.Warn().Int("count", len(ids)).Strs("first", first).
+		Msg("persistent znodes under members ignored: a member's znode is ephemeral")
 }
 
-// watchOwners runs one record watcher per child of <root>/owners. A record
-// watcher ends when its record is deleted; the children are then listed
-// again, so a record created anew gets a new watcher.
-func (w *Watcher) watchOwners(ctx context.Context) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	running := map[string]bool{}
-	gone := make(chan string)
-	watchNew := func(ids []string) {
-		for _, id := range ids {
-			if running[id] {
-				continue
-			}
-			running[id] = true
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				w.watchRecord(ctx, id)
-				select {
-				case gone <- id:
-				case <-ctx.Done():
-				}
-			}()
+// boundMembers returns the live members, at most Bounds.Members() of
+// them: this reader's own and those with the oldest znodes (smallest
+// czxid). Members left out are logged (countLog) and reported.
+func (w *Watcher) boundMembers(m memberZnodes) map[string]int64 {
+	limit, over := w.bounds().Members(), 0
+	if len(m.live) > limit {
+		ids := slices.SortedFunc(maps.Keys(m.live), func(a, b string) int {
+			return cmp.Or(cmpBool(a != w.self, b != w.self), cmp.Compare(m.czxid[a], m.czxid[b]), cmp.Compare(a, b))
+		})
+		over = len(ids) - limit
+		for _, id := range ids[limit:] {
+			delete(m.live, id)
 		}
 	}
-	retry := NewBackoff()
-	for ctx.Err() == nil {
-		ownersCtx, forget := context.WithCancel(ctx)
-		next := w.sess.NextConnect() // a new session ends the pause
-		ids, _, ch, err := w.sess.ChildrenW(ownersCtx, w.owners)
-		if errors.Is(err, zk.ErrNoNode) { // a root before its first member: no records yet
-			err = w.awaitCreation(ownersCtx, w.owners, func() {})
-			if forget(); err == nil {
-				continue
-			}
-		}
-		if err != nil {
-			forget()
-			if ctx.Err() == nil { // not our own leaving
-				w.failed(err).Msg("watch member records")
-			}
-			retry.WaitOr(ctx, next)
-			continue
-		}
-		retry.Reset()
-		watchNew(ids)
-		w.awaitOwners(ctx, ch, gone, func(id string) { delete(running, id) }, watchNew)
-		forget() // the watch, if it has not fired
+	w.report("members", w.members, over, &w.membersLog, func(e *zerolog.Event) {
+		e.Int("counted", limit).Msg("live members over the reader's bound: the newest are not counted as members")
+	})
+	return m.live
+}
+
+// report gives the count of kind's znodes under dir refused to the
+// metric, and logs it through log when l says so.
+func (w *Watcher) report(kind, dir string, count int, l *countLog, log func(*zerolog.Event)) {
+	if w.refused != nil {
+		w.refused(kind, count)
+	}
+	if l.note(count, time.Now()) {
+		log(w.log.Warn().Int("refused", count).Str("znode", dir))
 	}
 }
 
-// awaitOwners waits until the children watch ch fires or ctx ends. When a
-// record watcher ends meanwhile (its record was deleted), ended forgets it
-// and the children are listed again without a new watch (ch still covers
-// every later change), so that a record deleted and created anew while its
-// old watcher ran gets a watcher; if that listing fails, awaitOwners
-// returns for its caller to list with a new watch.
-func (w *Watcher) awaitOwners(ctx context.Context, ch <-chan zk.Event, gone <-chan string, ended func(string), watchNew func([]string)) {
-	for {
-		select {
-		case <-ch:
-			return
-		case <-ctx.Done():
-			return
-		case id := <-gone:
-			ended(id)
-			ids, _, err := w.sess.Children(ctx, w.owners)
-			if err != nil {
-				return
-			}
-			watchNew(ids)
-		}
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
 	}
-}
-
-// watchRecord reports a member's record each time it changes, and its
-// deletion.
-func (w *Watcher) watchRecord(ctx context.Context, id string) {
-	retry := NewBackoff()
-	for ctx.Err() == nil {
-		next := w.sess.NextConnect() // a new session ends the pause
-		deleted, err := w.recordOnce(ctx, id)
-		if deleted {
-			return
-		}
-		if err != nil {
-			if ctx.Err() == nil { // not our own leaving
-				w.failed(err).Str("record_member", id).Msg("watch member record")
-			}
-			retry.WaitOr(ctx, next)
-			continue
-		}
-		retry.Reset()
-	}
-}
-
-// recordOnce reports member id's record, or its deletion (deleted), and
-// waits until the record may have changed or ctx ends.
-func (w *Watcher) recordOnce(ctx context.Context, id string) (deleted bool, err error) {
-	ctx, forget := context.WithCancel(ctx)
-	defer forget() // the watch, if it has not fired
-	data, st, ch, err := w.sess.GetW(ctx, path.Join(w.owners, id))
-	if errors.Is(err, zk.ErrNoNode) {
-		w.send(ctx, Update{Member: id})
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	rec, err := DecodeRecord(data)
-	if err != nil {
-		w.log.Warn().Err(err).Str("record_member", id).Msg("ignoring unreadable member record")
-	}
-	if w.send(ctx, Update{Member: id, Rec: &StoredRecord{Record: rec, Version: st.Version}}) {
-		WaitWatch(ctx, ch)
-	}
-	return false, nil
+	return 1
 }
 
 // awaitCreation waits until dir (the root's members or owners, which the

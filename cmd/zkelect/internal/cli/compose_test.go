@@ -83,7 +83,8 @@ type imageStage struct {
 
 // readDockerfile follows the Dockerfile's stages: each stage's binaries
 // (COPY --from=build of a `go build -o` output, inherited from the stage
-// it is FROM) and ENTRYPOINT.
+// it is FROM) and ENTRYPOINT, and the last one (docker build's default
+// target) under the key "".
 func readDockerfile(t *testing.T) map[string]imageStage {
 	t.Helper()
 	b, err := os.ReadFile(dockerfile)
@@ -126,12 +127,31 @@ func readDockerfile(t *testing.T) map[string]imageStage {
 			stages[cur] = st
 		}
 	}
+	stages[""] = stages[cur]
 	return stages
 }
 
 // testBinaries are the binaries TestMain built, by the package built.
 func testBinaries() map[string]string {
 	return map[string]string{"./cmd/zkelect": zkelectBin, "./cmd/zkelect/zkelect-dev": zkelectDevBin}
+}
+
+// TestDockerfileDefaultImageCarriesZkelectAlone: the image docker build
+// makes by default (what the Kubernetes manifests deploy) carries the
+// zkelect binary alone, as its entrypoint; zkelect-dev, which links test
+// code, is in the playground target only.
+func TestDockerfileDefaultImageCarriesZkelectAlone(t *testing.T) {
+	stages := readDockerfile(t)
+	def := stages[""]
+	if len(def.binaries) != 1 || def.binaries["/usr/local/bin/zkelect"] != "./cmd/zkelect" {
+		t.Errorf("the default image carries %v; want /usr/local/bin/zkelect (./cmd/zkelect) alone", def.binaries)
+	}
+	if len(def.entrypoint) == 0 || def.entrypoint[0] != "/usr/local/bin/zkelect" {
+		t.Errorf("the default image's entrypoint is %v; want /usr/local/bin/zkelect", def.entrypoint)
+	}
+	if pg := stages["playground"]; pg.binaries["/usr/local/bin/zkelect-dev"] != "./cmd/zkelect/zkelect-dev" {
+		t.Errorf("the playground image carries %v; want zkelect-dev beside zkelect", pg.binaries)
+	}
 }
 
 // composeRun is how the test runs one service of the playground.
@@ -281,6 +301,25 @@ func checkScrapeTargets(t *testing.T, addrs map[string]string) {
 	for _, m := range regexp.MustCompile(`"([a-z0-9-]+:[0-9]+)"`).FindAllStringSubmatch(string(b), -1) {
 		if _, ok := addrs[m[1]]; !ok {
 			t.Errorf("Prometheus scrapes %s, where no service of docker-compose.yml listens (listening: %v)", m[1], addrs)
+		}
+	}
+}
+
+// TestZkelectDevHelpNamesItself: zkelect-dev's help and examples name
+// zkelect-dev, whose commands they are. They said `zkelect demo worker`
+// and `zkelect dev`, which the zkelect binary refuses.
+func TestZkelectDevHelpNamesItself(t *testing.T) {
+	wrong := regexp.MustCompile(`(^|[^-\w])zkelect (demo|dev|bench)\b|Usage:\s+zkelect\s`)
+	for _, args := range [][]string{{"--help"}, {"demo", "--help"}, {"demo", "worker", "--help"}, {"demo", "store", "--help"}, {"dev", "--help"}, {"bench", "--help"}} {
+		out, err := exec.CommandContext(t.Context(), zkelectDevBin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("zkelect-dev %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		if !strings.Contains(string(out), "zkelect-dev") {
+			t.Errorf("zkelect-dev %s does not name zkelect-dev:\n%s", strings.Join(args, " "), out)
+		}
+		if m := wrong.FindString(string(out)); m != "" {
+			t.Errorf("zkelect-dev %s names another binary (%q):\n%s", strings.Join(args, " "), m, out)
 		}
 	}
 }

@@ -47,6 +47,7 @@ type commonFlags struct {
 	connectTimeout time.Duration
 	logLevel       string
 	logFormat      string
+	followConfig   bool // --zk-follow-config
 	auth           authFlags
 	tls            tlsFlags
 	acl            *aclFlag // nil unless the command creates znodes (registerACL)
@@ -66,6 +67,10 @@ func (f *commonFlags) registerWithLevel(fs *pflag.FlagSet, level string) {
 		"requested ZooKeeper session timeout; the server may negotiate another")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout,
 		"give up if no session is established within this time (shorter than the library's 15s: commands fail fast, supervisors restart daemons)")
+	fs.BoolVar(&f.followConfig, "zk-follow-config", true,
+		"also dial the members the ensemble's /zookeeper/config names (ZooKeeper 3.5+ dynamic configuration); "+
+			"--zk-follow-config=false where clients reach ZooKeeper only through --zk (a load balancer, Service, NodePort or NAT) "+
+			"or where whoever may run reconfig is not trusted to point clients elsewhere")
 	fs.StringVar(&f.logLevel, "log-level", level, "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "console", "log format: console or json")
 	f.tls.register(fs)
@@ -181,6 +186,7 @@ func (f *commonFlags) connect(ctx context.Context, log zerolog.Logger, reg prome
 		recipe.WithSessionTimeout(f.sessionTimeout),
 		recipe.WithConnectTimeout(f.connectTimeout),
 		recipe.WithLogger(log),
+		recipe.WithEnsembleTracking(f.followConfig),
 	}
 	if reg != nil {
 		opts = append(opts, recipe.WithMetrics(reg))

@@ -79,7 +79,7 @@ func TestWatchErrorsTheCutCausedAreNotWarnings(t *testing.T) {
 	before := len(d.err.String()) // the lines of the cut from here
 	proxy.Blackhole()
 	eventually(t, 30*time.Second, "a watch of the root failing while cut off", func() bool {
-		return strings.Contains(d.err.String()[before:], `"message":"watch members"`)
+		return strings.Contains(d.err.String()[before:], `"message":"watch `)
 	})
 	proxy.Heal()
 	eventually(t, 30*time.Second, "m1 leading the 2 shards again", func() bool { return leadCounts(owners(t, s, root))["m1"] == n })

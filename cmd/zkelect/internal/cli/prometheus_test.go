@@ -147,7 +147,7 @@ func (ps panelsByTitle) await(t *testing.T, prom *testenv.Prometheus, title stri
 	}
 	expr := p.Targets[target].Expr
 	var last string
-	eventually(t, 30*time.Second, fmt.Sprintf("panel %q to read %v", title, want), func() bool {
+	eventually(t, 60*time.Second, fmt.Sprintf("panel %q to read %v", title, want), func() bool {
 		got, err := prom.Query(t.Context(), expr, time.Time{})
 		last = fmt.Sprint(got, err)
 		if err != nil || len(got) != len(want) {

@@ -84,10 +84,10 @@ func runPrune(cmd *cobra.Command, f *pruneFlags, shards []string) error {
 	case len(deleted) == 0 && len(kept) == 0:
 		fmt.Fprintf(out, "nothing to prune: every election under %s is in the list\n", f.root)
 	case len(deleted) > 0:
-		fmt.Fprintf(out, "%s the elections of %d shards: %s\n", verb, len(deleted), strings.Join(deleted, ", "))
+		fmt.Fprintf(out, "%s the elections of %d shards: %s\n", verb, len(deleted), strings.Join(termSafeAll(deleted), ", "))
 	}
 	if len(kept) > 0 {
-		fmt.Fprintf(out, "kept %d elections that hold a candidate: %s\n", len(kept), strings.Join(kept, ", "))
+		fmt.Fprintf(out, "kept %d elections that hold a candidate: %s\n", len(kept), strings.Join(termSafeAll(kept), ", "))
 	}
 	return nil
 }

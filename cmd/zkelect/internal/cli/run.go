@@ -158,11 +158,6 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 		c.close()
 		zkelectd.StopWatchdog(log, wd) // after the session is closed: a kill in between still ends it
 	}()
-	f.grace = childGrace(cmd.Flags(), f.grace, sess.Timeout())
-	if t := sess.Timeout(); f.grace > t/3 {
-		log.Warn().Dur("grace", f.grace).Dur("session_timeout", t).
-			Msg("--grace is above a third of the session timeout: a cut-off leader's child may still be stopping when the next leader's child starts")
-	}
 	// Leaving waits at most half a session timeout to confirm the znode's
 	// deletion (twice: the delete, then calls still in flight): cut off from
 	// the ensemble, the znode goes with the session anyway, and a SIGTERM
@@ -175,7 +170,7 @@ func runLeader(cmd *cobra.Command, f *runFlags, argv []string) error {
 	}
 	defer cand.Close()
 	log = log.With().Str("election", f.election).Str("participant", f.id).Logger()
-	r := &runner{flags: f, argv: argv, log: log, cmd: cmd, watchdog: wd}
+	r := &runner{flags: f, argv: argv, log: log, cmd: cmd, watchdog: wd, sessionTimeout: sess.Timeout}
 	return r.loop(ctx, cand)
 }
 
@@ -187,6 +182,25 @@ type runner struct {
 	cmd   *cobra.Command
 	// watchdog guards the child's process group (nil: none).
 	watchdog *watchdog.Process
+	// sessionTimeout is the session's negotiated timeout now: a new
+	// session after an expiry may be granted another.
+	sessionTimeout func() time.Duration
+	warnedFor      time.Duration // the session timeout --grace was last warned about
+}
+
+// grace is the child's grace for this leadership: --grace, or by default
+// from the session timeout negotiated now (childGrace), computed at each
+// leadership since each session negotiates its own. It warns, once per
+// session timeout, when the grace is above a third of it.
+func (r *runner) grace() time.Duration {
+	t := r.sessionTimeout()
+	g := childGrace(r.cmd.Flags(), r.flags.grace, t)
+	if g > t/3 && r.warnedFor != t {
+		r.warnedFor = t
+		r.log.Warn().Dur("grace", g).Dur("session_timeout", t).
+			Msg("--grace is above a third of the session timeout: a cut-off leader's child may still be stopping when the next leader's child starts")
+	}
+	return g
 }
 
 // loop campaigns, leads and campaigns again until it is told to exit.
@@ -220,6 +234,7 @@ func (r *runner) loop(ctx context.Context, cand *recipe.Candidate) error {
 // and with which status; otherwise run campaigns again.
 func (r *runner) lead(ctx context.Context, lead *recipe.Leadership) (exit bool, code int) {
 	log := r.log.With().Str("znode", lead.Znode()).Stringer("token", lead.Token()).Logger()
+	grace := r.grace()
 	log.Info().Strs("command", r.argv).Msg("leading; starting child")
 	c, err := startChild(childSpec{
 		Path: r.argv[0], Args: r.argv[1:],
@@ -241,7 +256,7 @@ func (r *runner) lead(ctx context.Context, lead *recipe.Leadership) (exit bool, 
 	select {
 	case <-lead.Done():
 		log.Warn().AnErr("reason", lead.Err()).Int("pid", c.PID()).Msg("leadership lost; stopping child")
-		c.Stop(syscall.SIGTERM, r.flags.grace)
+		c.Stop(syscall.SIGTERM, grace)
 		log.Info().Int("exit_status", c.ExitCode()).Msg("child stopped; campaigning again")
 		return false, 0
 	case <-c.Done():
@@ -252,7 +267,7 @@ func (r *runner) lead(ctx context.Context, lead *recipe.Leadership) (exit bool, 
 	case <-ctx.Done():
 		sig := signalOf(ctx)
 		log.Info().Stringer("signal", sig).Int("pid", c.PID()).Msg("forwarding signal to child")
-		c.Stop(sig, r.flags.grace)
+		c.Stop(sig, grace)
 		code := c.ExitCode()
 		log.Info().Int("exit_status", code).Msg("child exited; resigning")
 		r.resign(lead)

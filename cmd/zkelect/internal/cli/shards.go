@@ -59,8 +59,10 @@ func newShardsCmd() *cobra.Command {
 per shard over a ZooKeeper session (more sessions of its own above
 --max-shards-per-session elections, so that no session's closeSession
 transaction exceeds jute.maxbuffer). With --exec, each led shard runs a command
-(through /bin/sh -c) with {shard} and {token} substituted and ZKELECT_SHARD,
-ZKELECT_FENCING_TOKEN, ZKELECT_ELECTION and ZKELECT_PARTICIPANT_ID set. It is
+(through /bin/sh -c) with {token} substituted and ZKELECT_SHARD,
+ZKELECT_FENCING_TOKEN, ZKELECT_ELECTION and ZKELECT_PARTICIPANT_ID set; {shard}
+becomes "$ZKELECT_SHARD", quoted for where it stands (bare, "{shard}" or
+'{shard}'), so a shard id is one argument and never shell code. It is
 stopped when the leadership ends: SIGTERM to its whole process group (the
 shell and what it started, so a template with or without "exec" works and a
 worker's TERM handler runs), then SIGKILL after --grace; it is restarted if it

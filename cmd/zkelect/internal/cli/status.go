@@ -223,11 +223,11 @@ func (st *electionStatus) write(w io.Writer, format string) error {
 		return writeJSON(w, st)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "election:\t%s\n", st.Election)
+	fmt.Fprintf(tw, "election:\t%s\n", termSafe(st.Election))
 	if st.Leader == nil {
 		fmt.Fprintf(tw, "leader:\tnone\n")
 	} else {
-		fmt.Fprintf(tw, "leader:\t%s\n", st.Leader.ID)
+		fmt.Fprintf(tw, "leader:\t%s\n", termSafe(st.Leader.ID))
 		fmt.Fprintf(tw, "token:\t%s (%s)\n", st.Leader.Token.Hex, st.Leader.Token.EpochCounter)
 	}
 	fmt.Fprintf(tw, "participants:\t%d\n\n", len(st.Participants))
@@ -241,7 +241,7 @@ func (st *electionStatus) write(w io.Writer, format string) error {
 		if p.Leader {
 			role = "leader"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s\t%s\n", i, p.ID, p.Token.Hex, p.Token.EpochCounter, znode.Name(p.Znode), role)
+		fmt.Fprintf(tw, "%d\t%s\t%s (%s)\t%s\t%s\n", i, termSafe(p.ID), p.Token.Hex, p.Token.EpochCounter, termSafe(znode.Name(p.Znode)), role)
 	}
 	return tw.Flush()
 }
@@ -302,7 +302,7 @@ func (st *rootStatus) write(w io.Writer, format string) error {
 		if s.Stray != "" {
 			note = strings.TrimPrefix(note+", stray election "+s.Stray+" (an older release's)", ", ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Shard, leader, token, strings.Join(s.Standbys, ","), note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termSafe(s.Shard), termSafe(leader), token, strings.Join(termSafeAll(s.Standbys), ","), termSafe(note))
 	}
 	fmt.Fprintln(tw)
 	if err := tw.Flush(); err != nil {

@@ -27,7 +27,7 @@ func (st *rootStatus) writeOperator(w io.Writer) error {
 		reason = "no reason given"
 	}
 	_, err := fmt.Fprintf(w, "FROZEN since %s, %s: %s (no balancing moves; orphaned shards still taken over)\n\n",
-		f.Since.UTC().Format(time.RFC3339), until, reason)
+		f.Since.UTC().Format(time.RFC3339), until, termSafe(reason))
 	return err
 }
 
@@ -35,16 +35,16 @@ func (st *rootStatus) writeOperator(w io.Writer) error {
 func (st *rootStatus) shardNote(shard string) string {
 	var notes []string
 	if m, ok := st.Pins[shard]; ok {
-		notes = append(notes, "pinned to "+m)
+		notes = append(notes, "pinned to "+termSafe(m))
 	}
 	if m, ok := st.Moves[shard]; ok {
-		notes = append(notes, "moving to "+m)
+		notes = append(notes, "moving to "+termSafe(m))
 	}
 	return strings.Join(notes, ", ")
 }
 
 // writeCounts prints every member: how many shards it leads, its weight,
-// address and state.
+// address and state (each value from the root escaped: termSafe).
 func (st *rootStatus) writeCounts(w io.Writer) error {
 	info := map[string]memberJSON{}
 	for _, m := range st.MemberList {
@@ -80,7 +80,7 @@ func (st *rootStatus) writeCounts(w io.Writer) error {
 		if addr == "" {
 			addr = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", m, st.Members[m], weight, addr, state)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", termSafe(m), st.Members[m], weight, termSafe(addr), termSafe(state))
 		led += st.Members[m]
 	}
 	fmt.Fprintf(tw, "(total)\t%d of %d shards\n", led, len(st.Shards))

@@ -20,7 +20,9 @@ func newWatchPrinter(w io.Writer, format string) *watchPrinter {
 	return &watchPrinter{w: w, format: format}
 }
 
-// emit writes one line: v as JSON with -o json, else text.
+// emit writes one line: v as JSON with -o json, else text with every
+// character a terminal would act on escaped (termSafe: values from
+// ZooKeeper are in it).
 func (p *watchPrinter) emit(v any, text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -29,5 +31,5 @@ func (p *watchPrinter) emit(v any, text string) {
 		fmt.Fprintf(p.w, "%s\n", b)
 		return
 	}
-	fmt.Fprintln(p.w, text)
+	fmt.Fprintln(p.w, termSafe(text))
 }

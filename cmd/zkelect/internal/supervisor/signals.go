@@ -1,7 +1,9 @@
 // Package supervisor runs the children of zkelect run and shards: each in
-// its own process group under a reaper (zkelect re-executed) that kills the
-// group if zkelect dies, stopped with a signal and a grace before SIGKILL,
-// and the signals that stop zkelect itself.
+// its own process group under a reaper (zkelect re-executed, a child
+// subreaper) that ends the child's whole process tree, descendants that
+// left the group or session included, when the child exits or zkelect
+// dies; stopped with a signal and a grace before SIGKILL; and the signals
+// that stop zkelect itself.
 package supervisor
 
 import (

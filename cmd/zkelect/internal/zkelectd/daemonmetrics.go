@@ -39,7 +39,7 @@ func NewMetrics(reg prometheus.Registerer, member, version string) *Metrics {
 		}),
 		ready: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "zkelect_daemon_ready",
-			Help: "1 once the member is registered and past its first balance, else 0.",
+			Help: "1 while the member is ready (/readyz: registered, past its first balance, not stopping), else 0; evaluated every second.",
 		}),
 	}
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -52,8 +52,8 @@ func NewMetrics(reg prometheus.Registerer, member, version string) *Metrics {
 	return m
 }
 
-// SetReady sets zkelect_daemon_ready to /readyz's verdict
-// (zkelecthttp.ShardsOptions.OnReadiness).
+// SetReady sets zkelect_daemon_ready to a readiness verdict: /readyz's, and
+// zkelecthttp.Shards.Run's every second (ShardsOptions.OnReadiness).
 func (m *Metrics) SetReady(ok bool) {
 	v := 0.0
 	if ok {

@@ -1,8 +1,8 @@
-package partition
+package member
 
 import "time"
 
-// seatHealth tells whether one of the member's sibling sessions can lead:
+// SeatHealth tells whether one of the member's sibling sessions can lead:
 // it is down once it has not been connected for longer than its session
 // timeout, as far as the server can tell: half a timeout after its lease
 // ran out (the instant before which ZooKeeper cannot have expired it, a
@@ -12,18 +12,18 @@ import "time"
 // failover) is not down, and its leaderships resume as they would anyway.
 // Its methods take the time as an argument; only the loop goroutine
 // calls them.
-type seatHealth struct {
+type SeatHealth struct {
 	lease  time.Time // the latest lease deadline seen; zero before any
 	lostAt time.Time // when it was first seen without a connection; zero while connected
 	down   bool
-	marked time.Time // when the loop last marked its shards unavailable (dueMark)
+	marked time.Time // when the loop last marked its shards unavailable (DueMark)
 }
 
-// dueMark reports whether the shards of the session, down, should be
+// DueMark reports whether the shards of the session, down, should be
 // marked again at now: once when it goes down, then every every (a runner
 // still leading on it when it went down may have lost its leadership
 // since), and notes the marking.
-func (h *seatHealth) dueMark(now time.Time, every time.Duration) bool {
+func (h *SeatHealth) DueMark(now time.Time, every time.Duration) bool {
 	if !h.marked.IsZero() && now.Sub(h.marked) < every {
 		return false
 	}
@@ -31,11 +31,11 @@ func (h *seatHealth) dueMark(now time.Time, every time.Duration) bool {
 	return true
 }
 
-// observe records a look at the session at now: connected, and its lease
+// Observe records a look at the session at now: connected, and its lease
 // deadline when known (ok). It returns whether the session is down, and,
 // while it is not connected but not down yet, when it will be down if
 // nothing changes (zero otherwise).
-func (h *seatHealth) observe(now time.Time, connected bool, lease time.Time, ok bool, timeout time.Duration) (down bool, at time.Time) {
+func (h *SeatHealth) Observe(now time.Time, connected bool, lease time.Time, ok bool, timeout time.Duration) (down bool, at time.Time) {
 	if ok && lease.After(h.lease) {
 		h.lease = lease
 	}
@@ -56,3 +56,6 @@ func (h *seatHealth) observe(now time.Time, connected bool, lease time.Time, ok 
 	}
 	return false, deadline
 }
+
+// Down reports whether the session was down at the last Observe.
+func (h *SeatHealth) Down() bool { return h.down }

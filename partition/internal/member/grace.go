@@ -1,28 +1,29 @@
-package partition
+package member
 
 import (
+	"iter"
 	"maps"
 	"slices"
 	"time"
 )
 
-// grace is the member's restart grace, as the loop keeps it: the shards
-// reserved for it (led by an earlier session of the member, or lost with a
+// Grace is the member's restart grace, as the loop keeps it: the shards
+// Reserved for it (led by an earlier session of the member, or lost with a
 // session that expired) each with its own deadline, and the leaderships
-// suspended by a lost connection that the record still claims (see
+// Suspended by a lost connection that the record still claims (see
 // holdSuspended), each since when. It also keeps the lease of the session
 // the loop knows, so that the grace after that session's loss counts from
 // where the other members count theirs (afterLoss). Its methods take the
 // time as an argument and touch no session; only the loop goroutine calls
 // them.
-type grace struct {
+type Grace struct {
 	// period is Config.RestartGrace; negative: nothing is ever reserved.
 	period time.Duration
-	// reserved maps each reserved shard to the instant its reservation
+	// Reserved maps each reserved shard to the instant its reservation
 	// ends. One deadline per shard: a later loss never extends an
 	// earlier reservation.
 	reserved map[string]time.Time
-	// suspended maps each suspended leadership to when it was suspended.
+	// Suspended maps each suspended leadership to when it was suspended.
 	suspended map[string]time.Time
 	// lease is the latest lease deadline seen of the session the loop
 	// knows (the instant before which ZooKeeper cannot have expired it);
@@ -30,15 +31,15 @@ type grace struct {
 	lease time.Time
 }
 
-// newGrace returns an empty grace of period (Config.RestartGrace).
-func newGrace(period time.Duration) grace {
-	return grace{period: period, reserved: map[string]time.Time{}, suspended: map[string]time.Time{}}
+// NewGrace returns an empty Grace of period (Config.RestartGrace).
+func NewGrace(period time.Duration) Grace {
+	return Grace{period: period, reserved: map[string]time.Time{}, suspended: map[string]time.Time{}}
 }
 
-// reserve reserves shard s until until, unless reservations are off or
+// Reserve reserves shard s until until, unless reservations are off or
 // until is not after now. A shard already reserved keeps the later of its
 // two deadlines. It reports whether s is reserved now.
-func (g *grace) reserve(s string, now, until time.Time) bool {
+func (g *Grace) Reserve(s string, now, until time.Time) bool {
 	if g.period < 0 || !now.Before(until) {
 		return false
 	}
@@ -48,29 +49,29 @@ func (g *grace) reserve(s string, now, until time.Time) bool {
 	return true
 }
 
-// reserveFor reserves shard s for the whole period from now (a
+// ReserveFor reserves shard s for the whole period from now (a
 // leadership lost now, an earlier session's record read now).
-func (g *grace) reserveFor(s string, now time.Time) bool {
-	return g.reserve(s, now, now.Add(g.period))
+func (g *Grace) ReserveFor(s string, now time.Time) bool {
+	return g.Reserve(s, now, now.Add(g.period))
 }
 
-// release ends the reservation of shard s (led again, or dealt
+// Release ends the reservation of shard s (led again, or dealt
 // elsewhere); false if it had none.
-func (g *grace) release(s string) bool {
+func (g *Grace) Release(s string) bool {
 	_, ok := g.reserved[s]
 	delete(g.reserved, s)
 	return ok
 }
 
-// isReserved reports whether shard s is reserved.
-func (g *grace) isReserved(s string) bool {
+// IsReserved reports whether shard s is reserved.
+func (g *Grace) IsReserved(s string) bool {
 	_, ok := g.reserved[s]
 	return ok
 }
 
-// expire ends the reservations whose deadline is not after now and
+// Expire ends the reservations whose deadline is not after now and
 // reports whether any ended.
-func (g *grace) expire(now time.Time) bool {
+func (g *Grace) Expire(now time.Time) bool {
 	n := len(g.reserved)
 	for s, until := range g.reserved {
 		if !now.Before(until) {
@@ -80,8 +81,8 @@ func (g *grace) expire(now time.Time) bool {
 	return len(g.reserved) != n
 }
 
-// nextExpiry returns the earliest reservation deadline; false when none.
-func (g *grace) nextExpiry() (time.Time, bool) {
+// NextExpiry returns the earliest reservation deadline; false when none.
+func (g *Grace) NextExpiry() (time.Time, bool) {
 	var first time.Time
 	for _, until := range g.reserved {
 		if first.IsZero() || until.Before(first) {
@@ -91,8 +92,8 @@ func (g *grace) nextExpiry() (time.Time, bool) {
 	return first, !first.IsZero()
 }
 
-// capAt ends every reservation at until at the latest.
-func (g *grace) capAt(until time.Time) {
+// CapAt ends every reservation at until at the latest.
+func (g *Grace) CapAt(until time.Time) {
 	for s, u := range g.reserved {
 		if u.After(until) {
 			g.reserved[s] = until
@@ -100,23 +101,23 @@ func (g *grace) capAt(until time.Time) {
 	}
 }
 
-// isSuspended reports whether the leadership of shard s is suspended.
-func (g *grace) isSuspended(s string) bool {
+// IsSuspended reports whether the leadership of shard s is suspended.
+func (g *Grace) IsSuspended(s string) bool {
 	_, ok := g.suspended[s]
 	return ok
 }
 
-// suspend notes that the leadership of shard s was suspended at now.
-func (g *grace) suspend(s string, now time.Time) { g.suspended[s] = now }
+// Suspend notes that the leadership of shard s was suspended at now.
+func (g *Grace) Suspend(s string, now time.Time) { g.suspended[s] = now }
 
-// resume forgets the suspension of shard s (led again, or over).
-func (g *grace) resume(s string) { delete(g.suspended, s) }
+// Resume forgets the suspension of shard s (led again, or over).
+func (g *Grace) Resume(s string) { delete(g.suspended, s) }
 
-// dropSuspended ends the suspensions older than timeout (by then the
+// DropSuspended ends the suspensions older than timeout (by then the
 // session may have expired and the candidate's znode gone): each becomes
 // a reservation for the period from now. It returns the shards whose
 // suspension ended, sorted, for the loop to stop claiming as led.
-func (g *grace) dropSuspended(now time.Time, timeout time.Duration) []string {
+func (g *Grace) DropSuspended(now time.Time, timeout time.Duration) []string {
 	var out []string
 	for s, since := range g.suspended {
 		if now.Sub(since) > timeout {
@@ -126,21 +127,21 @@ func (g *grace) dropSuspended(now time.Time, timeout time.Duration) []string {
 	slices.Sort(out)
 	for _, s := range out {
 		delete(g.suspended, s)
-		g.reserveFor(s, now)
+		g.ReserveFor(s, now)
 	}
 	return out
 }
 
-// noteLease notes a lease deadline of the session the loop knows: the
+// NoteLease notes a lease deadline of the session the loop knows: the
 // instant before which ZooKeeper cannot have expired it. The latest one
 // noted counts.
-func (g *grace) noteLease(deadline time.Time) {
+func (g *Grace) NoteLease(deadline time.Time) {
 	if deadline.After(g.lease) {
 		g.lease = deadline
 	}
 }
 
-// afterLoss returns when the grace of the session the loop knew, found
+// AfterLoss returns when the grace of the session the loop knew, found
 // lost at now, ends, ends every reservation by then at the latest (those
 // made for leaderships lost while the session was cut off included: the
 // others count the grace of all of them from the session's expiry), and
@@ -151,24 +152,30 @@ func (g *grace) noteLease(deadline time.Time) {
 // no lease noted). A member cut off for longer than its session and grace
 // therefore finds its grace over when it comes back, as the others, who
 // deleted its record and dealt its shards elsewhere by then, do.
-func (g *grace) afterLoss(now time.Time) time.Time {
+func (g *Grace) AfterLoss(now time.Time) time.Time {
 	until := now.Add(g.period)
 	if !g.lease.IsZero() && g.lease.Add(g.period).Before(until) {
 		until = g.lease.Add(g.period)
 	}
 	g.lease = time.Time{}
-	g.capAt(until)
+	g.CapAt(until)
 	return until
 }
 
-// suspendedLost turns every suspended leadership into a reservation until
+// SuspendedLost turns every suspended leadership into a reservation until
 // until (the session that held their znodes was lost), and returns those
 // shards, sorted.
-func (g *grace) suspendedLost(now, until time.Time) []string {
+func (g *Grace) SuspendedLost(now, until time.Time) []string {
 	out := slices.Sorted(maps.Keys(g.suspended))
 	for _, s := range out {
 		delete(g.suspended, s)
-		g.reserve(s, now, until)
+		g.Reserve(s, now, until)
 	}
 	return out
 }
+
+// Reserved returns the reserved shards, in no order.
+func (g *Grace) Reserved() iter.Seq[string] { return maps.Keys(g.reserved) }
+
+// NumReserved returns how many shards are reserved.
+func (g *Grace) NumReserved() int { return len(g.reserved) }

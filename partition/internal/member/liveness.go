@@ -1,22 +1,22 @@
-package partition
+package member
 
 import (
-	"github.com/zkelect/zkelect/partition/internal/shard"
-
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/zkelect/zkelect/partition/assign"
 )
 
-// unavailable is the shards this member cannot lead now because the
-// sibling session their elections sit on is down (seathealth.go), by
-// that session. Its record publishes them (record.Unavailable), and every
-// member's assignment deals them to another member (dealUnavailable) until
+// Unavailable is the shards this member cannot lead now because the
+// sibling session their elections sit on (a seat, S) is down
+// (SeatHealth), by that session. Its record publishes them (record.Unavailable), and every
+// member's assignment deals them to another member (DealUnavailable) until
 // the session is up again. Only the loop goroutine touches it.
-type unavailable map[string]*shard.Seat
+type Unavailable[S comparable] map[string]S
 
-// mark notes that shard s cannot be led on seat; false if it was noted.
-func (u unavailable) mark(s string, on *shard.Seat) bool {
+// Mark notes that shard s cannot be led on seat; false if it was noted.
+func (u Unavailable[S]) Mark(s string, on S) bool {
 	if _, ok := u[s]; ok {
 		return false
 	}
@@ -24,23 +24,23 @@ func (u unavailable) mark(s string, on *shard.Seat) bool {
 	return true
 }
 
-// clearSeat forgets the shards noted on seat (it is up again) and reports
+// ClearSeat forgets the shards noted on seat (it is up again) and reports
 // whether there were any.
-func (u unavailable) clearSeat(on *shard.Seat) bool {
+func (u Unavailable[S]) ClearSeat(on S) bool {
 	n := len(u)
-	maps.DeleteFunc(u, func(_ string, x *shard.Seat) bool { return x == on })
+	maps.DeleteFunc(u, func(_ string, x S) bool { return x == on })
 	return len(u) != n
 }
 
-// list returns the shards noted, sorted; nil when none.
-func (u unavailable) list() []string {
+// List returns the shards noted, sorted; nil when none.
+func (u Unavailable[S]) List() []string {
 	if len(u) == 0 {
 		return nil
 	}
 	return slices.Sorted(maps.Keys(u))
 }
 
-// unseated is the shards whose runner found no session to place its
+// Unseated is the shards whose runner found no session to place its
 // election on (a sibling session could not be opened: refused, or over a
 // server's connection limit), each until when it counts as unavailable.
 // After that the assignment may deal it here again, and a runner tries
@@ -48,14 +48,14 @@ func (u unavailable) list() []string {
 // candidate of ours waits in its election (the handoff's successor
 // check), so a member still unable to open the session takes nothing.
 // Only the loop goroutine touches it.
-type unseated map[string]time.Time
+type Unseated map[string]time.Time
 
-// mark notes shard s as unseated until until.
-func (u unseated) mark(s string, until time.Time) { u[s] = until }
+// Mark notes shard s as unseated until until.
+func (u Unseated) Mark(s string, until time.Time) { u[s] = until }
 
-// expire forgets the shards whose time is over at now and reports whether
+// Expire forgets the shards whose time is over at now and reports whether
 // any were; it returns the earliest deadline left (zero when none).
-func (u unseated) expire(now time.Time) (bool, time.Time) {
+func (u Unseated) Expire(now time.Time) (bool, time.Time) {
 	n := len(u)
 	var next time.Time
 	for s, until := range u {
@@ -69,7 +69,7 @@ func (u unseated) expire(now time.Time) (bool, time.Time) {
 	return len(u) != n, next
 }
 
-// dealUnavailable returns the assignment all with every shard that its
+// DealUnavailable returns the assignment all with every shard that its
 // target lists as unavailable (byMember: member → shards) dealt to another
 // member of in: the shard's current holder if it can take it, else the
 // member with the fewest shards in the assignment (ties to the smaller id)
@@ -77,7 +77,7 @@ func (u unseated) expire(now time.Time) (bool, time.Time) {
 // either. A shard pinned to its target, or that no other member can take,
 // stays. It is a pure function of its arguments, so every member computes
 // the same result from the same view; all is not modified.
-func dealUnavailable(all map[string]string, in Input, byMember map[string][]string) map[string]string {
+func DealUnavailable(all map[string]string, in assign.Input, byMember map[string][]string) map[string]string {
 	if len(byMember) == 0 {
 		return all
 	}
@@ -116,8 +116,8 @@ func dealUnavailable(all map[string]string, in Input, byMember map[string][]stri
 }
 
 // takersOf returns in's live members that are not drained, sorted (all of
-// them when every one is drained, as Assign does).
-func takersOf(in Input) []string {
+// them when every one is drained, as assign.Assign does).
+func takersOf(in assign.Input) []string {
 	drained := map[string]bool{}
 	for _, m := range in.Drained {
 		drained[m] = true

@@ -1,0 +1,91 @@
+package root
+
+import (
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file checks what a member publishes about itself besides its
+// claims (Record.Address, Record.Labels): routers, dashboards and
+// operators' terminals show it. A member validates its own before it
+// publishes (partition.Config), and a reader drops another's that does not
+// pass (DecodeRecordWithin): the record's claims still count, the address
+// or labels are read as absent.
+
+const (
+	// MaxAddress bounds a member's address, in bytes.
+	MaxAddress = 1024
+	// MaxLabels bounds how many labels a member publishes.
+	MaxLabels = 32
+	// MaxLabelKey and MaxLabelValue bound a label's key and value, in bytes.
+	MaxLabelKey   = 64
+	MaxLabelValue = 256
+)
+
+// ValidateAddress returns an error naming the rule when addr is over
+// MaxAddress bytes, is not UTF-8 or holds a control or format character
+// (ESC, newline, tab, DEL, C1 controls, bidirectional overrides: what
+// would act on a terminal or forge a line).
+func ValidateAddress(addr string) error {
+	if len(addr) > MaxAddress {
+		return fmt.Errorf("is %d bytes long, want at most %d", len(addr), MaxAddress)
+	}
+	return checkShown(addr)
+}
+
+// ValidateLabels returns an error naming the label and the rule when
+// labels are more than MaxLabels, a key is empty or over MaxLabelKey
+// bytes, a value is over MaxLabelValue bytes, or either is not UTF-8 or
+// holds a control or format character.
+func ValidateLabels(labels map[string]string) error {
+	if len(labels) > MaxLabels {
+		return fmt.Errorf("has %d labels, want at most %d", len(labels), MaxLabels)
+	}
+	for k, v := range labels {
+		switch {
+		case k == "":
+			return fmt.Errorf("has an empty key")
+		case len(k) > MaxLabelKey:
+			return fmt.Errorf("has a key of %d bytes, want at most %d", len(k), MaxLabelKey)
+		case len(v) > MaxLabelValue:
+			return fmt.Errorf("has a value of %d bytes for %q, want at most %d", len(v), k, MaxLabelValue)
+		}
+		if err := checkShown(k); err != nil {
+			return fmt.Errorf("has a key that %w", err)
+		}
+		if err := checkShown(v); err != nil {
+			return fmt.Errorf("has a value for %q that %w", k, err)
+		}
+	}
+	return nil
+}
+
+// errShown is checkShown's error.
+type errShown string
+
+func (e errShown) Error() string { return string(e) }
+
+// checkShown fails when s is not UTF-8 or holds a control or format
+// character.
+func checkShown(s string) error {
+	if !utf8.ValidString(s) {
+		return errShown("is not valid UTF-8")
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return errShown(fmt.Sprintf("holds the control or format character %U", r))
+		}
+	}
+	return nil
+}
+
+// dropBadMeta clears r's address or labels when they fail validation.
+func (r *Record) dropBadMeta() {
+	if ValidateAddress(r.Address) != nil {
+		r.Address = ""
+	}
+	if ValidateLabels(r.Labels) != nil {
+		r.Labels = nil
+	}
+}
