@@ -1,10 +1,5 @@
 package assign
 
-import (
-	"maps"
-	"slices"
-)
-
 // This file keeps the assignment's state between steps, so that a member
 // recomputes from what changed: Assign walks every shard (O(S·M)); an
 // Assigner is told each holder's change (Hold, Release) and the shard list
@@ -34,16 +29,6 @@ type Assigner struct {
 	free   map[string]*slot       // listed shards nobody holds
 	peak   int                    // the most free shards since free was last made
 	held   map[string]*heldShards // a holder's listed shards
-}
-
-// slot is one shard's state in an Assigner.
-type slot struct {
-	id     string
-	holder string // "" when none
-	key    uint64 // the holder's token, math.MaxUint64 when unknown (0)
-	w      uint64 // the holder's rendezvous weight for the shard
-	at     int    // index in its holder's heldShards, -1 when in none
-	listed bool
 }
 
 // NewAssigner returns an Assigner with no shard listed or held.
@@ -163,89 +148,4 @@ func (a *Assigner) forgetIfIdle(sl *slot) {
 	if !sl.listed && sl.holder == "" {
 		delete(a.shards, sl.id)
 	}
-}
-
-// Targets computes the assignment for the shards listed and held as told
-// and p: Result.Target(s) is Assign's target of s for the same input. The
-// Result reads the Assigner: it is valid until its next change.
-func (a *Assigner) Targets(p Params) *Result {
-	members := takers(sortedUnique(p.Members), p.Drained)
-	r := &Result{a: a, members: members}
-	if len(members) == 0 {
-		return r
-	}
-	b := newBalancer(members, nil, p.Weights)
-	r.index, r.pinned = b.index, map[string]int{}
-	for s, m := range p.Pins {
-		if idx, ok := b.index[m]; ok {
-			if sl, ok := a.shards[s]; ok && sl.listed {
-				r.pinned[s] = idx
-				b.load[idx]++
-			}
-		}
-	}
-	heldN := make([]int, len(members))
-	for i, m := range members {
-		if h, ok := a.held[m]; ok {
-			heldN[i] = len(h.items)
-		}
-	}
-	for s := range r.pinned {
-		if idx, ok := b.index[a.shards[s].holder]; ok {
-			heldN[idx]--
-		}
-	}
-	b.setQuotasHeld(a.listed, func(i int) int { return heldN[i] })
-	a.shrinkFree()
-	loose := a.keep(b, r, heldN, p.Frozen)
-	slices.Sort(loose)
-	r.dealt = make(map[string]string, len(loose))
-	for _, s := range loose {
-		r.dealt[s] = members[b.deal(s)]
-	}
-	r.load = b.load
-	return r
-}
-
-// shrinkFree makes the free map again once most of it emptied: a map
-// keeps its capacity, and walking it costs O(capacity), so a cold start's
-// free list (every shard) would cost every later step O(S).
-func (a *Assigner) shrinkFree() {
-	if len(a.free) >= a.peak/8 {
-		return
-	}
-	a.free = maps.Clone(a.free)
-	a.peak = len(a.free)
-}
-
-// keep counts each taker's kept shards against its load (balancer.keep)
-// and returns the shards dealt: the excess of takers over their room,
-// the free shards and those of holders that take no part; pins excluded.
-func (a *Assigner) keep(b *balancer, r *Result, heldN []int, frozen bool) []string {
-	isPinned := func(sl *slot) bool { _, ok := r.pinned[sl.id]; return ok }
-	var loose []string
-	for i, m := range r.members {
-		room, n := max(b.quota[i]-b.load[i], 0), heldN[i]
-		if !frozen && n > room {
-			loose = a.held[m].last(n-room, isPinned, loose)
-			n = room
-		}
-		b.load[i] += n
-	}
-	for s, sl := range a.free {
-		if !isPinned(sl) {
-			loose = append(loose, s)
-		}
-	}
-	for m, h := range a.held {
-		if _, taker := b.index[m]; taker {
-			continue
-		}
-		for _, sl := range h.items {
-			if !isPinned(sl) {
-				loose = append(loose, sl.id)
-			}
-		}
-	}
-	return loose
 }

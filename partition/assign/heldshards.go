@@ -153,3 +153,13 @@ func (h *heldShards) popFrontier(f []int) []int {
 	}
 	return f
 }
+
+// slot is one shard's state in an Assigner.
+type slot struct {
+	id     string
+	holder string // "" when none
+	key    uint64 // the holder's token, math.MaxUint64 when unknown (0)
+	w      uint64 // the holder's rendezvous weight for the shard
+	at     int    // index in its holder's heldShards, -1 when in none
+	listed bool
+}
