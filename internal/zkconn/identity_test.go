@@ -240,3 +240,38 @@ func TestForeignServerGrantingTheNextSessionIsRefused(t *testing.T) {
 	t.Logf("the other ensemble's server refused: its expiry (%v), its new session (%v)",
 		strings.Contains(l, "says the session expired, but holds none"), strings.Contains(l, "granted a new session, but holds none"))
 }
+
+// TestExpiryBelievedAfterTheLatestMarksWereDeleted: the session read a
+// root, then more elections under it than marks are kept; another
+// process deletes every election (the shards removed and pruned); the
+// session expires. The ensemble's server still holds the root, a mark, so
+// its "expired" is believed and a new session made, with no warning of
+// another ensemble. Before, the marks were the 8 latest, all deleted
+// elections: the real ensemble was refused as foreign.
+func TestExpiryBelievedAfterTheLatestMarksWereDeleted(t *testing.T) {
+	p := proxyAt(t, "127.0.0.1:0")
+	var log logBuffer
+	c := dialT(t, []string{p.Addrs()[0]}, Config{Timeout: 4 * time.Second, Log: zerolog.New(&log).Level(zerolog.InfoLevel)})
+	root := markZnode(t, c)
+	other := dialT(t, zkc.Addrs(), Config{Timeout: 4 * time.Second})
+	var elections []string
+	for i := range maxMarks + 4 {
+		path := fmt.Sprintf("%s/shard-%d", root, i)
+		if _, _, err := c.Create2(t.Context(), path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", path, err)
+		}
+		elections = append(elections, path)
+	}
+	for _, path := range elections { // by another process: c still holds their marks
+		if err := other.Delete(t.Context(), path, -1); err != nil {
+			t.Fatalf("delete %s: %v", path, err)
+		}
+	}
+	k := newEventSink()
+	c.Subscribe(k)
+	old := expireDuringCut(t, c, p)
+	awaitNewSession(t, c, k, old, &log)
+	if l := log.String(); strings.Contains(l, "another ensemble") {
+		t.Errorf("the session's own ensemble was taken for another:\n%s", l)
+	}
+}
