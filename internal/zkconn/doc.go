@@ -53,8 +53,11 @@
 //     connection before go-zookeeper allocates a buffer for it, and Dial
 //     fails with ErrNotZooKeeper once every server answered so (foreign.go);
 //   - ensemble identity from the data (ensemble.go, identity.go,
-//     marks.go): the layer keeps the latest persistent znodes the session
-//     read (path, czxid, ctime: its marks). A server's "expired" to the
+//     marks.go): the layer keeps persistent znodes the session read
+//     (path, czxid, ctime: its marks), the 4 oldest by czxid (a root, its
+//     members directory, parents: they outlive the elections a partition
+//     manager removes) and the 4 latest; a znode deleted or read missing
+//     is forgotten. A server's "expired" to the
 //     session is believed once that very server (the address reached)
 //     holds a mark: a probe opens a session there, reads the marks with
 //     exists and closes it; then go-zookeeper asks for the next session at

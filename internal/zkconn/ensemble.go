@@ -66,8 +66,8 @@ import (
 // lives.
 //
 // What it cannot know: a server whose ensemble deleted every mark this
-// process holds (each recent election's path removed while the process
-// was cut off) looks like another ensemble, so its "expired" is refused
+// process holds (the oldest znodes it saw, a root and its parents, and
+// the latest; marks.go) looks like another ensemble, so its "expired" is refused
 // and the session ends only through the servers that resume or after a
 // wipe. An ensemble restored from a copy of this one's data holds the
 // marks, and is this ensemble for the layer. Behind one address that

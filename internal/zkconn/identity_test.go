@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,7 +130,8 @@ func TestPlainExpiryLogsNoForeignEnsemble(t *testing.T) {
 
 // TestMarksKeepTheLatestPersistentZnodes: only persistent znodes created
 // by a transaction are marks; a path read again moves to the front with
-// its latest czxid; at most maxMarks are kept, the oldest dropped.
+// its latest czxid; at most maxLatest latest and maxStable oldest are
+// kept, each listed once, the latest first.
 func TestMarksKeepTheLatestPersistentZnodes(t *testing.T) {
 	var m ensembleMarks
 	m.saw("/eph", &zk.Stat{Czxid: 5, EphemeralOwner: 9})
@@ -141,18 +143,43 @@ func TestMarksKeepTheLatestPersistentZnodes(t *testing.T) {
 	for i := range maxMarks + 2 {
 		m.saw(fmt.Sprintf("/p%d", i), &zk.Stat{Czxid: int64(10 + i), Ctime: 1})
 	}
+	if got := m.list(); len(got) != maxMarks || got[0].path != "/p9" || got[len(got)-1].path != "/p3" {
+		t.Fatalf("marks %v; want %d, /p9 first, /p3 (the 4th oldest) last", got, maxMarks)
+	}
 	m.saw("/p3", &zk.Stat{Czxid: 99, Ctime: 2}) // deleted and created again
 	got := m.list()
-	if len(got) != maxMarks || got[0] != (mark{"/p3", 99, 2}) || got[len(got)-1].path != "/p2" {
-		t.Fatalf("marks %v; want %d, /p3 (czxid 99) first, /p2 last", got, maxMarks)
+	if len(got) != maxMarks-1 || got[0] != (mark{"/p3", 99, 2}) || got[len(got)-1].path != "/p2" {
+		t.Fatalf("marks %v; want %d, /p3 (czxid 99) first, /p2 last", got, maxMarks-1)
 	}
 	m.gone("/p3")
-	if got := m.list(); len(got) != maxMarks-1 || got[0].path == "/p3" {
+	if got := m.list(); len(got) != maxMarks-2 || slices.ContainsFunc(got, func(k mark) bool { return k.path == "/p3" }) {
 		t.Fatalf("marks %v after /p3 was deleted", got)
 	}
 	m.reset()
 	if m.held() {
 		t.Fatal("marks after reset")
+	}
+}
+
+// TestMarksPreferTheOldestZnodes: a partition manager reads its root and
+// members directory once, then many shard elections, later deleted (the
+// shards removed and pruned). The root and the members directory are
+// still marks: a server of the ensemble can prove itself. Before, only the
+// 8 latest were kept, every one an election, and none was left.
+func TestMarksPreferTheOldestZnodes(t *testing.T) {
+	var m ensembleMarks
+	m.saw("/app", &zk.Stat{Czxid: 5, Ctime: 1})
+	m.saw("/app/members", &zk.Stat{Czxid: 6, Ctime: 1})
+	for i := range 100 {
+		m.saw(fmt.Sprintf("/app/shards/s%d", i), &zk.Stat{Czxid: int64(100 + i), Ctime: 2})
+	}
+	for i := range 100 {
+		m.gone(fmt.Sprintf("/app/shards/s%d", i))
+	}
+	got := m.list()
+	want := []mark{{"/app", 5, 1}, {"/app/members", 6, 1}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("marks %v after the elections were deleted; want the root and the members directory %v", got, want)
 	}
 }
 
@@ -212,4 +239,39 @@ func TestForeignServerGrantingTheNextSessionIsRefused(t *testing.T) {
 	l := log.String()
 	t.Logf("the other ensemble's server refused: its expiry (%v), its new session (%v)",
 		strings.Contains(l, "says the session expired, but holds none"), strings.Contains(l, "granted a new session, but holds none"))
+}
+
+// TestExpiryBelievedAfterTheLatestMarksWereDeleted: the session read a
+// root, then more elections under it than marks are kept; another
+// process deletes every election (the shards removed and pruned); the
+// session expires. The ensemble's server still holds the root, a mark, so
+// its "expired" is believed and a new session made, with no warning of
+// another ensemble. Before, the marks were the 8 latest, all deleted
+// elections: the real ensemble was refused as foreign.
+func TestExpiryBelievedAfterTheLatestMarksWereDeleted(t *testing.T) {
+	p := proxyAt(t, "127.0.0.1:0")
+	var log logBuffer
+	c := dialT(t, []string{p.Addrs()[0]}, Config{Timeout: 4 * time.Second, Log: zerolog.New(&log).Level(zerolog.InfoLevel)})
+	root := markZnode(t, c)
+	other := dialT(t, zkc.Addrs(), Config{Timeout: 4 * time.Second})
+	var elections []string
+	for i := range maxMarks + 4 {
+		path := fmt.Sprintf("%s/shard-%d", root, i)
+		if _, _, err := c.Create2(t.Context(), path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", path, err)
+		}
+		elections = append(elections, path)
+	}
+	for _, path := range elections { // by another process: c still holds their marks
+		if err := other.Delete(t.Context(), path, -1); err != nil {
+			t.Fatalf("delete %s: %v", path, err)
+		}
+	}
+	k := newEventSink()
+	c.Subscribe(k)
+	old := expireDuringCut(t, c, p)
+	awaitNewSession(t, c, k, old, &log)
+	if l := log.String(); strings.Contains(l, "another ensemble") {
+		t.Errorf("the session's own ensemble was taken for another:\n%s", l)
+	}
 }

@@ -61,7 +61,10 @@ func (r *resolver) resolve(entry, host string, bound time.Duration) ([]string, e
 		r.noteAddresses(entry, addrs)
 		return shuffled(addrs), nil
 	}
-	call, cached, wait := r.startLookup(entry, host)
+	call, cached, wait, err := r.startLookup(entry, host)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case cached != nil:
 		wait = cachedWait
@@ -83,29 +86,33 @@ func (r *resolver) resolve(entry, host string, bound time.Duration) ([]string, e
 	if cached != nil {
 		return shuffled(cached), nil
 	}
-	err := &ResolveError{Server: entry, Err: fmt.Errorf("lookup of %s not answered within %v (it goes on; the next attempt waits longer)", host, wait)}
+	re := &ResolveError{Server: entry, Err: fmt.Errorf("lookup of %s not answered within %v (it goes on; the next attempt waits longer)", host, wait)}
 	r.mu.Lock()
-	r.unresolved[entry] = err
+	r.unresolved[entry] = re
 	r.wait = min(2*r.wait, maxLookupWait)
 	r.mu.Unlock()
-	return nil, err
+	return nil, re
 }
 
 // startLookup returns entry's lookup in flight, starting one when none
 // is, with the answer in hand for entry (nil when none) and how long a
-// dial without one waits.
-func (r *resolver) startLookup(entry, host string) (call *lookupCall, cached []string, wait time.Duration) {
+// dial without one waits. Once the resolver closed it starts none and
+// returns a ResolveError (errResolverClosed).
+func (r *resolver) startLookup(entry, host string) (call *lookupCall, cached []string, wait time.Duration, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return nil, nil, 0, &ResolveError{Server: entry, Err: errResolverClosed}
+	}
 	cached, wait = slices.Clone(r.addresses[entry]), r.wait
 	if call = r.inflight[entry]; call != nil {
-		return call, cached, wait
+		return call, cached, wait, nil
 	}
 	call = &lookupCall{done: make(chan struct{})}
 	r.inflight[entry] = call
 	r.running.Add(1)
 	go r.runLookup(call, entry, host)
-	return call, cached, wait
+	return call, cached, wait, nil
 }
 
 // runLookup looks host up under maxLookup and records the answer.

@@ -1,6 +1,7 @@
 package zkconn
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 
@@ -19,9 +20,22 @@ import (
 // of their own. Ephemeral znodes are no marks: they go with their session.
 // A mark the session deletes, or reads as missing, is forgotten: the
 // ensemble no longer holds it.
+//
+// Which are kept: the maxStable with the smallest czxid (the oldest
+// znodes seen: a root, its members directory, the parents, which live as
+// long as the deployment) and the maxLatest seen last. The latest alone
+// would be, in a partition manager, shard election znodes, the ones most
+// likely deleted at runtime (a shard removed and pruned); were all of
+// them gone when the session expires, the real ensemble would be refused
+// as foreign until the wipe path (ensemble.go) forgot the marks.
 
-// maxMarks bounds the marks kept: the latest paths seen.
-const maxMarks = 8
+// maxStable and maxLatest bound the marks kept (maxMarks in all): the
+// oldest znodes seen and the latest paths seen.
+const (
+	maxStable = 4
+	maxLatest = 4
+	maxMarks  = maxStable + maxLatest
+)
 
 // mark is one persistent znode seen.
 type mark struct {
@@ -29,10 +43,12 @@ type mark struct {
 	czxid, ctime int64
 }
 
-// ensembleMarks is a Conn's marks, the latest seen last.
+// ensembleMarks is a Conn's marks: stable by czxid, smallest first;
+// latest, the latest seen last. A path may be in both.
 type ensembleMarks struct {
-	mu    sync.Mutex
-	marks []mark
+	mu     sync.Mutex
+	stable []mark
+	latest []mark
 }
 
 // saw records path's Stat read from the ensemble, when it is a mark: a
@@ -45,22 +61,40 @@ func (m *ensembleMarks) saw(path string, st *zk.Stat) {
 	k := mark{path: path, czxid: st.Czxid, ctime: st.Ctime}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if n := len(m.marks); n > 0 && m.marks[n-1] == k {
+	if n := len(m.latest); n > 0 && m.latest[n-1] == k {
 		return // the common case: the same election read again
 	}
-	m.marks = slices.DeleteFunc(m.marks, func(o mark) bool { return o.path == path })
-	if len(m.marks) >= maxMarks {
-		m.marks = slices.Delete(m.marks, 0, 1)
+	m.forget(path)
+	if len(m.latest) >= maxLatest {
+		m.latest = slices.Delete(m.latest, 0, 1)
 	}
-	m.marks = append(m.marks, k)
+	m.latest = append(m.latest, k)
+	i, _ := slices.BinarySearchFunc(m.stable, k, func(a, b mark) int { return cmp.Compare(a.czxid, b.czxid) })
+	if i < maxStable {
+		m.stable = slices.Insert(m.stable, i, k)
+		m.stable = m.stable[:min(len(m.stable), maxStable)]
+	}
 }
 
-// list returns the marks, the latest first.
+// forget drops path's marks; m.mu is held.
+func (m *ensembleMarks) forget(path string) {
+	is := func(o mark) bool { return o.path == path }
+	m.latest = slices.DeleteFunc(m.latest, is)
+	m.stable = slices.DeleteFunc(m.stable, is)
+}
+
+// list returns the marks, each once: the latest first, then the stable
+// ones (the oldest first) not among them.
 func (m *ensembleMarks) list() []mark {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := slices.Clone(m.marks)
+	out := slices.Clone(m.latest)
 	slices.Reverse(out)
+	for _, k := range m.stable {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
 	return out
 }
 
@@ -69,14 +103,14 @@ func (m *ensembleMarks) list() []mark {
 func (m *ensembleMarks) gone(path string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.marks = slices.DeleteFunc(m.marks, func(o mark) bool { return o.path == path })
+	m.forget(path)
 }
 
 // held reports whether any mark is known.
 func (m *ensembleMarks) held() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.marks) > 0
+	return len(m.latest) > 0 || len(m.stable) > 0
 }
 
 // reset forgets every mark: the ensemble was wiped and redeployed, its
@@ -84,7 +118,7 @@ func (m *ensembleMarks) held() bool {
 func (m *ensembleMarks) reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.marks = nil
+	m.latest, m.stable = nil, nil
 }
 
 // noteStat records a Stat the session read at path (marks.go).

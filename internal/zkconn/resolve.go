@@ -61,6 +61,10 @@ type resolver struct {
 	inflight   map[string]*lookupCall   // entries being looked up
 	wait       time.Duration            // how long a dial waits for a lookup without an answer in hand
 	slow       map[string]bool          // entries whose slow lookups were logged
+	// closed is set by close before it waits for the lookups: a dial that
+	// go-zookeeper still runs after abandon (conn.go) starts none then, so
+	// no running.Add follows the Wait.
+	closed bool
 }
 
 // newResolver returns a resolver whose lookups end with ctx (or close);
@@ -73,8 +77,15 @@ func newResolver(ctx context.Context, held func() bool, raw zk.Dialer, tlsCfg *t
 	return r
 }
 
-// close ends the lookups in flight and waits for them; idempotent.
+// errResolverClosed fails a dial that starts after the resolver closed.
+var errResolverClosed = errors.New("connection closed: no server name is looked up")
+
+// close ends the lookups in flight and waits for them; idempotent. No
+// lookup starts once it began (startLookup).
 func (r *resolver) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
 	r.stop()
 	r.running.Wait()
 }
