@@ -103,15 +103,16 @@ func (l *loop) listed(s string) bool {
 	return l.assigning.assigner != nil && l.assigning.assigner.Listed(s)
 }
 
-// stopRemoved stops the runners of shards no longer in the list. It
-// walks our runners only; before the first assignment it knows no list
-// and stops nothing.
+// stopRemoved stops the runners of shards no longer in the list, and
+// those that may not run now (a flat election's runner in a root moving
+// to buckets: ErrMovedToBuckets, removalReason). It walks our runners
+// only; before the first assignment it knows no list and stops nothing.
 func (l *loop) stopRemoved() {
 	if l.assigning.assigner == nil {
 		return
 	}
 	for s, r := range l.runners {
-		if !l.listed(s) && r.StopReason() == nil {
+		if (!l.listed(s) || !l.m.runnableShard(s)) && r.StopReason() == nil {
 			l.steps.Acted = true
 			l.book(r).removed = true
 			r.Stop(l.m.removalReason(s))
