@@ -81,22 +81,12 @@ func (m *Manager) likelyNewBucketed(s string) bool {
 	return m.rootLayout().Migrating() && m.flatGone(s)
 }
 
-// runnable returns the shards the loop may run elections for: all of
-// them in a flat root; in a bucketed one, those whose runner here (if
-// any) is not on its flat election and, while the root moves to buckets,
-// whose flat election this member saw gone.
-func (m *Manager) runnable(shards []string) []string {
+// runnableShard reports whether shard s may be run now: always in a flat
+// root; in a bucketed one, unless its runner is on the flat election or
+// the root is moving to buckets and s has not moved yet.
+func (m *Manager) runnableShard(s string) bool {
 	l := m.rootLayout()
-	if !l.Bucketed() {
-		return shards
-	}
-	out := make([]string, 0, len(shards))
-	for _, s := range shards {
-		if !m.onFlat(s) && (!l.Migrating() || m.flatGone(s)) {
-			out = append(out, s)
-		}
-	}
-	return out
+	return !l.Bucketed() || !m.onFlat(s) && (!l.Migrating() || m.flatGone(s))
 }
 
 // onFlat reports whether this member's runner of shard s was given its

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"slices"
 	"time"
 
 	"github.com/zkelect/zkelect/partition/internal/shard"
@@ -38,7 +39,9 @@ func (l *loop) reconcileStale() {
 
 // reconcile starts runners for shards assigned here, withdraws the others,
 // hands off leaderships assigned elsewhere (at most MaxConcurrentHandoffs
-// at once) and stops the runners of removed shards.
+// at once) and stops the runners of removed shards. It walks only the
+// shards that concern this member (concerned: our targets and our
+// runners), so it costs our share, not the whole shard list.
 func (l *loop) reconcile() {
 	if !l.selfLive() {
 		return
@@ -46,17 +49,15 @@ func (l *loop) reconcile() {
 	l.steps.Stale = false
 	pending := l.handoffs.Requeue()
 	me, now, drained := l.m.cfg.MemberID, time.Now(), l.drainHonoured()
-	// Without the shards moving to buckets (migration.go).
-	shards := l.m.runnable(l.m.currentShards())
-	listed := 0 // runners found for listed shards (each listed once), started ones included
-	for _, s := range shards {
+	l.handoffs.ForgetUnless(func(s string) bool { return l.runners[s] != nil })
+	for _, s := range l.concerned() {
 		r := l.runners[s]
+		if !l.listed(s) || !l.m.runnableShard(s) {
+			continue // removed (stopRemoved), or moving to buckets (migration.go)
+		}
 		leading := l.leading.Leads(s)
 		if l.targets[s] == me || r == nil || !leading {
 			l.handoffs.Forget(s)
-		}
-		if r != nil || l.targets[s] == me {
-			listed++
 		}
 		switch {
 		case l.targets[s] == me && r == nil:
@@ -73,24 +74,45 @@ func (l *loop) reconcile() {
 	}
 	l.steps.Acted = l.steps.Acted || l.handoffs.Queued() > pending // more due than the last step left waiting
 	l.nextHandoffs()
-	if listed < len(l.runners) {
-		l.stopRemoved(shards)
-	}
+	l.stopRemoved()
 	// The shards dealt to others are created by their candidates; one
 	// assigned here later finds its znode made, or makes it the slow way.
 	l.newShards = nil
 }
 
-// stopRemoved stops the runners of shards no longer in the list shards.
-// Only a SetShards that removed some leaves such runners: reconcile
-// builds the set of listed shards only then.
-func (l *loop) stopRemoved(shards []string) {
-	wanted := make(map[string]bool, len(shards))
-	for _, s := range shards {
-		wanted[s] = true
+// concerned returns, sorted, the shards that concern this member: those
+// assigned here and those it runs a runner for (whose targets l.targets
+// also holds, concerningUsOf).
+func (l *loop) concerned() []string {
+	out := make([]string, 0, len(l.targets)+len(l.runners))
+	for s := range l.targets {
+		out = append(out, s)
+	}
+	for s := range l.runners {
+		if _, ok := l.targets[s]; !ok {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// listed reports whether shard s is in the shard list the assignment was
+// last computed for.
+func (l *loop) listed(s string) bool {
+	return l.assigning.assigner != nil && l.assigning.assigner.Listed(s)
+}
+
+// stopRemoved stops the runners of shards no longer in the list, and
+// those that may not run now (a flat election's runner in a root moving
+// to buckets: ErrMovedToBuckets, removalReason). It walks our runners
+// only; before the first assignment it knows no list and stops nothing.
+func (l *loop) stopRemoved() {
+	if l.assigning.assigner == nil {
+		return
 	}
 	for s, r := range l.runners {
-		if !wanted[s] && r.StopReason() == nil {
+		if (!l.listed(s) || !l.m.runnableShard(s)) && r.StopReason() == nil {
 			l.steps.Acted = true
 			l.book(r).removed = true
 			r.Stop(l.m.removalReason(s))

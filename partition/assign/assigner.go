@@ -92,6 +92,12 @@ func (a *Assigner) Release(shard string) {
 	a.forgetIfIdle(sl)
 }
 
+// Listed reports whether shard is in the list SetShards gave last.
+func (a *Assigner) Listed(shard string) bool {
+	sl, ok := a.shards[shard]
+	return ok && sl.listed
+}
+
 // Holder returns shard's holder as last told ("" when none).
 func (a *Assigner) Holder(shard string) string {
 	if sl, ok := a.shards[shard]; ok {

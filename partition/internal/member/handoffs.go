@@ -30,6 +30,16 @@ func (h *Handoffs) Settling() bool { return len(h.moving) > 0 }
 // here, or its runner is gone.
 func (h *Handoffs) Forget(s string) { delete(h.moving, s) }
 
+// ForgetUnless ends the settling of every shard for which keep reports
+// false (its runner is gone). It costs the shards settling.
+func (h *Handoffs) ForgetUnless(keep func(s string) bool) {
+	for s := range h.moving {
+		if !keep(s) {
+			delete(h.moving, s)
+		}
+	}
+}
+
 // Settled reports whether shard s, led here and assigned elsewhere, has
 // been so for delay at now. A drained member's shards are settled at once
 // (drained: every assignment deals them elsewhere, whatever the records
