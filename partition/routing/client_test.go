@@ -103,4 +103,15 @@ func TestRouterRefusesWhatItCannotUse(t *testing.T) {
 	if _, err := routing.New(routing.Config{Source: routing.Daemons([]string{"http://127.0.0.1:1"}, 0)}); !errors.Is(err, routing.ErrNoShards) {
 		t.Errorf("New without shards: %v", err)
 	}
+	for _, beat := range []time.Duration{-time.Millisecond, 99 * time.Millisecond, 16 * time.Second} {
+		_, err := routing.New(routing.Config{Source: routing.Daemons([]string{"http://127.0.0.1:1"}, beat), Shards: []string{"0"}})
+		if he := (*routing.HeartbeatError)(nil); !errors.As(err, &he) || he.Heartbeat != beat {
+			t.Errorf("New with a Daemons heartbeat of %v: %v, want a *HeartbeatError", beat, err)
+		}
+	}
+	for _, beat := range []time.Duration{0, routing.MinHeartbeat, routing.MaxHeartbeat} {
+		if _, err := routing.New(routing.Config{Source: routing.Daemons([]string{"http://127.0.0.1:1"}, beat), Shards: []string{"0"}}); err != nil {
+			t.Errorf("New with a Daemons heartbeat of %v: %v", beat, err)
+		}
+	}
 }
