@@ -14,8 +14,8 @@ import (
 // session is Java's X500Principal.getName(), the RFC 2253 form of the
 // subject as the certificate encodes it. Go's pkix.Name.String differs
 // (its own order of attributes, multi-valued RDNs split, other keywords,
-// other hex), so a check that compared it with what the server stored
-// refused the group's own znodes for subjects with DC, serialNumber or UID.
+// other hex): compared with what the server stored, it would not match
+// the group's own znodes for subjects with DC, serialNumber or UID.
 // The rules, as Java's sun.security.x509 applies them:
 //
 //   - RDNs from the last in the certificate to the first, joined by ",";

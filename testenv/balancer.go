@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // Balancer is one loopback address in front of several ZooKeeper servers,
@@ -97,7 +98,7 @@ func (b *Balancer) dialNext() (net.Conn, error) {
 		b.next++
 		b.mu.Unlock()
 		var s net.Conn
-		if s, err = net.Dial("tcp", t); err == nil {
+		if s, err = net.DialTimeout("tcp", t, balancerDialTimeout); err == nil {
 			return s, nil
 		}
 	}
@@ -126,3 +127,7 @@ func (b *Balancer) pipe(dst, src net.Conn) {
 	delete(b.conns, src)
 	b.mu.Unlock()
 }
+
+// balancerDialTimeout bounds a Balancer's dial of one server, so that a
+// server that does not answer costs a connection that long, not Close.
+const balancerDialTimeout = 5 * time.Second

@@ -19,9 +19,11 @@ import (
 // with Hosts.UseNameserver, inside WithPrivateHosts. Methods are safe for
 // concurrent use; Close stops it.
 type DNS struct {
-	conn *net.UDPConn
-	done chan struct{}
-	wg   sync.WaitGroup
+	conn      *net.UDPConn
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+	wg        sync.WaitGroup
 
 	mu      sync.Mutex
 	names   map[string][]net.IP // lower case, with the final dot
@@ -50,11 +52,14 @@ func StartDNS() (*DNS, error) {
 // IP returns the address the server listens on (port 53).
 func (d *DNS) IP() string { return d.conn.LocalAddr().(*net.UDPAddr).IP.String() }
 
-// Set makes name resolve to addrs (IPv4 literals).
+// Set makes name resolve to addrs (IPv4 literals; anything else is
+// skipped: the server answers A queries only).
 func (d *DNS) Set(name string, addrs ...string) {
 	ips := make([]net.IP, 0, len(addrs))
 	for _, a := range addrs {
-		ips = append(ips, net.ParseIP(a).To4())
+		if ip := net.ParseIP(a).To4(); ip != nil {
+			ips = append(ips, ip)
+		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -78,15 +83,12 @@ func (d *DNS) Queries() int {
 // Close stops the server and waits for its answers in flight to be
 // dropped.
 func (d *DNS) Close() error {
-	select {
-	case <-d.done:
-		return nil
-	default:
-	}
-	close(d.done)
-	err := d.conn.Close()
-	d.wg.Wait()
-	return err
+	d.closeOnce.Do(func() {
+		close(d.done)
+		d.closeErr = d.conn.Close()
+		d.wg.Wait()
+	})
+	return d.closeErr
 }
 
 func canonical(name string) string { return strings.ToLower(strings.TrimSuffix(name, ".")) + "." }

@@ -17,20 +17,15 @@ import (
 // members whose steps cost much step less often and the machine is not
 // saturated by them), but never more than MaxStepGap. One step slowed by
 // the machine (a garbage collection of a large heap, the CPU shared with
-// other work) does not count: it used to put the next off by ten times
-// as long. At 40,000 shards members then acted on a join 49 s and 113 s
-// after it, one after another. With every gap capped at 1 s instead, at
-// 100,000 shards six members in one process (their steps of a few hundred
-// milliseconds each) took 150% of two cores during a join, and the fleet
-// was not balanced after 6 minutes.
+// other work) does not count. Gaps are paced by cost rather than capped
+// low because steps of many members in one process would otherwise take
+// the cores the handoffs need (bench/README.md has the figures).
 //
 // Steps that change nothing space out further: each one in a row doubles
 // the gap, up to maxQuietDoublings times (and MaxStepGap). During a drain
 // or a join every handoff changes a record, so every member's view, and
-// each member recomputed the same assignment about once a second: at
-// 100,000 shards those steps took the CPU the handoffs needed (a drain's
-// handoffs ran at 150-500 a second while the five members stepped, at
-// 1,400-1,900 between their steps). A step that acts (a shard given a new
+// recomputing the same assignment each time would take the CPU the
+// handoffs need. A step that acts (a shard given a new
 // target, a runner started, withdrawn or queued for a handoff, a settle
 // begun) brings the gap back to its cost's. A step something is waiting
 // for (a settle or a freeze ending, a runner to restart: due) waits the

@@ -18,8 +18,9 @@ const (
 	MaxAddress = 1024
 	// MaxLabels bounds how many labels a member publishes.
 	MaxLabels = 32
-	// MaxLabelKey and MaxLabelValue bound a label's key and value, in bytes.
-	MaxLabelKey   = 64
+	// MaxLabelKey bounds a label's key, in bytes.
+	MaxLabelKey = 64
+	// MaxLabelValue bounds a label's value, in bytes.
 	MaxLabelValue = 256
 )
 

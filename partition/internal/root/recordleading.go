@@ -59,6 +59,10 @@ func decodeFast(data []byte, b *Bounds) (r Record, ok bool) {
 	return r, true
 }
 
+// maxLeadingHint caps the entries a leading map is sized for before its
+// entries are read; a larger map grows as entries are added.
+const maxLeadingHint = 1 << 16
+
 // parseLeading parses the object {"id":token,...} at data[i:] as
 // json.Marshal writes it (no whitespace; ids of printable ASCII without
 // quote or backslash; tokens of plain decimal digits that fit in 64
@@ -73,8 +77,9 @@ func parseLeading(data []byte, i int, b *Bounds) (out map[string]uint64, end int
 		return map[string]uint64{}, i + 1, true
 	}
 	// A size hint: every entry has a colon (ids might too); no more than
-	// the shards b knows.
-	hint := bytes.Count(data[i:], []byte{':'})
+	// the shards b knows, nor than maxLeadingHint (a record of colons
+	// must not size a map for a reader without a shard list).
+	hint := min(bytes.Count(data[i:], []byte{':'}), maxLeadingHint)
 	if b.known != nil {
 		hint = min(hint, len(b.known))
 	}

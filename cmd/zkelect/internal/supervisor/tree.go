@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/zkelect/zkelect/internal/proctree"
@@ -19,5 +21,9 @@ const treeKillWait = 5 * time.Second
 func killTree(pid int) {
 	ctx, cancel := context.WithTimeout(context.Background(), treeKillWait)
 	defer cancel()
-	_ = proctree.Kill(ctx, pid)
+	if err := proctree.Kill(ctx, pid); err != nil {
+		// Named on the reaper's stderr (the worker's, which the daemon
+		// logs): a descendant of another user outlives the leadership.
+		fmt.Fprintf(os.Stderr, "zkelect: %v\n", err)
+	}
 }
