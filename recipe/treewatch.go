@@ -2,11 +2,14 @@ package recipe
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/internal/jute"
 	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/internal/zkconn"
 )
@@ -109,8 +112,11 @@ func (w *TreeWatch) nodeChanged(ev zk.Event) {
 
 // Next blocks until there are changes, and returns them. After a new
 // connection it adds the watch again before it returns a Resync (retrying
-// while the session lives). It fails with ctx's error, or an error
-// wrapping ErrSessionClosed once the session is closed.
+// while the session lives and the error is connection loss or expiry).
+// It fails with ctx's error, an error wrapping ErrSessionClosed once the
+// session is closed, the session's EndErr once it ended for good
+// (Session.Ended), or the server's refusal to add the watch (NOAUTH,
+// UNIMPLEMENTED, ...), wrapped with the path.
 func (w *TreeWatch) Next(ctx context.Context) (TreeChanges, error) {
 	var b retry.Backoff
 	for {
@@ -121,6 +127,12 @@ func (w *TreeWatch) Next(ctx context.Context) (TreeChanges, error) {
 		switch {
 		case rearm:
 			if err := w.s.conn.AddWatch(ctx, w.path, true); err != nil {
+				if ctx.Err() != nil {
+					return TreeChanges{}, ctx.Err()
+				}
+				if !rearmRetryable(err) {
+					return TreeChanges{}, fmt.Errorf("recipe: add the watch on %s again: %w", w.path, err)
+				}
 				w.mu.Lock()
 				w.rearm = true
 				w.mu.Unlock()
@@ -141,8 +153,17 @@ func (w *TreeWatch) Next(ctx context.Context) (TreeChanges, error) {
 			return TreeChanges{}, ctx.Err()
 		case <-w.s.Done():
 			return TreeChanges{}, ErrSessionClosed
+		case <-w.s.Ended():
+			return TreeChanges{}, w.endErr(ctx)
 		}
 	}
+}
+
+// rearmRetryable reports whether a failed AddWatch is tried again:
+// connection loss and the like, or an expired session (a new one follows
+// unless the session ended, which Next also watches); not a refusal.
+func rearmRetryable(err error) bool {
+	return Retryable(err) || zkconn.Classify(err) == jute.ClassSessionOver && !errors.Is(err, zkconn.ErrClosed)
 }
 
 // pause waits d, or less when a connection comes; false once ctx ended or
@@ -158,6 +179,8 @@ func (w *TreeWatch) pause(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-w.s.Done():
 		return false
+	case <-w.s.Ended():
+		return false
 	}
 	return true
 }
@@ -165,6 +188,9 @@ func (w *TreeWatch) pause(ctx context.Context, d time.Duration) bool {
 func (w *TreeWatch) endErr(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if err := w.s.EndErr(); err != nil {
+		return err
 	}
 	return ErrSessionClosed
 }

@@ -29,6 +29,7 @@ type hub struct {
 	root   string
 	shards []string // this member's shards: /v1/owners lists them all
 	closed chan struct{}
+	live   func() bool // whether the picture is vouched for now: the session is connected
 
 	mu      sync.Mutex
 	ready   bool // the first picture arrived
@@ -39,10 +40,10 @@ type hub struct {
 	subs    map[chan LeaderEvent]struct{}
 }
 
-func newHub(root string, shards []string) *hub {
+func newHub(root string, shards []string, live func() bool) *hub {
 	return &hub{
 		stream: strconv.FormatInt(time.Now().UnixNano(), 36),
-		root:   root, shards: slices.Clone(shards), closed: make(chan struct{}),
+		root:   root, shards: slices.Clone(shards), closed: make(chan struct{}), live: live,
 		since: map[string]time.Time{}, subs: map[chan LeaderEvent]struct{}{},
 	}
 }

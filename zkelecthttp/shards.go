@@ -86,7 +86,7 @@ func NewShards(sess *recipe.Session, mgr *partition.Manager, opts ShardsOptions)
 		sess: sess, mgr: mgr, opts: opts,
 		health:      append(Health{SessionHealth(sess)}, opts.Checks...),
 		ready:       newReadiness(sess, mgr, opts.Root, opts.Member, opts.OnReadiness),
-		hub:         newHub(opts.Root, opts.Shards),
+		hub:         newHub(opts.Root, opts.Shards, sess.Connected),
 		streams:     make(watchStreams, opts.MaxWatchStreams),
 		leaderships: opts.Leaderships,
 	}, nil

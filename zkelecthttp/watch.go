@@ -60,8 +60,12 @@ func (s watchStreams) release() { <-s }
 // whose tokens are their candidates' czxids). The stream ends when
 // the hub stops or the client falls too far behind; clients reconnect
 // with the last id they saw. An idle stream gets a comment line every
-// heartbeat (?heartbeat=, 100ms to 15s; 15s by default).
-// Beyond the stream cap it answers 503 with the cap and a Retry-After.
+// heartbeat (?heartbeat=, 100ms to 15s; 15s by default) while the
+// member's session is connected, none while it is not: a client counting
+// heartbeats as freshness (partition/routing) sees a cut-off daemon's
+// view go stale.
+// Beyond the stream cap it answers 503 with the cap and a Retry-After;
+// while the session is not connected, 503 too.
 func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -76,6 +80,10 @@ func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.
 	beat, err := heartbeatOf(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !h.live() {
+		http.Error(w, "not connected: the member's ZooKeeper session is cut off, its picture is not vouched for", http.StatusServiceUnavailable)
 		return
 	}
 	if !streams.acquire() {
@@ -105,6 +113,9 @@ func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.
 		case <-h.closed:
 			return
 		case <-keep.C:
+			if !h.live() {
+				continue // no heartbeat while the session is cut off: the client sees the view as stale
+			}
 			fmt.Fprint(w, ": keep-alive\n\n")
 		case ev, open := <-ch:
 			if !open {

@@ -47,6 +47,8 @@ type Source interface {
 	// confirms its view (an event, a heartbeat, a connected session), until
 	// ctx ends (nil) or the source fails for good.
 	run(ctx context.Context, set func(Table), fresh func()) error
+	// check reports an invalid source, for New.
+	check() error
 }
 
 // Config configures New.
@@ -76,10 +78,14 @@ type Client struct {
 }
 
 // New returns a client; Run starts following its source. It fails with
-// ErrNoShards, or an error naming a missing Source.
+// ErrNoShards, a *HeartbeatError (Daemons given a heartbeat out of
+// bounds), or an error naming a missing Source.
 func New(cfg Config) (*Client, error) {
 	if cfg.Source == nil {
 		return nil, errors.New("routing: Config.Source is required")
+	}
+	if err := cfg.Source.check(); err != nil {
+		return nil, err
 	}
 	if len(cfg.Shards) == 0 && cfg.ShardOf == nil {
 		return nil, ErrNoShards

@@ -1,6 +1,7 @@
 package routing_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -78,6 +79,19 @@ func TestRouterOverZooKeeperFollowsTheElections(t *testing.T) {
 	if r, err := c.Route("some key"); err != nil || r.Shard != routing.HashKey("some key", shards) {
 		t.Errorf("Route(some key) = %+v, %v", r, err)
 	}
+	sawX := make(chan partition.Cluster, 1) // a view that read x's record
+	wctx, wcancel := context.WithCancel(t.Context())
+	wdone := make(chan error, 1)
+	go func() {
+		wdone <- partition.WatchCluster(wctx, obs, root, func(cl partition.Cluster) {
+			if _, ok := cl.Members["x"]; ok {
+				select {
+				case sawX <- cl:
+				default:
+				}
+			}
+		})
+	}()
 	forged := fmt.Appendf(nil, `{"session":%d,"leading":{"0":9000000000000}}`, obs.ID())
 	if _, err := obs.Create(t.Context(), root+"/owners/x", forged, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
@@ -85,11 +99,23 @@ func TestRouterOverZooKeeperFollowsTheElections(t *testing.T) {
 	if _, err := obs.Create(t.Context(), root+"/members/x", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	a.stop()
-	eventually(t, 30*time.Second, "every shard routed to b after a stopped", func() (bool, string) { return allRoutedTo(c, shards, "b") })
+	select {
+	case cl := <-sawX:
+		if l := cl.Leaders["0"]; l.Member == "x" {
+			t.Errorf("the view that read x's forged record shows x leading shard 0: %+v", l)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("timed out after 30s waiting for a view of the cluster with x among its members")
+	}
+	wcancel()
+	if err := <-wdone; err != nil {
+		t.Errorf("WatchCluster: %v", err)
+	}
 	if r, err := c.Leader("0"); r.Member == "x" {
 		t.Errorf("shard 0 routed to x, from its forged record: %+v %v", r, err)
 	}
+	a.stop()
+	eventually(t, 30*time.Second, "every shard routed to b after a stopped", func() (bool, string) { return allRoutedTo(c, shards, "b") })
 	if s := c.Staleness(); s < 0 || s > routing.DefaultStaleAfter {
 		t.Errorf("staleness %v with a connected session", s)
 	}
@@ -102,5 +128,16 @@ func TestRouterRefusesWhatItCannotUse(t *testing.T) {
 	}
 	if _, err := routing.New(routing.Config{Source: routing.Daemons([]string{"http://127.0.0.1:1"}, 0)}); !errors.Is(err, routing.ErrNoShards) {
 		t.Errorf("New without shards: %v", err)
+	}
+	for _, beat := range []time.Duration{-time.Millisecond, 99 * time.Millisecond, 16 * time.Second} {
+		_, err := routing.New(routing.Config{Source: routing.Daemons([]string{"http://127.0.0.1:1"}, beat), Shards: []string{"0"}})
+		if he := (*routing.HeartbeatError)(nil); !errors.As(err, &he) || he.Heartbeat != beat {
+			t.Errorf("New with a Daemons heartbeat of %v: %v, want a *HeartbeatError", beat, err)
+		}
+	}
+	for _, beat := range []time.Duration{0, routing.MinHeartbeat, routing.MaxHeartbeat} {
+		if _, err := routing.New(routing.Config{Source: routing.Daemons([]string{"http://127.0.0.1:1"}, beat), Shards: []string{"0"}}); err != nil {
+			t.Errorf("New with a Daemons heartbeat of %v: %v", beat, err)
+		}
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zkelect/zkelect/internal/retry"
@@ -23,25 +25,49 @@ const DefaultHeartbeat = 500 * time.Millisecond
 // daemon is left for the next.
 const missedBeats = 3
 
+// MinHeartbeat and MaxHeartbeat bound the heartbeat Daemons may ask of a
+// daemon: what its /v1/watch accepts (it answers 400 outside).
+const (
+	MinHeartbeat = 100 * time.Millisecond
+	MaxHeartbeat = 15 * time.Second
+)
+
+// HeartbeatError reports a heartbeat given to Daemons outside
+// MinHeartbeat..MaxHeartbeat; New returns it.
+type HeartbeatError struct {
+	Heartbeat time.Duration // the heartbeat given
+}
+
+func (e *HeartbeatError) Error() string {
+	return fmt.Sprintf("routing: Daemons heartbeat %v: want 0 (DefaultHeartbeat) or %v to %v", e.Heartbeat, MinHeartbeat, MaxHeartbeat)
+}
+
 // daemonSource follows the daemons' /v1/watch streams, one at a time.
 type daemonSource struct {
 	urls   []string
 	beat   time.Duration
 	client *http.Client
+	err    error // an invalid heartbeat, for New
 }
 
 // Daemons returns the source that follows the /v1/watch stream of the
 // first reachable daemon among urls (each "http://host:port", a daemon's
 // --listen), asking a heartbeat every beat (0: DefaultHeartbeat; 100ms to
-// 15s). A stream silent for three heartbeats, refused or ended, is left for
+// 15s, else New fails with a *HeartbeatError). A stream silent for three heartbeats, refused or ended, is left for
 // the next daemon in turn; each new stream starts from the daemon's
 // snapshot, which replaces the view. Member labels come from snapshots.
 func Daemons(urls []string, beat time.Duration) Source {
-	if beat <= 0 {
+	var err error
+	switch {
+	case beat == 0:
 		beat = DefaultHeartbeat
+	case beat < MinHeartbeat || beat > MaxHeartbeat:
+		err = &HeartbeatError{Heartbeat: beat}
 	}
-	return &daemonSource{urls: append([]string(nil), urls...), beat: beat, client: &http.Client{}}
+	return &daemonSource{urls: append([]string(nil), urls...), beat: beat, client: &http.Client{}, err: err}
 }
+
+func (d *daemonSource) check() error { return d.err }
 
 func (d *daemonSource) run(ctx context.Context, set func(Table), fresh func()) error {
 	if len(d.urls) == 0 {
@@ -67,14 +93,17 @@ func (d *daemonSource) run(ctx context.Context, set func(Table), fresh func()) e
 // reports whether it gave a view.
 func (d *daemonSource) follow(ctx context.Context, base string, set func(Table), fresh func()) bool {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }() // the reader ends with ctx
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/v1/watch?heartbeat="+url.QueryEscape(d.beat.String()), nil)
 	if err != nil {
 		return false
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	lines := make(chan string)
+	wg.Add(1)
 	go func() {
+		defer wg.Done()
 		defer close(lines)
 		resp, err := d.client.Do(req)
 		if err != nil {
@@ -154,8 +183,11 @@ func (s *streamState) apply(event, data string) (Table, bool) {
 		}
 		s.routes = map[string]Route{}
 		for _, sh := range o.Shards {
-			if sh.Leader != "" && sh.Token != nil {
-				s.routes[sh.Shard] = Route{Shard: sh.Shard, Member: sh.Leader, Address: sh.Address, Labels: s.labels[sh.Leader], Token: tokenOf(*sh.Token)}
+			if sh.Leader == "" || sh.Token == nil {
+				continue
+			}
+			if tok, ok := tokenOf(*sh.Token); ok { // an unreadable token: no route
+				s.routes[sh.Shard] = Route{Shard: sh.Shard, Member: sh.Leader, Address: sh.Address, Labels: s.labels[sh.Leader], Token: tok}
 			}
 		}
 		s.gave = true
@@ -165,10 +197,14 @@ func (s *streamState) apply(event, data string) (Table, bool) {
 			return Table{}, false
 		}
 		s.routes = tableOf(s.routes).Routes // handed-out tables are never modified
-		if ev.Leader == nil || ev.Token == nil {
+		tok, ok := zxidfence.Token(0), false
+		if ev.Leader != nil && ev.Token != nil {
+			tok, ok = tokenOf(*ev.Token)
+		}
+		if !ok { // no leader, or a token we cannot read: no route
 			delete(s.routes, ev.Shard)
 		} else {
-			s.routes[ev.Shard] = Route{Shard: ev.Shard, Member: *ev.Leader, Address: ev.Address, Labels: s.labels[*ev.Leader], Token: tokenOf(*ev.Token)}
+			s.routes[ev.Shard] = Route{Shard: ev.Shard, Member: *ev.Leader, Address: ev.Address, Labels: s.labels[*ev.Leader], Token: tok}
 		}
 	default:
 		return Table{}, false
@@ -176,11 +212,12 @@ func (s *streamState) apply(event, data string) (Table, bool) {
 	return Table{Routes: s.routes}, true
 }
 
-// tokenOf converts the JSON token (its decimal form); 0 if unreadable.
-func tokenOf(t zkelecthttp.Token) zxidfence.Token {
+// tokenOf converts the JSON token (its decimal form); false if
+// unreadable or 0 (no leadership has token 0).
+func tokenOf(t zkelecthttp.Token) (zxidfence.Token, bool) {
 	n, err := strconv.ParseUint(t.Decimal, 10, 64)
-	if err != nil {
-		return 0
+	if err != nil || n == 0 {
+		return 0, false
 	}
-	return zxidfence.Token(n)
+	return zxidfence.Token(n), true
 }

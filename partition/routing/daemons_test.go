@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/partition/routing"
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // TestRouterOverDaemonsFailsOverFromAPausedDaemon: a router follows the
@@ -65,5 +66,32 @@ func TestRouterOverDaemonsFailsOverFromAPausedDaemon(t *testing.T) {
 	stopFollowed()
 	eventually(t, 30*time.Second, "every shard routed to the other daemon's member, through its stream, the first still paused", func() (bool, string) {
 		return allRoutedTo(c, shards, other)
+	})
+}
+
+// TestRouterOverDaemonsIsStaleWhileTheDaemonsSessionIsCutOff: a router
+// follows the only daemon, whose member's ZooKeeper link then goes
+// through a blackholed proxy. The daemon's HTTP stream stays open, but it
+// must stop vouching for its view: the router reports ErrStale within its
+// bound instead of the old leaders with a nil error.
+func TestRouterOverDaemonsIsStaleWhileTheDaemonsSessionIsCutOff(t *testing.T) {
+	root, shards := testRoot(t), partition.Range(0, 4)
+	proxy := zkc.NewProxyT(t)
+	ma := runMemberOn(t, connect(t, recipe.WithDialer(proxy.Dialer())), root, "a", shards)
+	ua := serveDaemon(t, root, "a", shards, ma, &gate{})
+	beat := 200 * time.Millisecond
+	c, err := routing.New(routing.Config{Source: routing.Daemons([]string{ua}, beat), Shards: shards, StaleAfter: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runClient(t, c)
+	eventually(t, 30*time.Second, "every shard routed to a", func() (bool, string) {
+		return allRoutedTo(c, shards, "a")
+	})
+	proxy.Blackhole()
+	t.Cleanup(proxy.Heal)
+	eventually(t, 30*time.Second, "ErrStale once the daemon's session is cut off", func() (bool, string) {
+		_, err := c.Leader("0")
+		return errors.Is(err, routing.ErrStale), errString(err)
 	})
 }

@@ -29,11 +29,11 @@ func testRoot(t *testing.T) string {
 }
 
 // connect opens a session closed at the end of the test.
-func connect(t *testing.T) *recipe.Session {
+func connect(t *testing.T, opts ...recipe.SessionOption) *recipe.Session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	s, err := recipe.Connect(ctx, zkc.Addrs(), recipe.WithSessionTimeout(4*time.Second))
+	s, err := recipe.Connect(ctx, zkc.Addrs(), append([]recipe.SessionOption{recipe.WithSessionTimeout(4 * time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -51,7 +51,12 @@ type member struct {
 
 func runMember(t *testing.T, root, id string, shards []string) *member {
 	t.Helper()
-	sess := connect(t)
+	return runMemberOn(t, connect(t), root, id, shards)
+}
+
+// runMemberOn is runMember on sess.
+func runMemberOn(t *testing.T, sess *recipe.Session, root, id string, shards []string) *member {
+	t.Helper()
 	mgr, err := partition.NewManager(sess, root, partition.Config{MemberID: id, Shards: shards, Address: id + ".example:8080", Labels: map[string]string{"zone": id}})
 	if err != nil {
 		t.Fatal(err)

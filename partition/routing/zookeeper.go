@@ -24,6 +24,8 @@ type zkSource struct {
 // members' records. Its view is confirmed while sess is connected.
 func ZooKeeper(sess *recipe.Session, root string) Source { return &zkSource{sess: sess, root: root} }
 
+func (z *zkSource) check() error { return nil }
+
 func (z *zkSource) run(ctx context.Context, set func(Table), fresh func()) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

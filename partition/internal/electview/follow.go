@@ -63,6 +63,8 @@ func FollowWithin(ctx context.Context, sess *recipe.Session, root, what string, 
 			return nil
 		case <-sess.Done():
 			return fmt.Errorf("partition: %s %s: %w", what, root, recipe.ErrSessionClosed)
+		case <-sess.Ended():
+			return fmt.Errorf("partition: %s %s: the session ended for good: %w", what, root, sess.EndErr())
 		case err := <-e.pumpErr:
 			return fmt.Errorf("partition: %s %s: %w", what, root, err)
 		case u := <-updates:

@@ -115,8 +115,9 @@ func (t *Elections) pump(ctx context.Context) {
 	}
 }
 
-// relist reads the layout and every election's path, and marks every
-// election known or listed to be read.
+// relist reads the layout and every election's path, marks every listed
+// election to be read, and forgets the known ones not listed (deleted
+// while the watch was away: a leader of a deleted shard is not shown).
 func (t *Elections) relist(ctx context.Context) error {
 	layout, ids, err := rootdata.ListRoot(ctx, t.sess, t.root)
 	if err != nil {
@@ -127,16 +128,22 @@ func (t *Elections) relist(ctx context.Context) error {
 		return fmt.Errorf("partition: list the elections under %s: %w", t.root, err)
 	}
 	t.layout = layout
-	for p := range t.elections {
-		t.mark(p)
-	}
+	listed := make(map[string]election, len(ids)+len(flat))
 	for _, id := range ids {
-		t.add(layout.ShardPath(t.root, id), election{shard: id, flat: !layout.Bucketed()})
+		listed[layout.ShardPath(t.root, id)] = election{shard: id, flat: !layout.Bucketed()}
 	}
 	if layout.Migrating() {
 		for _, id := range flat {
-			t.add(rootdata.Flat.ShardPath(t.root, id), election{shard: id, flat: true})
+			listed[rootdata.Flat.ShardPath(t.root, id)] = election{shard: id, flat: true}
 		}
+	}
+	for p := range t.elections {
+		if _, ok := listed[p]; !ok {
+			t.forget(p)
+		}
+	}
+	for p, el := range listed {
+		t.add(p, el)
 	}
 	t.listed = true
 	return nil
