@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkelect/zkelect/partition/internal/electview"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/partition/internal/root/electview"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )

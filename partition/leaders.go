@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkelect/zkelect/partition/internal/electview"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/partition/internal/root/electview"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -17,7 +17,7 @@ import (
 // This file reports the leader of every shard to observers routing
 // requests to the leaders: Config.OnLeaderChanged inside a member (as the
 // members' records publish it), WatchLeaders outside (as the elections
-// hold it, see internal/electview). Both deliver through a notifier, so
+// hold it, see internal/root/electview). Both deliver through a notifier, so
 // that a slow callback holds up neither the elections nor the watches.
 
 // ErrNilCallback reports a nil callback where one is required.
@@ -122,7 +122,7 @@ func changedShards(old, next map[string]published) []string {
 // hold once every election has been read. A shard's token never goes down
 // within one call. It follows the elections with one persistent recursive
 // watch on root (ZooKeeper 3.6+) and re-reads only an election whose first
-// znode may have changed (see internal/electview), without registering,
+// znode may have changed (see internal/root/electview), without registering,
 // so any process with a session can follow the leaders, for example to
 // route requests; no member record is a source of leaders. fn runs on the
 // calling goroutine, one call at a time, in order; when it is slower than

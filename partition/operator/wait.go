@@ -3,13 +3,13 @@ package operator
 import (
 	"context"
 
-	"github.com/zkelect/zkelect/partition/internal/electview"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/partition/internal/root/electview"
 )
 
 // This file waits for the effect of an operator's change, following the
 // live members and the operator state with watches and the leaders with
-// the elections themselves (internal/electview), no polling: a wait ends
+// the elections themselves (internal/root/electview), no polling: a wait ends
 // when the shards moved, not when a record says so.
 
 // WaitDrained blocks until no election under the root has member as its
