@@ -364,17 +364,6 @@ func (t *Elections) Leaders() map[string]Leader {
 	return out
 }
 
-// Shards returns every shard with an election under the root.
-func (t *Elections) Shards() map[string]bool {
-	out := make(map[string]bool, len(t.elections))
-	for _, el := range t.elections {
-		if t.counts(el) {
-			out[el.shard] = true
-		}
-	}
-	return out
-}
-
 // Published returns Leaders as rootdata's claims (member and token).
 func (t *Elections) Published() map[string]rootdata.Published {
 	out := make(map[string]rootdata.Published, len(t.leaders))
