@@ -195,6 +195,7 @@ func (p *publisher) wait() { p.wg.Wait() }
 func (p *publisher) flush(ctx context.Context) {
 	retry := newBackoff()
 	defer p.failing.Store(false)
+	var failingSince time.Time // the first failure of this streak of retryable ones
 	for ctx.Err() == nil {
 		r, since := p.take()
 		if r == nil {
@@ -204,6 +205,7 @@ func (p *publisher) flush(ctx context.Context) {
 		err := p.writeOn(ctx, sess, *r)
 		if err == nil {
 			p.failing.Store(false)
+			failingSince = time.Time{}
 			if connected && p.sess.ID() == sess { // not a wait for a connection
 				p.observeWrite(time.Since(start))
 			}
@@ -226,7 +228,10 @@ func (p *publisher) flush(ctx context.Context) {
 			p.log.Debug().Err(err).Msg("publish member record: on the new session now")
 			continue // the new session is there: no backoff
 		}
-		p.log.Warn().Err(err).Msg("publish member record")
+		if failingSince.IsZero() {
+			failingSince = time.Now()
+		}
+		p.logFailure(err, time.Since(failingSince))
 		retry.waitOr(ctx, next) // a new session ends the pause
 	}
 }
@@ -323,4 +328,21 @@ func (p *publisher) overwrite(ctx context.Context, data []byte) error {
 		p.version = st.Version
 	}
 	return p.store(ctx, data)
+}
+
+// recordWarnAfter is how long a record may keep failing for connection
+// loss before it is a warning: a write cut by a lost connection is retried
+// at once on the next, and the session's own events say the connection
+// was lost.
+const recordWarnAfter = 5 * time.Second
+
+// logFailure logs a failed record write: a warning for an error no retry
+// fixes, or for connection loss that has lasted recordWarnAfter; else a
+// debug line (the write is retried).
+func (p *publisher) logFailure(err error, failing time.Duration) {
+	if recipe.Retryable(err) && failing < recordWarnAfter {
+		p.log.Debug().Err(err).Dur("failing", failing).Msg("publish member record; again")
+		return
+	}
+	p.log.Warn().Err(err).Dur("failing", failing).Msg("publish member record")
 }
