@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/partition/routing"
+	"github.com/zkelect/zkelect/recipe"
 )
 
 // TestHashKeyIsFixed pins HashKey: a change of these values moves every
@@ -53,15 +54,7 @@ func isNew(s string, old []string) bool {
 // written by x, who is no member, claiming shard 0 with the largest token
 // routes nothing to x.
 func TestRouterOverZooKeeperFollowsTheElections(t *testing.T) {
-	root, shards := testRoot(t), partition.Range(0, 8)
-	a := runMember(t, root, "a", shards)
-	runMember(t, root, "b", shards)
-	obs := connect(t)
-	c, err := routing.New(routing.Config{Source: routing.ZooKeeper(obs, root), Shards: shards})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runClient(t, c)
+	root, shards, a, obs, c := routedPair(t)
 	eventually(t, 30*time.Second, "every shard routed as the elections say", func() (bool, string) {
 		owners, err := partition.Owners(t.Context(), obs, root)
 		if err != nil {
@@ -140,4 +133,21 @@ func TestRouterRefusesWhatItCannotUse(t *testing.T) {
 			t.Errorf("New with a Daemons heartbeat of %v: %v", beat, err)
 		}
 	}
+}
+
+// routedPair runs members a and b on a new root of 8 shards and a router
+// over ZooKeeper on an observer's session of its own; it returns the
+// root, the shards, a, the observer's session and the running router.
+func routedPair(t *testing.T) (string, []string, *member, *recipe.Session, *routing.Client) {
+	t.Helper()
+	root, shards := testRoot(t), partition.Range(0, 8)
+	a := runMember(t, root, "a", shards)
+	runMember(t, root, "b", shards)
+	obs := connect(t)
+	c, err := routing.New(routing.Config{Source: routing.ZooKeeper(obs, root), Shards: shards})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runClient(t, c)
+	return root, shards, a, obs, c
 }

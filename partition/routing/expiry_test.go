@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/zkelect/zkelect/partition"
-	"github.com/zkelect/zkelect/partition/routing"
 	"github.com/zkelect/zkelect/testenv"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -16,15 +15,7 @@ import (
 // a's new session, with a new token, and the router shows each new
 // leadership as its election holds it.
 func TestRouterFollowsAMembersSessionExpiry(t *testing.T) {
-	root, shards := testRoot(t), partition.Range(0, 8)
-	a := runMember(t, root, "a", shards)
-	runMember(t, root, "b", shards)
-	obs := connect(t)
-	c, err := routing.New(routing.Config{Source: routing.ZooKeeper(obs, root), Shards: shards})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runClient(t, c)
+	root, shards, a, obs, c := routedPair(t)
 	before := map[string]zxidfence.Token{}
 	eventually(t, 30*time.Second, "a leading some shards, every shard routed", func() (bool, string) {
 		clear(before)

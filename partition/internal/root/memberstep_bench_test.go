@@ -180,21 +180,7 @@ func BenchmarkMemberStepRecordChange(b *testing.B) {
 		for _, sz := range fleets(b, group...) {
 			b.Run(sz.String(), func(b *testing.B) {
 				f := newBenchFleet(b, sz.shards, sz.members, true)
-				other := benchMember(1)
-				b.ReportAllocs()
-				b.ResetTimer()
-				cpu0 := cpuTime()
-				for i := range b.N {
-					r := f.records[other]
-					if i%2 == 0 {
-						r = f.alt[other]
-					}
-					f.view.Apply(Update{Member: other, Rec: &StoredRecord{Record: r}})
-					f.step()
-				}
-				b.StopTimer()
-				report(b, cpu0)
-				runtime.KeepAlive(f)
+				benchRecordChanges(b, f, func() { f.step() })
 			})
 		}
 	}
@@ -238,21 +224,27 @@ func BenchmarkMemberStepFull(b *testing.B) {
 	for _, sz := range stepFleets[:2] {
 		b.Run(sz.String(), func(b *testing.B) {
 			f := newBenchFleet(b, sz.shards, sz.members, false)
-			other := benchMember(1)
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := cpuTime()
-			for i := range b.N {
-				r := f.records[other]
-				if i%2 == 0 {
-					r = f.alt[other]
-				}
-				f.view.Apply(Update{Member: other, Rec: &StoredRecord{Record: r}})
-				f.fullStep()
-			}
-			b.StopTimer()
-			report(b, cpu0)
-			runtime.KeepAlive(f)
+			benchRecordChanges(b, f, func() { f.fullStep() })
 		})
 	}
+}
+
+// benchRecordChanges times b.N steps, each after another member's record
+// is written again (its two versions in turn), and reports their CPU.
+func benchRecordChanges(b *testing.B, f *benchFleet, step func()) {
+	other := benchMember(1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := range b.N {
+		r := f.records[other]
+		if i%2 == 0 {
+			r = f.alt[other]
+		}
+		f.view.Apply(Update{Member: other, Rec: &StoredRecord{Record: r}})
+		step()
+	}
+	b.StopTimer()
+	report(b, cpu0)
+	runtime.KeepAlive(f)
 }
