@@ -17,21 +17,13 @@ func (l *loop) collectEvery() time.Duration {
 	return min(max(l.m.cfg.RestartGrace/4, 50*time.Millisecond), time.Second)
 }
 
-// orphanedTTL bounds how long a shard whose leader left counts as orphaned
-// for the failover metric: a takeover later than that is not measured.
-const orphanedTTL = time.Minute
-
 // collect deletes the records of members absent for longer than the
 // restart grace (version-checked, so a member that came back and rewrote
 // its record keeps it) and ends our own reservation when its grace is over.
 func (l *loop) collect(now time.Time) {
 	l.noteLease()
 	l.dropSuspended(now)
-	for s, since := range l.orphaned { // taken over elsewhere, or never here
-		if now.Sub(since) > orphanedTTL {
-			delete(l.orphaned, s)
-		}
-	}
+	l.core.ExpireOrphans(now)
 	l.expireReservation(now)
 	if !l.selfLive() {
 		return
@@ -46,9 +38,7 @@ func (l *loop) collect(now time.Time) {
 			since = now
 			l.absentSince[id] = now
 			for s := range rec.Leading {
-				if !l.leading.Leads(s) {
-					l.orphaned[s] = now
-				}
+				l.core.Orphan(s, now)
 			}
 		}
 		if v, issued := l.collecting[id]; (issued && v == rec.Version) || now.Sub(since) < l.m.cfg.RestartGrace {

@@ -60,13 +60,13 @@ func ReservedAfterAssigning(m *Manager, members map[string]int64, others map[str
 	l.view.Apply(update{Members: live})
 	l.view.OpRead = true
 	for _, s := range reserved {
-		l.grace.ReserveFor(s, time.Now())
+		l.core.Grace.ReserveFor(s, time.Now())
 	}
 	l.recompute()
 	targets = map[string]string{}
 	for _, s := range reserved {
 		targets[s] = l.targets[s]
-		if l.grace.IsReserved(s) {
+		if l.core.Grace.IsReserved(s) {
 			kept = append(kept, s)
 		}
 	}
@@ -80,8 +80,8 @@ func RecordAfterLongSuspension(m *Manager, shard string) (leading map[string]uin
 	l := newLoop(m)
 	defer l.cancel()
 	now := time.Now()
-	l.leading.Start(shard, 7, now)
-	l.grace.Suspend(shard, now.Add(-2*m.sess.Timeout()))
+	l.core.Leading.Start(shard, 7, now)
+	l.core.Grace.Suspend(shard, now.Add(-2*m.sess.Timeout()))
 	l.dropSuspended(now)
 	rec := l.record()
 	return rec.Leading, rec.Reserved

@@ -38,13 +38,10 @@ func newLoop(m *Manager) *loop {
 		fatal:   make(chan error, 1),
 		shardState: shardState{
 			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
-			leading: member.NewLeaderships(), grace: member.NewGrace(m.cfg.RestartGrace),
-			orphaned: map[string]time.Time{}, targets: map[string]string{}, clearing: map[string]bool{},
-			unavail: member.Unavailable[*shard.Seat]{}, unseated: member.Unseated{}, seatHealth: map[*shard.Seat]*member.SeatHealth{},
+			targets: map[string]string{}, clearing: map[string]bool{}, seatHealth: map[*shard.Seat]*member.SeatHealth{},
 		},
-		handoffs:  member.NewHandoffs(),
+		core:      member.NewCore[*shard.Seat](member.Config{RestartGrace: m.cfg.RestartGrace, StartupSettle: m.cfg.StartupSettle, Started: time.Now()}),
 		stepState: stepState{wake: stoppedTimer()},
-		startup:   member.NewStartup(time.Now()),
 		recordState: recordState{
 			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
 		},
@@ -54,6 +51,7 @@ func newLoop(m *Manager) *loop {
 		base:    base,
 		cancel:  cancel,
 	}
+	l.grace, l.steps = &l.core.Grace, &l.core.Steps
 	l.starts.Workers = &l.workers
 	l.member = l.shardMember()
 	return l
@@ -113,7 +111,7 @@ func (l *loop) serve(ctx context.Context) error {
 		case <-l.pub.idle: // a record write ended: the next may go (publish)
 		case <-l.wake.C:
 			l.wakeAt, l.steps.Due = time.Time{}, true // armed for a step then (wakeIn)
-			l.steps.Stale = l.steps.Stale || l.handoffs.Settling()
+			l.steps.Stale = l.steps.Stale || l.core.Handoffs.Settling()
 		}
 		l.drain()
 		l.step()
@@ -135,22 +133,36 @@ func (l *loop) drain() {
 	}
 }
 
-// step runs the loop's stages once, in order: notice what time and the
-// session changed (loopnotice.go), decide the assignment (loopassign.go),
-// reconcile the runners with it (reconcile.go), publish the record
-// (looppublish.go). Deciding and reconciling run only when the state
-// changed, at most once per step gap (pace: member.Steps); notice and
-// publish run every step.
+// step runs the loop's stages once, in order: feed the core what the
+// sessions changed (notice, loopnotice.go), take the core's plan
+// (member.Core.Step: what time changed, the pacing, the startup wait),
+// and carry it out: decide the assignment (loopassign.go), reconcile the
+// runners with it (reconcile.go), publish the record (looppublish.go).
+// Deciding and reconciling run only when the plan says (the state
+// changed, at most once per step gap); notice and publish run every step.
 func (l *loop) step() {
 	l.notice()
+	plan := l.core.Step(l.stepFacts(time.Now()))
+	l.carryOutPlan(plan)
 	defer l.publish()
-	if !l.pace() {
+	if !plan.Decide {
 		return
 	}
 	l.steps.Acted = false
 	l.decide()
-	l.reconcileStale()
+	if plan.Reconcile && l.steps.Stale {
+		l.reconcile()
+	}
 	l.steps.NoteCost(time.Since(l.steps.LastStep()), l.steps.Acted)
+}
+
+// carryOutPlan does what a plan asks beside the stages: mark the record
+// and arm the wake.
+func (l *loop) carryOutPlan(p member.Plan) {
+	l.recordChanged = l.recordChanged || p.RecordChanged
+	if p.WakeIn > 0 {
+		l.wakeIn(p.WakeIn)
+	}
 }
 
 // fail reports an error that ends Run.
@@ -168,13 +180,11 @@ func (l *loop) apply(u update) {
 	if u.Members != nil && !maps.Equal(u.Members, l.view.Members) {
 		// After the startup wait a join, a stop or a crash is acted on at
 		// once; during it, steps would only find the wait longer.
-		l.steps.Urgent = l.startup.MembersChanged(time.Now()) || l.steps.Urgent
+		l.steps.Urgent = l.core.Startup.MembersChanged(time.Now()) || l.steps.Urgent
 	}
 	l.view.Apply(u)
-	if u.Rec != nil && len(l.orphaned) > 0 && u.Rec.Session == l.view.Members[u.Member] {
-		for s := range u.Rec.Leading { // led by a live member now: no failover of ours to time
-			delete(l.orphaned, s)
-		}
+	if u.Rec != nil && u.Rec.Session == l.view.Members[u.Member] {
+		l.core.LedElsewhere(u.Rec.Leading) // led by a live member now: no failover of ours to time
 	}
 	l.noticeOwnRecord(u)
 	switch {
@@ -190,62 +200,67 @@ func (l *loop) apply(u update) {
 	}
 }
 
-// handle records a runner's report.
+// handle feeds a runner's report to the core (member.Core.Report) and
+// carries out what it returns.
 func (l *loop) handle(ev shard.Event) {
 	r, id := ev.Runner, ev.Runner.ID()
-	switch ev.Kind {
-	case shard.Started:
-		l.leading.Start(id, ev.Token, time.Now())
-		l.grace.Resume(id)
-		l.grace.Release(id)
-		delete(l.unavail, id) // led after all: available
-		delete(l.unseated, id)
-		if since, ok := l.orphaned[id]; ok {
-			l.m.met.failovers.Observe(time.Since(since).Seconds())
-			delete(l.orphaned, id)
-		}
-	case shard.Stopped:
-		l.leading.End(id, time.Now())
-		l.grace.Resume(id)
-		l.reserveLost(id, ev.Reason)
-	case shard.Suspended:
-		if l.leading.Leads(id) {
-			l.grace.Suspend(id, time.Now())
-		}
-	case shard.Unseated:
-		l.markUnseated(id, time.Now())
-	case shard.Deferred:
-		if b := l.book(r); b.handoff {
-			b.handoff = false
-			l.handoffs.Ended(id, time.Now(), true) // try again once settled again
-			l.m.met.deferred.Inc()
-			l.nextHandoffs()
-		}
-		l.steps.Stale = true // a withdrawal dropped: handed off once settled
-	case shard.Finished:
-		b := l.book(r)
+	b := l.book(r)
+	now := time.Now()
+	eff := l.core.Report(member.Event{
+		Shard: id, Kind: eventKinds[ev.Kind], Token: ev.Token,
+		Expired: ev.Kind == shard.Stopped && errors.Is(ev.Reason, recipe.ErrSessionExpired),
+		Handoff: b.handoff, AskedAt: b.stopAt, Removed: b.removed,
+		AssignedHere: l.targets[id] == l.m.cfg.MemberID,
+	}, l.facts(now))
+	if ev.Kind == shard.Finished {
 		delete(l.books, r)
 		if ev.Reason != nil { // its candidate's znode is left to the session (member stopping)
 			l.unwithdrawn.add(ev.Reason)
 		}
-		l.leading.End(id, time.Now()) // a suspended leadership the record claims, withdrawn
-		l.grace.Resume(id)
-		l.handoffs.Forget(id)
 		if l.runners[id] == r {
 			delete(l.runners, id)
 		}
-		if b.handoff {
-			l.handoffs.Ended(id, time.Now(), false)
-			l.m.met.handoffs.Observe(time.Since(b.stopAt).Seconds())
-			l.nextHandoffs()
-		}
-		if b.removed {
-			l.deleteShard(id)
-		}
 		l.m.runnerGone(id) // migration.go
-		l.steps.Stale = true
-		l.steps.Due = l.steps.Due || l.targets[id] == l.m.cfg.MemberID // ours still: started again
 	}
+	l.carryOut(id, b, eff)
+}
+
+// eventKinds translates the runners' event kinds into the core's.
+var eventKinds = [...]member.EventKind{
+	shard.Started: member.RunnerStarted, shard.Stopped: member.RunnerStopped,
+	shard.Suspended: member.RunnerSuspended, shard.Unseated: member.RunnerUnseated,
+	shard.Deferred: member.RunnerDeferred, shard.Finished: member.RunnerFinished,
+}
+
+// carryOut does what the core decided of runner b's event about shard s.
+func (l *loop) carryOut(s string, b *runnerBook, eff member.Effects) {
+	if eff.Failover > 0 {
+		l.m.met.failovers.Observe(eff.Failover.Seconds())
+	}
+	switch {
+	case eff.HandoffDeferred:
+		b.handoff = false
+		l.m.met.deferred.Inc()
+		l.nextHandoffs()
+	case eff.HandoffDone:
+		l.m.met.handoffs.Observe(eff.Handoff.Seconds())
+		l.nextHandoffs()
+	}
+	if eff.DeleteElection {
+		l.deleteShard(s)
+	}
+	l.recordChanged = l.recordChanged || eff.RecordChanged
+	l.steps.Dirty = l.steps.Dirty || eff.Dirty
+	l.steps.Stale = l.steps.Stale || eff.Stale
+	l.steps.Due = l.steps.Due || eff.Due
+	if eff.WakeIn > 0 {
+		l.wakeIn(eff.WakeIn)
+	}
+}
+
+// facts are the session's facts at now, for the core.
+func (l *loop) facts(now time.Time) member.Facts {
+	return member.Facts{Now: now, SessionTimeout: l.m.sess.Timeout()}
 }
 
 // deleteShard deletes a removed shard's election znode; it stays while

@@ -1,23 +1,8 @@
 package partition
 
-import (
-	"time"
-)
-
-// This file paces the loop's steps (member.Steps decides) and keeps the
-// helpers of its decide stage (loopassign.go): which targets changed, the
-// part of the assignment that concerns this member, and the leaders handed
-// to OnLeaderChanged.
-
-// pace reports whether this step decides and reconciles (member.Steps.Pace);
-// a step put off sets the wake timer for when it may run.
-func (l *loop) pace() bool {
-	run, wait := l.steps.Pace(time.Now())
-	if wait > 0 {
-		l.wakeIn(wait)
-	}
-	return run
-}
+// This file keeps the helpers of the loop's decide stage (loopassign.go):
+// which targets changed, the part of the assignment that concerns this
+// member, and the leaders handed to OnLeaderChanged.
 
 // targetsMoved reports whether next gives some shard a target prev did
 // not: a shard that only dropped out (its runner here finished, a handoff

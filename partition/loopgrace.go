@@ -1,11 +1,6 @@
 package partition
 
-import (
-	"errors"
-	"time"
-
-	"github.com/zkelect/zkelect/recipe"
-)
+import "time"
 
 // This file is the loop's side of the restart grace (member.Grace): what it
 // reserves when a session is lost or a leadership expires, and when the
@@ -29,8 +24,8 @@ import (
 // dropSuspended ends the claims suspended for longer than a session
 // timeout.
 func (l *loop) dropSuspended(now time.Time) {
-	for _, s := range l.grace.DropSuspended(now, l.m.sess.Timeout()) {
-		l.leading.End(s, now)
+	for _, s := range l.core.Grace.DropSuspended(now, l.m.sess.Timeout()) {
+		l.core.Leading.End(s, now)
 	}
 }
 
@@ -47,15 +42,15 @@ func (l *loop) noticeSession() {
 		return
 	}
 	now := time.Now()
-	until := l.grace.AfterLoss(now)
-	for _, s := range l.grace.SuspendedLost(now, until) { // their znodes went with the old session
-		l.leading.End(s, now)
+	until := l.core.Grace.AfterLoss(now)
+	for _, s := range l.core.Grace.SuspendedLost(now, until) { // their znodes went with the old session
+		l.core.Leading.End(s, now)
 	}
 	l.expireReservation(now)
 	if l.session != 0 && now.Before(until) {
 		n := 0
 		for s, m := range l.targets {
-			if m == l.m.cfg.MemberID && l.grace.Reserve(s, now, until) {
+			if m == l.m.cfg.MemberID && l.core.Grace.Reserve(s, now, until) {
 				n++
 			}
 		}
@@ -74,33 +69,13 @@ func (l *loop) noteLease() {
 		return
 	}
 	if d, ok := l.m.sess.LeaseDeadlineOf(l.session); ok {
-		l.grace.NoteLease(d)
+		l.core.Grace.NoteLease(d)
 	}
 }
 
-// expireReservation ends the reservations whose grace is over, and wakes
-// the loop when the next one's is: a record must not claim a shard past
-// its reservation's deadline, when the others may deal it elsewhere.
+// expireReservation ends the reservations and unseated marks whose time
+// is over (member.Core.Expire), and wakes the loop when the next one's
+// is.
 func (l *loop) expireReservation(now time.Time) {
-	if l.grace.Expire(now) {
-		l.recordChanged, l.steps.Dirty = true, true
-	}
-	if next, ok := l.grace.NextExpiry(); ok {
-		l.wakeIn(next.Sub(now))
-	}
-}
-
-// reserveLost reserves a shard whose leadership a session expiry ended (a
-// sibling session's, or the primary's), for the restart grace from now:
-// its runner campaigns again on the session's replacement, and the
-// reservation keeps the other members from dealing the shard elsewhere
-// meanwhile, as after a restart. Each reservation has its own deadline:
-// a later loss does not extend an earlier one.
-func (l *loop) reserveLost(s string, reason error) {
-	if _, out := l.unavail[s]; out {
-		return // dealt to another member: nothing to keep for us
-	}
-	if errors.Is(reason, recipe.ErrSessionExpired) && l.grace.ReserveFor(s, time.Now()) {
-		l.recordChanged = true
-	}
+	l.carryOutPlan(l.core.Expire(now))
 }

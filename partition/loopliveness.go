@@ -48,7 +48,7 @@ func (l *loop) checkSeats(now time.Time) {
 			}
 		case wasDown:
 			s.Down.Store(false)
-			if l.unavail.ClearSeat(s) {
+			if l.core.Unavail.ClearSeat(s) {
 				l.steps.Dirty, l.recordChanged = true, true
 			}
 			l.m.log.Info().Int64("session_id", s.Sess.ID()).Msg("sibling session up again: its shards are dealt as before")
@@ -57,48 +57,11 @@ func (l *loop) checkSeats(now time.Time) {
 }
 
 // markUnavailable marks the shards whose elections sit on the down seat s
-// and are not led here, and ends our claims on them.
+// and are not led here, and ends our claims on them
+// (member.Core.MarkUnavailable).
 func (l *loop) markUnavailable(s *shard.Seat) {
-	for _, id := range l.m.pool.ShardsOn(s) {
-		led := l.leading.Leads(id)
-		if led && !l.grace.IsSuspended(id) {
-			continue
-		}
-		if !l.unavail.Mark(id, s) {
-			continue
-		}
-		l.leading.End(id, time.Now())
-		l.grace.Resume(id)
-		l.grace.Release(id)
+	if l.core.MarkUnavailable(l.m.pool.ShardsOn(s), s, time.Now()) {
 		l.steps.Dirty = true
-	}
-}
-
-// unseatedFor is how long a shard whose election found no session counts
-// as unavailable, in session timeouts, before this member tries again.
-const unseatedFor = 4
-
-// markUnseated marks shard s, whose runner could not place its election on
-// a session, unavailable for unseatedFor session timeouts from now, and
-// ends our claims on it.
-func (l *loop) markUnseated(s string, now time.Time) {
-	if l.leading.Leads(s) {
-		return
-	}
-	l.unseated.Mark(s, now.Add(unseatedFor*l.m.sess.Timeout()))
-	l.grace.Release(s)
-	l.steps.Dirty, l.recordChanged = true, true
-	l.wakeIn(unseatedFor * l.m.sess.Timeout())
-}
-
-// expireUnseated ends the marks of unseated shards whose time is over.
-func (l *loop) expireUnseated(now time.Time) {
-	changed, next := l.unseated.Expire(now)
-	if changed {
-		l.steps.Dirty, l.recordChanged = true, true
-	}
-	if !next.IsZero() {
-		l.wakeIn(next.Sub(now))
 	}
 }
 

@@ -2,20 +2,14 @@ package partition
 
 import "time"
 
-// This file is the loop's first stage (step, loop.go): it notices what
-// time and the session changed since the last step, before the
-// assignment is decided.
+// This file is the loop's first stage (step, loop.go): it feeds the core
+// what the sessions changed since the last step, before the core's plan
+// (member.Core.Step) and the assignment.
 
-// notice brings the loop's state up to now: the session's replacement and
-// lease (loopgrace.go), expired reservations, seats that cannot lead
-// (loopliveness.go), and an operator freeze that ran out (loopoperator.go).
+// notice feeds the core the session's replacement and lease
+// (loopgrace.go) and the seats that cannot lead (loopliveness.go).
 func (l *loop) notice() {
 	l.noticeSession()
 	l.noteLease()
-	l.expireReservation(time.Now())
 	l.checkSeats(time.Now())
-	l.expireUnseated(time.Now())
-	if l.freeze.Expired(time.Now()) {
-		l.steps.Dirty = true
-	}
 }

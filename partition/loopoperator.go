@@ -40,7 +40,7 @@ func (l *loop) params(now time.Time) assign.Params {
 	if p.Frozen {
 		until = op.Freeze.Until
 	}
-	if at := l.freeze.Honoured(p.Frozen, until); !at.IsZero() {
+	if at := l.core.Freeze.Honoured(p.Frozen, until); !at.IsZero() {
 		l.wakeIn(at.Sub(now))
 	}
 	return p
@@ -144,7 +144,7 @@ func (l *loop) noticeOperator(old, next OperatorState) {
 func (l *loop) clearMoves(p assign.Params) {
 	op := l.view.Operator.OperatorState
 	me := l.m.cfg.MemberID
-	done := member.DoneMoves(me, op.Moves, op.Pins, p.Pins, l.leading.Leads, l.clearing, func(pins map[string]string, s string) string {
+	done := member.DoneMoves(me, op.Moves, op.Pins, p.Pins, l.core.Leading.Leads, l.clearing, func(pins map[string]string, s string) string {
 		without := p
 		without.Pins = pins
 		return l.assigning.assigner.Targets(without).Target(s)

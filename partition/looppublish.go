@@ -13,7 +13,7 @@ import (
 // take it (publisher.readyIn: one write at a time, a small batching delay
 // apart); building it copies every leadership of the member.
 func (l *loop) publish() {
-	changed, since := l.leading.Changed()
+	changed, since := l.core.Leading.Changed()
 	if !l.recordChanged && !changed && l.published != nil && l.published.Session == l.m.sess.ID() {
 		return
 	}
@@ -27,7 +27,7 @@ func (l *loop) publish() {
 	rec := l.record()
 	l.pub.set(rec, since)
 	l.published, l.recordChanged = &rec, false
-	l.leading.TakeChange()
+	l.core.Leading.TakeChange()
 }
 
 // checkPublished marks the record changed when the one last queued does
@@ -35,7 +35,7 @@ func (l *loop) publish() {
 // record follows within a collect period (collectEvery), never stays
 // wrong.
 func (l *loop) checkPublished() {
-	if changed, _ := l.leading.Changed(); changed || l.recordChanged || l.published == nil {
+	if changed, _ := l.core.Leading.Changed(); changed || l.recordChanged || l.published == nil {
 		return
 	}
 	now, pub := l.ownRecord(), l.published

@@ -18,10 +18,10 @@ import (
 // loop goroutine touches any of it.
 
 // loop is the state of one Run, owned by its goroutine. Its state is
-// split by concern: the shards' runners and leaderships (shardState), the
-// balancing handoffs (member.Handoffs), the pacing of its steps
-// (stepState), the startup wait (startupState) and the records it
-// publishes and collects (recordState).
+// split by concern: the core's (member.Core: leaderships, grace,
+// handoffs, unavailability), the runners and the assignment (shardState),
+// the pacing of its steps (stepState), the startup wait (startupState)
+// and the records it publishes and collects (recordState).
 type loop struct {
 	m       *Manager
 	view    *view
@@ -29,11 +29,13 @@ type loop struct {
 	events  chan shard.Event
 	fatal   chan error
 
+	core *member.Core[*shard.Seat] // the member's decisions' state (member.Core: Report, Step)
+	// grace and steps are core's Grace and Steps (what changed since the
+	// last step, and its pacing), for loopassign.go.
+	grace *member.Grace
+	steps *member.Steps
 	shardState
 	stepState
-	handoffs member.Handoffs // balancing handoffs: settling, queued for the throttle, in flight
-	steps    member.Steps    // what changed since the last step, and its pacing
-	startup  member.Startup  // the startup wait (see StartupSettle)
 	startupState
 	recordState
 
@@ -62,21 +64,11 @@ type runnerBook struct {
 type shardState struct {
 	runners map[string]*shard.Runner
 	books   map[*shard.Runner]*runnerBook // the loop's records of its runners (see book)
-	leading member.Leaderships            // shards whose runner reported started, with their tokens (and the record's change)
-	// grace: the shards reserved for us, and those in leading whose
-	// leadership ended for a lost connection while their candidate stays
-	// first in the election (the record keeps claiming them: see
-	// holdSuspended).
-	grace    member.Grace
-	orphaned map[string]time.Time // shards whose leader's member we saw gone, and when (failover metric)
-	targets  map[string]string    // the latest assignment's shards targeted here or run here (concerningUs)
-	// unavail: the shards whose sibling session is down (loopliveness.go),
-	// and what the loop saw of each sibling session.
-	unavail    member.Unavailable[*shard.Seat]
-	unseated   member.Unseated // shards whose election found no session (loopliveness.go)
+	targets map[string]string             // the latest assignment's shards targeted here or run here (concerningUs)
+	// seatHealth is what the loop saw of each sibling session
+	// (loopliveness.go).
 	seatHealth map[*shard.Seat]*member.SeatHealth
 	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
-	freeze     member.Freeze   // the freeze the last assignment honoured
 }
 
 // assigning is the loop's assignment kept from changes; the first step
@@ -138,12 +130,12 @@ func (l *loop) selfLive() bool {
 // (read it only while the loop does not change it).
 func (l *loop) ownRecord() record {
 	rec := record{
-		Session: l.m.sess.ID(), Leading: l.leading.Map(), ShardSet: l.m.currentShardSet(),
+		Session: l.m.sess.ID(), Leading: l.core.Leading.Map(), ShardSet: l.m.currentShardSet(),
 		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
 		Buckets: !l.m.preBuckets, Migrate: !l.m.preBuckets,
 	}
-	for s := range l.grace.Reserved() {
-		if !l.leading.Leads(s) {
+	for s := range l.core.Grace.Reserved() {
+		if !l.core.Leading.Leads(s) {
 			rec.Reserved = append(rec.Reserved, s)
 		}
 	}
@@ -155,12 +147,12 @@ func (l *loop) ownRecord() record {
 // ownUnavailable returns the shards this member publishes as unavailable,
 // sorted: those on a down session and those without one.
 func (l *loop) ownUnavailable() []string {
-	if len(l.unseated) == 0 {
-		return l.unavail.List()
+	if len(l.core.Unseated) == 0 {
+		return l.core.Unavail.List()
 	}
-	out := l.unavail.List()
-	for s := range l.unseated {
-		if _, dup := l.unavail[s]; !dup {
+	out := l.core.Unavail.List()
+	for s := range l.core.Unseated {
+		if _, dup := l.core.Unavail[s]; !dup {
 			out = append(out, s)
 		}
 	}

@@ -28,16 +28,9 @@ func (l *loop) settleDelay() time.Duration {
 	return min(max(minSettle, 4*l.pub.slowWrite()), maxSettle)
 }
 
-// reconcileStale is the loop's third stage (step, loop.go): it
-// reconciles the runners with the assignment when they lag it, once the
-// startup wait is over (startup.go).
-func (l *loop) reconcileStale() {
-	if l.steps.Stale && l.startupSettled() {
-		l.reconcile()
-	}
-}
-
-// reconcile starts runners for shards assigned here, withdraws the others,
+// reconcile is the loop's third stage (step, loop.go), run when the
+// runners lag the assignment once the startup wait is over: it starts
+// runners for shards assigned here, withdraws the others,
 // hands off leaderships assigned elsewhere (at most MaxConcurrentHandoffs
 // at once) and stops the runners of removed shards. It walks only the
 // shards that concern this member (concerned: our targets and our
@@ -47,17 +40,17 @@ func (l *loop) reconcile() {
 		return
 	}
 	l.steps.Stale = false
-	pending := l.handoffs.Requeue()
+	pending := l.core.Handoffs.Requeue()
 	me, now, drained := l.m.cfg.MemberID, time.Now(), l.drainHonoured()
-	l.handoffs.ForgetUnless(func(s string) bool { return l.runners[s] != nil })
+	l.core.Handoffs.ForgetUnless(func(s string) bool { return l.runners[s] != nil })
 	for _, s := range l.concerned() {
 		r := l.runners[s]
 		if !l.listed(s) || !l.m.runnableShard(s) {
 			continue // removed (stopRemoved), or moving to buckets (migration.go)
 		}
-		leading := l.leading.Leads(s)
+		leading := l.core.Leading.Leads(s)
 		if l.targets[s] == me || r == nil || !leading {
-			l.handoffs.Forget(s)
+			l.core.Handoffs.Forget(s)
 		}
 		switch {
 		case l.targets[s] == me && r == nil:
@@ -69,10 +62,10 @@ func (l *loop) reconcile() {
 			l.steps.Acted = true
 		case !l.settled(s, now, drained):
 		default:
-			l.handoffs.Queue(s)
+			l.core.Handoffs.Queue(s)
 		}
 	}
-	l.steps.Acted = l.steps.Acted || l.handoffs.Queued() > pending // more due than the last step left waiting
+	l.steps.Acted = l.steps.Acted || l.core.Handoffs.Queued() > pending // more due than the last step left waiting
 	l.nextHandoffs()
 	l.stopRemoved()
 	// The shards dealt to others are created by their candidates; one
@@ -125,14 +118,14 @@ func (l *loop) stopRemoved() {
 // one at once, not at the next step. Entries that are no longer due are
 // skipped.
 func (l *loop) nextHandoffs() {
-	l.handoffs.Next(l.m.cfg.MaxConcurrentHandoffs, l.askHandoff)
+	l.core.Handoffs.Next(l.m.cfg.MaxConcurrentHandoffs, l.askHandoff)
 }
 
 // askHandoff asks the runner of shard s to hand it off to its target, if
 // that is still due, and reports whether it did.
 func (l *loop) askHandoff(s string) bool {
 	r := l.runners[s]
-	leading := l.leading.Leads(s)
+	leading := l.core.Leading.Leads(s)
 	if r == nil || !leading || r.Stopping() || l.book(r).handoff || l.targets[s] == l.m.cfg.MemberID {
 		return false
 	}
@@ -151,7 +144,7 @@ func (l *loop) askHandoff(s string) bool {
 // still waits for the target's candidate, and looks again if the target
 // changes).
 func (l *loop) settled(s string, now time.Time, drained bool) bool {
-	ok, begun, wait := l.handoffs.Settled(s, now, l.settleDelay(), drained)
+	ok, begun, wait := l.core.Handoffs.Settled(s, now, l.settleDelay(), drained)
 	l.steps.Acted = l.steps.Acted || begun // a settle begun: the step that ends it must not wait long
 	if wait > 0 {
 		l.wakeIn(wait)

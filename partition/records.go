@@ -42,12 +42,12 @@ func (l *loop) adoptOwnRecord() {
 	}
 	now := time.Now()
 	for s := range rec.Leading {
-		l.grace.ReserveFor(s, now)
+		l.core.Grace.ReserveFor(s, now)
 	}
 	for _, s := range rec.Reserved {
-		l.grace.ReserveFor(s, now)
+		l.core.Grace.ReserveFor(s, now)
 	}
-	l.m.log.Info().Int("shards", l.grace.NumReserved()).Msg("restarted within grace: shards reserved")
+	l.m.log.Info().Int("shards", l.core.Grace.NumReserved()).Msg("restarted within grace: shards reserved")
 }
 
 // writeFinalRecord stores the shards we lead and those still reserved for

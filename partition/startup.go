@@ -1,26 +1,24 @@
 package partition
 
-import "time"
+import (
+	"time"
 
-// This file keeps the startup wait: reconcile starts no election until the
-// membership settled, so members started together divide the shards
-// without handing them on.
+	"github.com/zkelect/zkelect/partition/internal/member"
+)
 
-// startupSettled reports whether the startup wait is over: ExpectedMembers
-// members running our shard list are live (expectedMembersLive), or the live members have not changed for
-// StartupSettle, or 4 x StartupSettle passed since the start. Until then,
-// reconcile (which starts elections) waits and the loop wakes when the
-// wait may end.
-func (l *loop) startupSettled() bool {
-	if l.startup.Done() {
-		return true
+// This file is the shell's side of the startup wait (member.Startup):
+// reconcile starts no election until the membership settled, so members
+// started together divide the shards without handing them on.
+
+// stepFacts are the facts the core's step (member.Core.Step) is given at
+// now: the session's, and, during the startup wait, whether
+// ExpectedMembers members running our shard list are live.
+func (l *loop) stepFacts(now time.Time) member.Facts {
+	f := l.facts(now)
+	if n := l.m.cfg.ExpectedMembers; !l.core.Startup.Done() && n > 0 {
+		f.ExpectedLive = l.selfLive() && l.expectedMembersLive(n)
 	}
-	n := l.m.cfg.ExpectedMembers
-	ok, wait := l.startup.Settled(time.Now(), l.m.cfg.StartupSettle, n > 0 && l.selfLive() && l.expectedMembersLive(n))
-	if wait > 0 {
-		l.wakeIn(wait)
-	}
-	return ok
+	return f
 }
 
 // expectedMembersLive reports whether n live members run our shard list,

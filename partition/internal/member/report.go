@@ -1,0 +1,151 @@
+package member
+
+import "time"
+
+// This file is what the core decides of a runner's report (Report): the
+// shell translates each of partition/internal/shard's Events into an
+// Event and carries out the Effects.
+
+// EventKind says what a shard's runner reported.
+type EventKind uint8
+
+// The kinds of Event, as partition/internal/shard reports them.
+const (
+	RunnerStarted   EventKind = iota + 1 // leadership accepted, OnStartedLeading called
+	RunnerStopped                        // leadership over, OnStoppedLeading returned
+	RunnerSuspended                      // leadership over for a lost connection; campaigning on
+	RunnerUnseated                       // no session could be opened for its election
+	RunnerDeferred                       // a handoff found no successor campaigning: still leading
+	RunnerFinished                       // runner returned; its candidate is closed
+)
+
+// Event is one runner's report, with what the shell knows of the runner.
+type Event struct {
+	Shard string
+	Kind  EventKind
+	Token uint64 // RunnerStarted: the leadership's token
+	// Expired (RunnerStopped): the leadership ended with its session's
+	// expiry (recipe.ErrSessionExpired): its runner campaigns again on the
+	// session's replacement, and the shard is reserved meanwhile.
+	Expired bool
+	// Handoff (RunnerDeferred, RunnerFinished): a handoff was asked of the
+	// runner, at AskedAt, and counts against the throttle.
+	Handoff bool
+	AskedAt time.Time
+	// Removed (RunnerFinished): the runner was stopped because its shard
+	// was removed from the list.
+	Removed bool
+	// AssignedHere (RunnerFinished): the latest assignment targets the
+	// shard to this member (a runner must start again).
+	AssignedHere bool
+}
+
+// Effects is what the shell must do after an event.
+type Effects struct {
+	// Failover is the time from the shard's leader's member seen gone to
+	// its leadership here (RunnerStarted of an orphaned shard), to
+	// observe; zero when none.
+	Failover time.Duration
+	// HandoffDone: a handoff ended with its runner (done), after Handoff;
+	// HandoffDeferred: a handoff was given back (no successor): counted,
+	// and the runner's request is no longer pending. Either way the next
+	// queued handoff may start (Handoffs.Next).
+	HandoffDone     bool
+	Handoff         time.Duration
+	HandoffDeferred bool
+	// DeleteElection: a removed shard's runner finished: delete its
+	// election's znode (the last member out does).
+	DeleteElection bool
+	// RecordChanged: the record must be published again (beyond Leading's
+	// own changes); Dirty: the assignment must be computed again; Stale:
+	// the runners must be reconciled; Due: a step is awaited (a runner to
+	// start again).
+	RecordChanged, Dirty, Stale, Due bool
+	// WakeIn: a step must run within it at the latest; zero: no wake.
+	WakeIn time.Duration
+}
+
+// UnseatedFor is how long a shard whose election found no session counts
+// as unavailable, in session timeouts, before the member tries again.
+const UnseatedFor = 4
+
+// Report feeds a runner's event at f.Now and returns what the shell must
+// do.
+func (c *Core[S]) Report(ev Event, f Facts) Effects {
+	var eff Effects
+	s, now := ev.Shard, f.Now
+	switch ev.Kind {
+	case RunnerStarted:
+		c.Leading.Start(s, ev.Token, now)
+		c.Grace.Resume(s)
+		c.Grace.Release(s)
+		delete(c.Unavail, s) // led after all: available
+		delete(c.Unseated, s)
+		if since, ok := c.orphaned[s]; ok {
+			eff.Failover = max(now.Sub(since), time.Nanosecond)
+			delete(c.orphaned, s)
+		}
+	case RunnerStopped:
+		c.Leading.End(s, now)
+		c.Grace.Resume(s)
+		eff.RecordChanged = c.reserveLost(s, ev.Expired, now)
+	case RunnerSuspended:
+		if c.Leading.Leads(s) {
+			c.Grace.Suspend(s, now)
+		}
+	case RunnerUnseated:
+		c.unseated(s, f, &eff)
+	case RunnerDeferred:
+		if ev.Handoff {
+			c.Handoffs.Ended(s, now, true) // try again once settled again
+			eff.HandoffDeferred = true
+		}
+		eff.Stale = true // a withdrawal dropped: handed off once settled
+	case RunnerFinished:
+		c.finished(ev, now, &eff)
+	}
+	return eff
+}
+
+// finished is Report of RunnerFinished.
+func (c *Core[S]) finished(ev Event, now time.Time, eff *Effects) {
+	s := ev.Shard
+	c.Leading.End(s, now) // a suspended leadership the record claims, withdrawn
+	c.Grace.Resume(s)
+	c.Handoffs.Forget(s)
+	if ev.Handoff {
+		c.Handoffs.Ended(s, now, false)
+		eff.HandoffDone, eff.Handoff = true, max(now.Sub(ev.AskedAt), 0)
+	}
+	eff.DeleteElection = ev.Removed
+	eff.Stale = true
+	eff.Due = ev.AssignedHere // ours still: started again
+}
+
+// reserveLost reserves shard s, whose leadership a session expiry ended
+// (expired; a sibling session's, or the primary's), for the restart grace
+// from now: its runner campaigns again on the session's replacement, and
+// the reservation keeps the other members from dealing the shard
+// elsewhere meanwhile, as after a restart. Each reservation has its own
+// deadline: a later loss does not extend an earlier one. A shard marked
+// unavailable is dealt to another member: nothing is kept for us. It
+// reports whether it reserved s.
+func (c *Core[S]) reserveLost(s string, expired bool, now time.Time) bool {
+	if _, out := c.Unavail[s]; out || !expired {
+		return false
+	}
+	return c.Grace.ReserveFor(s, now)
+}
+
+// unseated marks shard s, whose runner could not place its election on a
+// session, unavailable for UnseatedFor session timeouts from now, and
+// ends our claims on it; a shard led here is left alone.
+func (c *Core[S]) unseated(s string, f Facts, eff *Effects) {
+	if c.Leading.Leads(s) {
+		return
+	}
+	d := UnseatedFor * f.SessionTimeout
+	c.Unseated.Mark(s, f.Now.Add(d))
+	c.Grace.Release(s)
+	eff.Dirty, eff.RecordChanged, eff.WakeIn = true, true, d
+}

@@ -1,0 +1,86 @@
+package member
+
+import "time"
+
+// This file begins a step of the member (Step): what time changed since
+// the last (reservations, unseated shards and a freeze that ran out),
+// whether the step decides now (Steps.Pace) and whether it may start
+// elections (the startup wait).
+
+// Plan is what a step asks of the shell.
+type Plan struct {
+	// Decide: compute the assignment and reconcile the runners with it
+	// (the state changed and the step gap is over).
+	Decide bool
+	// Reconcile: the runners may be started and stopped (the startup wait
+	// is over); only with Decide.
+	Reconcile bool
+	// RecordChanged: the record must be published again (a reservation or
+	// an unseated mark ended).
+	RecordChanged bool
+	// WakeIn: a step must run within it at the latest; zero: no wake.
+	WakeIn time.Duration
+}
+
+// wake asks for a step within d at the latest.
+func (p *Plan) wake(d time.Duration) {
+	if d > 0 && (p.WakeIn == 0 || d < p.WakeIn) {
+		p.WakeIn = d
+	}
+}
+
+// Step begins a step at f.Now: it ends the reservations and unseated
+// marks whose time is over (a record must not claim a shard past its
+// reservation's deadline, when the others may deal it elsewhere), notes a
+// freeze that lifted itself, and paces the step (Steps.Pace). It returns
+// the plan, with a wake at the next deadline it knows.
+func (c *Core[S]) Step(f Facts) Plan {
+	var p Plan
+	c.expire(f.Now, &p)
+	if c.Freeze.Expired(f.Now) {
+		c.Steps.Dirty = true
+	}
+	run, wait := c.Steps.Pace(f.Now)
+	p.wake(wait)
+	if !run {
+		return p
+	}
+	p.Decide = true
+	p.Reconcile = c.startupOver(f, &p)
+	return p
+}
+
+// Expire ends the reservations and unseated marks whose time is over at
+// now and returns what the shell must do (publish, wake).
+func (c *Core[S]) Expire(now time.Time) Plan {
+	var p Plan
+	c.expire(now, &p)
+	return p
+}
+
+func (c *Core[S]) expire(now time.Time, p *Plan) {
+	if c.Grace.Expire(now) {
+		p.RecordChanged, c.Steps.Dirty = true, true
+	}
+	if next, ok := c.Grace.NextExpiry(); ok {
+		p.wake(max(next.Sub(now), time.Nanosecond))
+	}
+	changed, next := c.Unseated.Expire(now)
+	if changed {
+		p.RecordChanged, c.Steps.Dirty = true, true
+	}
+	if !next.IsZero() {
+		p.wake(max(next.Sub(now), time.Nanosecond))
+	}
+}
+
+// startupOver reports whether the startup wait is over (Startup.Settled),
+// and asks for a wake when it may be.
+func (c *Core[S]) startupOver(f Facts, p *Plan) bool {
+	if c.Startup.Done() {
+		return true
+	}
+	ok, wait := c.Startup.Settled(f.Now, c.settle, f.ExpectedLive)
+	p.wake(wait)
+	return ok
+}
