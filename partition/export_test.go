@@ -7,6 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/partition/internal/shard"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -17,8 +18,10 @@ import (
 // (after passing the shard on, or after stop).
 func CampaignUnassigned(m *Manager, shard, assignedTo string) (done <-chan struct{}, stop func()) {
 	target := map[string]string{shard: assignedTo}
-	m.target.Store(&target)
 	l := newLoop(m)
+	l.targets = target
+	l.sharedTargets.Store(&target)
+	m.run.Store(runState(l))
 	l.start(shard)
 	ch := make(chan struct{})
 	go func() {
@@ -87,10 +90,39 @@ func RecordAfterLongSuspension(m *Manager, shard string) (leading map[string]uin
 	return rec.Leading, rec.Reserved
 }
 
-// HoldWonCampaigns makes m's runners call f(shard) after a campaign won
-// while the shard was assigned here, before the leadership starts: f may
-// block while the test moves the shard. Call it before Run.
-func HoldWonCampaigns(m *Manager, f func(shard string)) { m.wonHook = f }
+// RunHoldingWon is m.Run whose runners call hold(shard) after a campaign
+// won while the shard was assigned here, before the leadership starts:
+// hold may block while the test moves the shard. The runners' Env is
+// wrapped (holdingEnv); nothing in m is changed.
+func RunHoldingWon(ctx context.Context, m *Manager, hold func(shard string)) error {
+	l, err := m.begin(ctx, release{})
+	if err != nil {
+		return err
+	}
+	l.member.Env = holdingEnv{Env: l.member.Env, me: m.cfg.MemberID, hold: hold}
+	return l.run(ctx)
+}
+
+// holdingEnv is a runner's Env that calls hold when its assignment check
+// finds the shard assigned here, before it answers: a runner that won
+// its campaign checks its target just before its leadership starts, so
+// hold runs between the check and the start (with the answer read before
+// hold returns, as if the check came first). Later checks of a shard
+// held once (a handoff's, a withdrawal's) may call hold too: hold must
+// let them through.
+type holdingEnv struct {
+	shard.Env
+	me   string
+	hold func(shard string)
+}
+
+func (e holdingEnv) TargetOf(s string) string {
+	to := e.Env.TargetOf(s)
+	if to == e.me {
+		e.hold(s)
+	}
+	return to
+}
 
 // HandLoop is a loop of a Manager driven by hand, outside Run: each Step
 // is one of the loop's steps, at the instant the test calls it.
@@ -121,13 +153,18 @@ func (h *HandLoop) Close() { h.l.cancel() }
 // release's member; on a root that exists it reads the layout as always.
 func UseFlatLayout(m *Manager) { m.newLayout = rootdata.Flat }
 
-// UseReleaseBeforeBuckets makes m stand for a member of a release before
-// buckets on any root: it creates a missing root flat, runs its elections
-// at <root>/shards/<id> even in a bucketed root (it never read
+// RunAsReleaseBeforeBuckets is m.Run standing for a member of a release
+// before buckets on any root: it creates a missing root flat, runs its
+// elections at <root>/shards/<id> even in a bucketed root (it never read
 // <root>/buckets), checks <root>/shards' ACL as it did, and its record
-// does not advertise buckets. Call it before Run.
-func UseReleaseBeforeBuckets(m *Manager) {
-	m.newLayout, m.preBuckets = rootdata.Flat, true
+// does not advertise buckets.
+func RunAsReleaseBeforeBuckets(ctx context.Context, m *Manager) error {
+	m.newLayout = rootdata.Flat
+	l, err := m.begin(ctx, release{beforeBuckets: true})
+	if err != nil {
+		return err
+	}
+	return l.run(ctx)
 }
 
 // EnsureRoot creates root's znodes as a member of this release would (a

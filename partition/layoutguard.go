@@ -17,7 +17,7 @@ import (
 // of this release creates anything under it. A read error is false: the
 // caller's own check then reads it and reports.
 func (m *Manager) shardsLocked(ctx context.Context) bool {
-	if !m.rootLayout().Bucketed() || m.preBuckets {
+	if !m.rootLayout().Bucketed() { // a release before buckets reads any root as flat (prepareOnce)
 		return false
 	}
 	acl, _, err := m.sess.GetACL(ctx, rootdata.ShardsPath(m.root))

@@ -156,15 +156,6 @@ func (l *loop) step() {
 	l.steps.NoteCost(time.Since(l.steps.LastStep()), l.steps.Acted)
 }
 
-// carryOutPlan does what a plan asks beside the stages: mark the record
-// and arm the wake.
-func (l *loop) carryOutPlan(p member.Plan) {
-	l.recordChanged = l.recordChanged || p.RecordChanged
-	if p.WakeIn > 0 {
-		l.wakeIn(p.WakeIn)
-	}
-}
-
 // fail reports an error that ends Run.
 func (l *loop) fail(err error) {
 	select {
@@ -204,14 +195,16 @@ func (l *loop) apply(u update) {
 // carries out what it returns.
 func (l *loop) handle(ev shard.Event) {
 	r, id := ev.Runner, ev.Runner.ID()
-	b := l.book(r)
-	now := time.Now()
-	eff := l.core.Report(member.Event{
+	b := l.books[r] // nil: nothing asked of the runner
+	mev := member.Event{
 		Shard: id, Kind: eventKinds[ev.Kind], Token: ev.Token,
-		Expired: ev.Kind == shard.Stopped && errors.Is(ev.Reason, recipe.ErrSessionExpired),
-		Handoff: b.handoff, AskedAt: b.stopAt, Removed: b.removed,
+		Expired:      ev.Kind == shard.Stopped && errors.Is(ev.Reason, recipe.ErrSessionExpired),
 		AssignedHere: l.targets[id] == l.m.cfg.MemberID,
-	}, l.facts(now))
+	}
+	if b != nil {
+		mev.Handoff, mev.AskedAt, mev.Removed = b.handoff, b.stopAt, b.removed
+	}
+	eff := l.core.Report(mev, l.facts(time.Now()))
 	if ev.Kind == shard.Finished {
 		delete(l.books, r)
 		if ev.Reason != nil { // its candidate's znode is left to the session (member stopping)
@@ -232,13 +225,14 @@ var eventKinds = [...]member.EventKind{
 	shard.Deferred: member.RunnerDeferred, shard.Finished: member.RunnerFinished,
 }
 
-// carryOut does what the core decided of runner b's event about shard s.
+// carryOut does what the core decided of the event about shard s of the
+// runner whose book is b (nil: none).
 func (l *loop) carryOut(s string, b *runnerBook, eff member.Effects) {
 	if eff.Failover > 0 {
 		l.m.met.failovers.Observe(eff.Failover.Seconds())
 	}
 	switch {
-	case eff.HandoffDeferred:
+	case eff.HandoffDeferred: // only of a runner asked for a handoff: b is set
 		b.handoff = false
 		l.m.met.deferred.Inc()
 		l.nextHandoffs()
@@ -250,17 +244,9 @@ func (l *loop) carryOut(s string, b *runnerBook, eff member.Effects) {
 		l.deleteShard(s)
 	}
 	l.recordChanged = l.recordChanged || eff.RecordChanged
-	l.steps.Dirty = l.steps.Dirty || eff.Dirty
-	l.steps.Stale = l.steps.Stale || eff.Stale
-	l.steps.Due = l.steps.Due || eff.Due
 	if eff.WakeIn > 0 {
 		l.wakeIn(eff.WakeIn)
 	}
-}
-
-// facts are the session's facts at now, for the core.
-func (l *loop) facts(now time.Time) member.Facts {
-	return member.Facts{Now: now, SessionTimeout: l.m.sess.Timeout()}
 }
 
 // deleteShard deletes a removed shard's election znode; it stays while

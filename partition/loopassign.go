@@ -53,7 +53,7 @@ func (l *loop) recompute() {
 		l.expireMoves(p)
 	}
 	targets := l.targets
-	l.m.target.Store(&targets)
+	l.sharedTargets.Store(&targets)
 	l.m.met.assignments.Inc()
 	l.steps.Stale = true
 	for s := range l.grace.Reserved() { // a reservation the balance gave elsewhere is void

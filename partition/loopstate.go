@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkelect/zkelect/partition/assign"
@@ -48,8 +49,9 @@ type loop struct {
 	starts  shard.StartQueue // runners to start
 	member  *shard.Member    // what the runners share (shardenv.go)
 
-	unwithdrawn unwithdrawn // candidates a stopping member could not withdraw
-	assigning   assigning   // the assignment kept from changes (loopassign.go)
+	unwithdrawn   unwithdrawn // candidates a stopping member could not withdraw
+	beforeBuckets bool        // the run speaks a release before buckets (release, run.go)
+	assigning     assigning   // the assignment kept from changes (loopassign.go)
 }
 
 // runnerBook is what the loop records about a runner.
@@ -65,6 +67,10 @@ type shardState struct {
 	runners map[string]*shard.Runner
 	books   map[*shard.Runner]*runnerBook // the loop's records of its runners (see book)
 	targets map[string]string             // the latest assignment's shards targeted here or run here (concerningUs)
+	// sharedTargets is targets as the loop last decided it, for the
+	// runners (shardEnv.TargetOf) and Manager.Assigned: the map is never
+	// changed once stored.
+	sharedTargets atomic.Pointer[map[string]string]
 	// seatHealth is what the loop saw of each sibling session
 	// (loopliveness.go).
 	seatHealth map[*shard.Seat]*member.SeatHealth
@@ -113,10 +119,50 @@ type recordState struct {
 	otherLists    map[string]string    // members warned about running another shard list, with its digest
 }
 
+// carryOutPlan does what a plan asks beside the stages: mark the record
+// and arm the wake.
+func (l *loop) carryOutPlan(p member.Plan) {
+	l.recordChanged = l.recordChanged || p.RecordChanged
+	if p.WakeIn > 0 {
+		l.wakeIn(p.WakeIn)
+	}
+}
+
+// facts are the session's facts at now, for the core.
+func (l *loop) facts(now time.Time) member.Facts {
+	return member.Facts{Now: now, SessionTimeout: l.m.sess.Timeout()}
+}
+
 // background runs f on a goroutine that Run waits for.
 func (l *loop) background(f func()) {
 	l.workers.Add(1)
 	go func() { defer l.workers.Done(); f() }()
+}
+
+// targetOf returns the member the latest assignment targets shard to, for
+// a shard assigned here or run here ("" for another, and before the first
+// assignment). Any goroutine may call it.
+func (l *loop) targetOf(shard string) string {
+	if t := l.sharedTargets.Load(); t != nil {
+		return (*t)[shard]
+	}
+	return ""
+}
+
+// assigned returns how many shards the latest assignment targets here;
+// false before the first. Any goroutine may call it.
+func (l *loop) assigned() (int, bool) {
+	t := l.sharedTargets.Load()
+	if t == nil {
+		return 0, false
+	}
+	n := 0
+	for _, member := range *t {
+		if member == l.m.cfg.MemberID {
+			n++
+		}
+	}
+	return n, true
 }
 
 // selfLive reports whether the view shows this member registered by the
@@ -132,7 +178,7 @@ func (l *loop) ownRecord() record {
 	rec := record{
 		Session: l.m.sess.ID(), Leading: l.core.Leading.Map(), ShardSet: l.m.currentShardSet(),
 		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
-		Buckets: !l.m.preBuckets, Migrate: !l.m.preBuckets,
+		Buckets: !l.beforeBuckets, Migrate: !l.beforeBuckets,
 	}
 	for s := range l.core.Grace.Reserved() {
 		if !l.core.Leading.Leads(s) {
@@ -158,4 +204,21 @@ func (l *loop) ownUnavailable() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// unwithdrawn counts the shards whose candidate a stopping member could
+// not withdraw (its znode delete unconfirmed within the close timeout, as
+// with ZooKeeper out of reach): the server deletes those znodes when the
+// session ends. Only the loop goroutine uses it.
+type unwithdrawn struct {
+	n     int
+	first error
+}
+
+// add counts one shard whose candidate's Close failed with err.
+func (u *unwithdrawn) add(err error) {
+	if u.n == 0 {
+		u.first = err
+	}
+	u.n++
 }

@@ -38,11 +38,6 @@ type Manager struct {
 	// shardsLabel), one string shared by all candidates.
 	label string
 
-	// wonHook, set by tests only (export_test.go), runs on a runner's
-	// goroutine between a won campaign's assignment check and its
-	// leadership's start: a test holds it there while it moves the shard.
-	wonHook func(shard string)
-
 	instance []byte // random; the member znode's data tells this Manager from another on the same session
 
 	running atomic.Bool
@@ -52,15 +47,13 @@ type Manager struct {
 	// for an older release).
 	layout    atomic.Pointer[rootdata.Layout]
 	newLayout rootdata.Layout
-	target    atomic.Pointer[map[string]string] // latest assignment, the part concerning us (the loop's targets)
+	// run holds the Run under way's runState (its loop) once it began:
+	// Assigned reads its targets through it.
+	run atomic.Value
 	// readBounds is what this member takes from the root's records and
 	// members: the bounds of its shard list (readbounds.go).
 	readBounds atomic.Pointer[rootdata.Bounds]
 
-	// preBuckets, set only by tests standing for a release before buckets
-	// (UseReleaseBeforeBuckets), runs flat on any root and does not
-	// advertise buckets in the member's record.
-	preBuckets bool
 	// movedShards holds the shards whose flat election this member saw
 	// gone while the root moves to buckets (migration.go).
 	movedShards sync.Map
@@ -68,13 +61,14 @@ type Manager struct {
 	// election, until it finishes (migration.go).
 	flatRunners sync.Map
 
+	// held is the leaderships handed to OnStartedLeading (their tokens,
+	// znodes and versions), by shard: the runners note them there.
+	held *shard.Held
+
 	mu       sync.Mutex
-	shards   []string // the shards to run, set by SetShards
-	shardSet string   // shardSetDigest(shards)
-	// leaderships are the leaderships handed to OnStartedLeading (their
-	// tokens, znodes and versions), by shard.
-	leaderships map[string]*recipe.Leadership
-	changed     chan struct{} // signals a SetShards, capacity 1
+	shards   []string      // the shards to run, set by SetShards
+	shardSet string        // shardSetDigest(shards)
+	changed  chan struct{} // signals a SetShards, capacity 1
 }
 
 // NewManager returns a Manager for the member cfg.MemberID under root (an
@@ -104,20 +98,20 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	log = withFields(log, s.MemberID, root)
 	met := newMetrics(reg, root, s.MemberID)
 	m := &Manager{
-		instance:    []byte(rand.Text()),
-		pool:        shard.NewSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
-		naming:      recipe.ShortNaming(),
-		newLayout:   rootdata.NewRootLayout,
-		label:       path.Join(root, shardsDir) + "/*",
-		sess:        sess,
-		root:        root,
-		cfg:         s,
-		log:         log,
-		met:         met,
-		shards:      s.shards,
-		shardSet:    shardSetDigest(s.shards),
-		leaderships: map[string]*recipe.Leadership{},
-		changed:     make(chan struct{}, 1),
+		instance:  []byte(rand.Text()),
+		pool:      shard.NewSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
+		naming:    recipe.ShortNaming(),
+		newLayout: rootdata.NewRootLayout,
+		label:     path.Join(root, shardsDir) + "/*",
+		sess:      sess,
+		root:      root,
+		cfg:       s,
+		log:       log,
+		met:       met,
+		shards:    s.shards,
+		shardSet:  shardSetDigest(s.shards),
+		held:      shard.NewHeld(met.led),
+		changed:   make(chan struct{}, 1),
 	}
 	m.met.shards.Set(float64(len(s.shards)))
 	m.readBounds.Store(rootdata.NewBounds(s.shards))
@@ -127,27 +121,14 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 // Leaderships returns the shards this member leads now, with their fencing
 // tokens: those whose OnStartedLeading has been called and whose
 // leadership has not ended.
-func (m *Manager) Leaderships() map[string]zxidfence.Token {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make(map[string]zxidfence.Token, len(m.leaderships))
-	for shard, l := range m.leaderships {
-		out[shard] = l.Token()
-	}
-	return out
-}
+func (m *Manager) Leaderships() map[string]zxidfence.Token { return m.held.Tokens() }
 
 // Leadership returns the leadership of shard this member holds now (its
 // OnStartedLeading has been called and it has not ended), for its znode
 // and version (zxidfence.LeaderOf builds the ZooKeeper guard's Leader from
 // it) as well as its token; false when it leads no such shard. Inside
 // OnStartedLeading, recipe.LeadershipFrom(ctx) returns the same.
-func (m *Manager) Leadership(shard string) (*recipe.Leadership, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	l, ok := m.leaderships[shard]
-	return l, ok
-}
+func (m *Manager) Leadership(shard string) (*recipe.Leadership, bool) { return m.held.Of(shard) }
 
 // SetShards replaces the shard ids at runtime: new shards get elections,
 // removed shards stop their leadership (OnStoppedLeading with
@@ -229,42 +210,37 @@ func (m *Manager) currentShards() []string {
 // member (its share: by weight, pins included, none while drained), and
 // false before Run has computed one.
 func (m *Manager) Assigned() (int, bool) {
-	t := m.target.Load()
-	if t == nil {
-		return 0, false
+	if r, ok := m.run.Load().(runState); ok {
+		return r.assigned()
 	}
-	n := 0
-	for _, member := range *t {
-		if member == m.cfg.MemberID {
-			n++
-		}
-	}
-	return n, true
+	return 0, false
+}
+
+// runState is what the Manager reads of the Run under way; its loop
+// (loopstate.go) keeps it. Any goroutine may call its methods.
+type runState interface {
+	// targetOf returns the member the latest assignment targets shard to,
+	// for a shard assigned here or run here ("" for another, and before
+	// the first assignment).
+	targetOf(shard string) string
+	// assigned returns how many shards the latest assignment targets
+	// here; false before the first.
+	assigned() (int, bool)
+}
+
+// decided reports whether Run has computed an assignment.
+func (m *Manager) decided() bool {
+	_, ok := m.Assigned()
+	return ok
 }
 
 // targetOf returns the member the latest assignment targets shard to, for
 // a shard assigned here or run here ("" for another).
 func (m *Manager) targetOf(shard string) string {
-	if t := m.target.Load(); t != nil {
-		return (*t)[shard]
+	if r, ok := m.run.Load().(runState); ok {
+		return r.targetOf(shard)
 	}
 	return ""
-}
-
-func (m *Manager) setLeading(shard string, lead *recipe.Leadership) {
-	m.mu.Lock()
-	m.leaderships[shard] = lead
-	n := len(m.leaderships)
-	m.mu.Unlock()
-	m.met.led.Set(float64(n))
-}
-
-func (m *Manager) clearLeading(shard string) {
-	m.mu.Lock()
-	delete(m.leaderships, shard)
-	n := len(m.leaderships)
-	m.mu.Unlock()
-	m.met.led.Set(float64(n))
 }
 
 func (m *Manager) memberPath() string { return path.Join(m.root, membersDir, m.cfg.MemberID) }

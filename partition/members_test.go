@@ -68,6 +68,9 @@ type member struct {
 	done   chan error
 	ended  chan struct{} // closed the moment Run returned, before done gets its error
 	once   sync.Once
+	// runs runs m (m.Run when nil; partition.RunHoldingWon for a test
+	// that holds its runners).
+	runs func(ctx context.Context) error
 }
 
 // startMember runs a Manager for id under root; tune edits its config.
@@ -111,8 +114,12 @@ func newMember(t *testing.T, sess *recipe.Session, root, id string, shards []str
 func (mb *member) run(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	mb.cancel = cancel
+	runs := mb.runs
+	if runs == nil {
+		runs = mb.m.Run
+	}
 	go func() {
-		err := mb.m.Run(ctx)
+		err := runs(ctx)
 		close(mb.ended)
 		mb.done <- err
 	}()

@@ -120,7 +120,8 @@ func TestRollingUpgradeMovesAFlatRootToBuckets(t *testing.T) {
 	ms := make([]*member, len(ids))
 	for i, id := range ids {
 		ms[i] = newMember(t, connect(t, sessionTimeout), root, id, shards, tr, grace)
-		partition.UseReleaseBeforeBuckets(ms[i].m)
+		m := ms[i].m
+		ms[i].runs = func(ctx context.Context) error { return partition.RunAsReleaseBeforeBuckets(ctx, m) }
 		ms[i].run(t)
 	}
 	waitBalanced(t, shards, ms, 30*time.Second)

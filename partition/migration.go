@@ -114,7 +114,7 @@ func (m *Manager) removalReason(s string) error {
 // change is signalled to the loop as a change of the shard list, so that
 // it reconciles at once.
 func (m *Manager) followMigration(ctx context.Context) {
-	if m.preBuckets || m.rootLayout().Bucketed() && !m.rootLayout().Migrating() {
+	if m.rootLayout().Bucketed() && !m.rootLayout().Migrating() {
 		return
 	}
 	if !m.awaitMigration(ctx) {
@@ -201,7 +201,7 @@ func (m *Manager) migrationPass(ctx context.Context, lastFinish *time.Time) (don
 	if gone > 0 {
 		m.signalChanged()
 	}
-	if pending == gone && m.target.Load() != nil && time.Since(*lastFinish) >= finishEvery {
+	if pending == gone && m.decided() && time.Since(*lastFinish) >= finishEvery {
 		// Nothing of ours is left in flat: end the move if nobody's is.
 		*lastFinish = time.Now()
 		_, err = rootdata.FinishMigration(ctx, m.sess, m.root)

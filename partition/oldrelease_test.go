@@ -68,11 +68,11 @@ func loggingTo(lines *logLines) func(*partition.Config) {
 }
 
 // oldReleaseMember starts a member standing for a release before buckets
-// (partition.UseReleaseBeforeBuckets), logging to lines.
+// (partition.RunAsReleaseBeforeBuckets), logging to lines.
 func oldReleaseMember(t *testing.T, sess *recipe.Session, root, id string, shards []string, tr *tracker, lines *logLines, tune ...func(*partition.Config)) *member {
 	t.Helper()
 	mb := newMember(t, sess, root, id, shards, tr, append(tune, loggingTo(lines))...)
-	partition.UseReleaseBeforeBuckets(mb.m)
+	mb.runs = func(ctx context.Context) error { return partition.RunAsReleaseBeforeBuckets(ctx, mb.m) }
 	return mb
 }
 
@@ -142,7 +142,7 @@ func TestReleaseBeforeBucketsIsRefusedOnASecuredBucketedRoot(t *testing.T) {
 	old := oldReleaseMember(t, group(), root, "old", shards, tr, &oldLog, withGroupACL)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := old.m.Run(ctx)
+	err := partition.RunAsReleaseBeforeBuckets(ctx, old.m)
 	if !errors.Is(err, recipe.ErrACLDenied) || !strings.Contains(err.Error(), root+"/shards") {
 		t.Fatalf("the old release's Run = %v; want recipe.ErrACLDenied naming %s/shards", err, root)
 	}

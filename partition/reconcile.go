@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zkelect/zkelect/partition/internal/member"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
@@ -39,38 +40,35 @@ func (l *loop) reconcile() {
 	if !l.selfLive() {
 		return
 	}
-	l.steps.Stale = false
-	pending := l.core.Handoffs.Requeue()
-	me, now, drained := l.m.cfg.MemberID, time.Now(), l.drainHonoured()
-	l.core.Handoffs.ForgetUnless(func(s string) bool { return l.runners[s] != nil })
-	for _, s := range l.concerned() {
-		r := l.runners[s]
-		if !l.listed(s) || !l.m.runnableShard(s) {
-			continue // removed (stopRemoved), or moving to buckets (migration.go)
-		}
-		leading := l.core.Leading.Leads(s)
-		if l.targets[s] == me || r == nil || !leading {
-			l.core.Handoffs.Forget(s)
-		}
-		switch {
-		case l.targets[s] == me && r == nil:
-			l.start(s)
-			l.steps.Acted = true
-		case l.targets[s] == me || r == nil || r.Stopping() || l.book(r).handoff:
-		case !leading:
-			r.Withdraw()
-			l.steps.Acted = true
-		case !l.settled(s, now, drained):
-		default:
-			l.core.Handoffs.Queue(s)
-		}
+	plan := l.core.Reconcile(l.m.cfg.MemberID, l.concerns(), time.Now(), l.settleDelay(), l.drainHonoured())
+	for _, s := range plan.Start {
+		l.start(s)
 	}
-	l.steps.Acted = l.steps.Acted || l.core.Handoffs.Queued() > pending // more due than the last step left waiting
+	for _, s := range plan.Withdraw {
+		l.runners[s].Withdraw()
+	}
+	l.carryOutPlan(plan)
 	l.nextHandoffs()
 	l.stopRemoved()
 	// The shards dealt to others are created by their candidates; one
 	// assigned here later finds its znode made, or makes it the slow way.
 	l.newShards = nil
+}
+
+// concerns returns what the core's Reconcile reads of each shard that
+// concerns this member (concerned), sorted.
+func (l *loop) concerns() []member.Concern {
+	shards := l.concerned()
+	out := make([]member.Concern, len(shards))
+	for i, s := range shards {
+		r := l.runners[s]
+		out[i] = member.Concern{
+			Shard: s, Target: l.targets[s], Runner: r != nil,
+			Busy: r != nil && (r.Stopping() || l.books[r] != nil && l.books[r].handoff),
+			Skip: !l.listed(s) || !l.m.runnableShard(s),
+		}
+	}
+	return out
 }
 
 // concerned returns, sorted, the shards that concern this member: those
@@ -135,21 +133,6 @@ func (l *loop) askHandoff(s string) bool {
 	b := l.book(r)
 	b.handoff, b.stopAt = true, time.Now()
 	return true
-}
-
-// settled reports whether shard s, led here, has been assigned elsewhere
-// for the settle delay; otherwise it arms the settle timer to look again.
-// A drained member's shards are settled at once (drained): every
-// assignment deals them elsewhere, whatever the records say (the handoff
-// still waits for the target's candidate, and looks again if the target
-// changes).
-func (l *loop) settled(s string, now time.Time, drained bool) bool {
-	ok, begun, wait := l.core.Handoffs.Settled(s, now, l.settleDelay(), drained)
-	l.steps.Acted = l.steps.Acted || begun // a settle begun: the step that ends it must not wait long
-	if wait > 0 {
-		l.wakeIn(wait)
-	}
-	return ok
 }
 
 // start launches the runner of shard s.

@@ -31,13 +31,36 @@ import (
 // ZooKeeper is out of reach at the start, Run keeps trying to register
 // until ctx is done (then it returns ctx's cause with the last error).
 func (m *Manager) Run(ctx context.Context) error {
-	if !m.running.CompareAndSwap(false, true) {
-		return ErrAlreadyRunning
-	}
-	if err := m.prepare(ctx); err != nil {
+	l, err := m.begin(ctx, release{})
+	if err != nil {
 		return err
 	}
+	return l.run(ctx)
+}
+
+// release is what a run speaks of the root's protocol: this release's
+// (the zero value, Run's), or an earlier one's, which rolling-upgrade
+// tests run (export_test.go).
+type release struct {
+	// beforeBuckets: as a release before buckets, the run campaigns at
+	// <root>/shards/<id> on any root (it never reads <root>/buckets), never
+	// follows a move to buckets, and its record does not advertise
+	// buckets.
+	beforeBuckets bool
+}
+
+// begin is Run up to its loop, for a run speaking rel: it prepares the
+// root and registers the member, and returns the loop to run.
+func (m *Manager) begin(ctx context.Context, rel release) (*loop, error) {
+	if !m.running.CompareAndSwap(false, true) {
+		return nil, ErrAlreadyRunning
+	}
+	if err := m.prepare(ctx, rel); err != nil {
+		return nil, err
+	}
 	l := newLoop(m)
+	l.beforeBuckets = rel.beforeBuckets
+	m.run.Store(runState(l))
 	// Best effort: without the listing, a shard whose znode is missing gets
 	// it from its candidate, three round trips later.
 	fresh, err := rootdata.NewShards(ctx, m.sess, m.root, m.rootLayout(), m.currentShards())
@@ -45,8 +68,10 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.log.Warn().Err(err).Msg("list shard znodes")
 	}
 	l.newShards = fresh
-	l.background(func() { m.followMigration(l.base) }) // migration.go
-	return l.run(ctx)
+	if !rel.beforeBuckets {
+		l.background(func() { m.followMigration(l.base) }) // migration.go
+	}
+	return l, nil
 }
 
 // prepare creates the root's znodes and registers the member. While
@@ -58,12 +83,12 @@ func (m *Manager) Run(ctx context.Context) error {
 // previous run of this member killed moments ago) and ErrDuplicateMember
 // returned if it outlives the wait; any other error (an ACL refusal) is
 // returned at once.
-func (m *Manager) prepare(ctx context.Context) error {
+func (m *Manager) prepare(ctx context.Context, rel release) error {
 	backoff := retry.Backoff{Min: 50 * time.Millisecond, Max: time.Second}
 	waited := false
 	for {
 		next := m.sess.NextConnect() // a new session ends the pause
-		err := m.prepareOnce(ctx)
+		err := m.prepareOnce(ctx, rel)
 		if err == nil {
 			return nil
 		}
@@ -113,12 +138,12 @@ func (m *Manager) closedWhilePreparing(last error) error {
 }
 
 // prepareOnce is one attempt of prepare.
-func (m *Manager) prepareOnce(ctx context.Context) error {
+func (m *Manager) prepareOnce(ctx context.Context, rel release) error {
 	layout, err := rootdata.EnsurePaths(ctx, m.sess, m.root, m.cfg.ACL, m.newLayout, m.cfg.JuteMaxBuffer)
 	if err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, rootdata.ACLDenied(err))
 	}
-	if m.preBuckets {
+	if rel.beforeBuckets {
 		layout = rootdata.Flat // as a release before buckets: it never read <root>/buckets
 	} else if layout.Bucketed() && !layout.Migrating() {
 		if err := rootdata.LockShards(ctx, m.sess, m.root); err != nil {

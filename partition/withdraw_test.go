@@ -29,7 +29,7 @@ func (g *wonGate) arm(shard string) {
 	g.shard, g.won, g.open = shard, make(chan struct{}), make(chan struct{})
 }
 
-// hold is the runner's side (partition.HoldWonCampaigns).
+// hold is the runner's side (partition.RunHoldingWon).
 func (g *wonGate) hold(shard string) {
 	g.mu.Lock()
 	if shard != g.shard {
@@ -83,7 +83,7 @@ func TestRunnerWonDuringAMoveIsWithdrawnThroughTheSuccessorCheck(t *testing.T) {
 		elections[s] = electionOf(t, probe, root, s)
 	}
 	bm := newMember(t, connect(t, sessionTimeout), root, "b", shards, tr, noteStops)
-	partition.HoldWonCampaigns(bm.m, gate.hold)
+	bm.runs = func(ctx context.Context) error { return partition.RunHoldingWon(ctx, bm.m, gate.hold) }
 	bm.run(t)
 	c := startMemberOn(t, connectTo(t, proxy.Addrs(), 2*time.Second), root, "c", shards, tr)
 	ms := []*member{a, bm, c}

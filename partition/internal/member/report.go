@@ -57,10 +57,8 @@ type Effects struct {
 	// election's znode (the last member out does).
 	DeleteElection bool
 	// RecordChanged: the record must be published again (beyond Leading's
-	// own changes); Dirty: the assignment must be computed again; Stale:
-	// the runners must be reconciled; Due: a step is awaited (a runner to
-	// start again).
-	RecordChanged, Dirty, Stale, Due bool
+	// own changes).
+	RecordChanged bool
 	// WakeIn: a step must run within it at the latest; zero: no wake.
 	WakeIn time.Duration
 }
@@ -70,7 +68,10 @@ type Effects struct {
 const UnseatedFor = 4
 
 // Report feeds a runner's event at f.Now and returns what the shell must
-// do.
+// do. What the next step must look at it notes in Steps: the assignment
+// again (Dirty: a shard unseated), the runners (Stale: a runner finished,
+// a handoff or withdrawal dropped), soon (Due: a runner of a shard still
+// assigned here finished and must start again).
 func (c *Core[S]) Report(ev Event, f Facts) Effects {
 	var eff Effects
 	s, now := ev.Shard, f.Now
@@ -100,7 +101,7 @@ func (c *Core[S]) Report(ev Event, f Facts) Effects {
 			c.Handoffs.Ended(s, now, true) // try again once settled again
 			eff.HandoffDeferred = true
 		}
-		eff.Stale = true // a withdrawal dropped: handed off once settled
+		c.Steps.Stale = true // a withdrawal dropped: handed off once settled
 	case RunnerFinished:
 		c.finished(ev, now, &eff)
 	}
@@ -118,8 +119,8 @@ func (c *Core[S]) finished(ev Event, now time.Time, eff *Effects) {
 		eff.HandoffDone, eff.Handoff = true, max(now.Sub(ev.AskedAt), 0)
 	}
 	eff.DeleteElection = ev.Removed
-	eff.Stale = true
-	eff.Due = ev.AssignedHere // ours still: started again
+	c.Steps.Stale = true
+	c.Steps.Due = c.Steps.Due || ev.AssignedHere // ours still: started again
 }
 
 // reserveLost reserves shard s, whose leadership a session expiry ended
@@ -147,5 +148,6 @@ func (c *Core[S]) unseated(s string, f Facts, eff *Effects) {
 	d := UnseatedFor * f.SessionTimeout
 	c.Unseated.Mark(s, f.Now.Add(d))
 	c.Grace.Release(s)
-	eff.Dirty, eff.RecordChanged, eff.WakeIn = true, true, d
+	c.Steps.Dirty = true
+	eff.RecordChanged, eff.WakeIn = true, d
 }

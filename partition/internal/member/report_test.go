@@ -50,6 +50,7 @@ func TestReport(t *testing.T) {
 		at     time.Duration // the last event's time after t0 (the earlier ones at t0)
 		want   coreState
 		eff    Effects // of the last event
+		steps  string  // the Steps flags set: d(irty), s(tale), u (due)
 	}{
 		{
 			name: "started: claimed, reservation and unavailability end",
@@ -114,7 +115,8 @@ func TestReport(t *testing.T) {
 			setup:  func(c *Core[int]) { c.Grace.ReserveFor("1", t0) },
 			events: []Event{{Shard: "1", Kind: RunnerUnseated}},
 			want:   coreState{unseated: []string{"1"}},
-			eff:    Effects{Dirty: true, RecordChanged: true, WakeIn: UnseatedFor * 2 * time.Second},
+			eff:    Effects{RecordChanged: true, WakeIn: UnseatedFor * 2 * time.Second},
+			steps:  "d",
 		},
 		{
 			name:   "unseated while led: left alone",
@@ -126,40 +128,43 @@ func TestReport(t *testing.T) {
 			setup:  func(c *Core[int]) { c.Handoffs.Queue("1"); c.Handoffs.Next(1, func(string) bool { return true }) },
 			events: []Event{{Shard: "1", Kind: RunnerStarted, Token: 7}, {Shard: "1", Kind: RunnerDeferred, Handoff: true}},
 			want:   coreState{leading: map[string]uint64{"1": 7}},
-			eff:    Effects{HandoffDeferred: true, Stale: true},
+			eff:    Effects{HandoffDeferred: true},
+			steps:  "s",
 		},
 		{
 			name:   "a withdrawal dropped: reconciled, no handoff counted",
 			events: []Event{{Shard: "1", Kind: RunnerDeferred}},
 			want:   coreState{},
-			eff:    Effects{Stale: true},
+			steps:  "s",
 		},
 		{
 			name:  "a handoff finished: its duration, the claim ends",
 			setup: func(c *Core[int]) { c.Handoffs.Queue("1"); c.Handoffs.Next(1, func(string) bool { return true }) },
 			events: []Event{{Shard: "1", Kind: RunnerStarted, Token: 7},
 				{Shard: "1", Kind: RunnerFinished, Handoff: true, AskedAt: t0.Add(time.Second)}},
-			at:   4 * time.Second,
-			want: coreState{},
-			eff:  Effects{HandoffDone: true, Handoff: 3 * time.Second, Stale: true},
+			at:    4 * time.Second,
+			want:  coreState{},
+			eff:   Effects{HandoffDone: true, Handoff: 3 * time.Second},
+			steps: "s",
 		},
 		{
 			name:   "a suspended claim withdrawn when its runner finishes",
 			events: []Event{{Shard: "1", Kind: RunnerStarted, Token: 7}, {Shard: "1", Kind: RunnerSuspended}, {Shard: "1", Kind: RunnerFinished}},
 			want:   coreState{},
-			eff:    Effects{Stale: true},
+			steps:  "s",
 		},
 		{
 			name:   "a removed shard's runner finished: its election deleted",
 			events: []Event{{Shard: "1", Kind: RunnerFinished, Removed: true}},
 			want:   coreState{},
-			eff:    Effects{DeleteElection: true, Stale: true},
+			eff:    Effects{DeleteElection: true},
+			steps:  "s",
 		},
 		{
 			name:   "finished while still assigned here: a step is due to start it again",
 			events: []Event{{Shard: "1", Kind: RunnerFinished, AssignedHere: true}},
 			want:   coreState{},
-			eff:    Effects{Stale: true, Due: true},
+			steps:  "su",
 		},
 	}
 	for _, tt := range tests {
@@ -181,6 +186,18 @@ func TestReport(t *testing.T) {
 			}
 			if eff != tt.eff {
 				t.Errorf("effects %+v, want %+v", eff, tt.eff)
+			}
+			steps := ""
+			for _, f := range []struct {
+				set  bool
+				flag string
+			}{{c.Steps.Dirty, "d"}, {c.Steps.Stale, "s"}, {c.Steps.Due, "u"}} {
+				if f.set {
+					steps += f.flag
+				}
+			}
+			if steps != tt.steps {
+				t.Errorf("steps flags %q, want %q", steps, tt.steps)
 			}
 		})
 	}

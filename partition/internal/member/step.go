@@ -18,6 +18,9 @@ type Plan struct {
 	// RecordChanged: the record must be published again (a reservation or
 	// an unseated mark ended).
 	RecordChanged bool
+	// Start and Withdraw (Reconcile): the shards whose runner to start,
+	// and those whose runner to withdraw, sorted.
+	Start, Withdraw []string
 	// WakeIn: a step must run within it at the latest; zero: no wake.
 	WakeIn time.Duration
 }

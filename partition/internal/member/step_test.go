@@ -1,6 +1,7 @@
 package member
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -95,7 +96,7 @@ func TestStep(t *testing.T) {
 			}
 			f := tt.facts
 			f.Now, f.SessionTimeout = t0.Add(tt.at), 2*time.Second
-			if got := c.Step(f); got != tt.want {
+			if got := c.Step(f); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("plan %+v, want %+v", got, tt.want)
 			}
 			if c.Steps.Dirty != tt.dirty {

@@ -34,22 +34,14 @@ var (
 )
 
 // Env is what a runner needs from its member while it runs: the
-// assignment, the shard's election path, and where to note a leadership.
-// Its methods are called from runner goroutines, concurrently.
+// assignment and the shard's election path. Its methods are called from
+// runner goroutines, concurrently.
 type Env interface {
 	// TargetOf returns the member the latest assignment targets shard to
 	// ("" for none known).
 	TargetOf(shard string) string
 	// ElectionPath returns the znode path of shard's election.
 	ElectionPath(shard string) string
-	// SetLeading notes that lead is shard's leadership, before
-	// OnStartedLeading is called; ClearLeading notes its end, before
-	// OnStoppedLeading is.
-	SetLeading(shard string, lead *recipe.Leadership)
-	ClearLeading(shard string)
-	// Won is called when a campaign wins while shard is assigned here,
-	// before the leadership starts (a test hook; it may do nothing).
-	Won(shard string)
 	// CountStop counts a leadership's end for reason (a metric).
 	CountStop(reason error)
 }
@@ -71,6 +63,10 @@ type Member struct {
 	Log              zerolog.Logger
 	PassedOn         prometheus.Counter // wins resigned at once: assigned elsewhere
 	Started          prometheus.Counter // leaderships started
+
+	// Held is where the runners note the leaderships they hold (before
+	// OnStartedLeading, and their end before OnStoppedLeading).
+	Held *Held
 
 	Primary  *recipe.Session // the member's session: reads an election before a handoff
 	Sessions *Sessions       // where the elections are placed

@@ -252,7 +252,6 @@ func (r *Runner) campaignLoop(holding bool) {
 			r.passOn(lead)
 			break
 		}
-		r.m.Env.Won(r.id)
 		r.startLeading(lead)
 		r.closeContext()
 		r.park()
@@ -340,7 +339,7 @@ func (r *Runner) passOn(lead *recipe.Leadership) {
 // runner is stopped (see resume), and stopLeading follows.
 func (r *Runner) startLeading(lead *recipe.Leadership) {
 	token := lead.Token()
-	r.m.Env.SetLeading(r.id, lead)
+	r.m.Held.set(r.id, lead)
 	r.m.Started.Inc()
 	r.report(Started, uint64(token))
 	r.m.Log.Debug().Str("shard", r.id).Stringer("token", token).Msg("leading")
@@ -358,7 +357,7 @@ func (r *Runner) stopLeading(reason error) {
 	r.held = nil
 	lead, token := h.lead, h.lead.Token()
 	h.cancelWork()
-	r.m.Env.ClearLeading(r.id)
+	r.m.Held.clear(r.id)
 	r.awaitCallback(r.id, &h.callback)
 	reason = r.finalReason(lead, reason)
 	if f := r.m.OnStoppedLeading; f != nil {
@@ -465,7 +464,7 @@ func (r *Runner) resign(lead *recipe.Leadership) {
 	case err == nil || errors.Is(err, recipe.ErrResigned):
 	case errors.Is(r.StopReason(), ErrStopping):
 		// The candidate's Close tries the delete again; a stopping member
-		// logs one line for every shard it could not withdraw (partition's unwithdrawn.go).
+		// logs one line for every shard it could not withdraw (partition's loopstate.go: unwithdrawn).
 	default:
 		r.m.Log.Warn().Err(err).Str("shard", r.id).Msg("resign")
 	}
