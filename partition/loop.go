@@ -135,14 +135,15 @@ func (l *loop) drain() {
 
 // step runs the loop's stages once, in order: feed the core what the
 // sessions changed (notice, loopnotice.go), take the core's plan
-// (member.Core.Step: what time changed, the pacing, the startup wait),
-// and carry it out: decide the assignment (loopassign.go), reconcile the
-// runners with it (reconcile.go), publish the record (looppublish.go).
+// (member.Core.Step: what time changed, the pacing) and carry it out:
+// decide the assignment (loopassign.go), reconcile the runners with it
+// when the core says (member.Core.ReconcileDue: they lag it, the startup
+// wait is over; reconcile.go), publish the record (looppublish.go).
 // Deciding and reconciling run only when the plan says (the state
 // changed, at most once per step gap); notice and publish run every step.
 func (l *loop) step() {
 	l.notice()
-	plan := l.core.Step(l.stepFacts(time.Now()))
+	plan := l.core.Step(l.facts(time.Now()))
 	l.carryOutPlan(plan)
 	defer l.publish()
 	if !plan.Decide {
@@ -150,7 +151,9 @@ func (l *loop) step() {
 	}
 	l.steps.Acted = false
 	l.decide()
-	if plan.Reconcile && l.steps.Stale {
+	due := l.core.ReconcileDue(l.startupFacts(time.Now()))
+	l.carryOutPlan(due)
+	if due.Reconcile {
 		l.reconcile()
 	}
 	l.steps.NoteCost(time.Since(l.steps.LastStep()), l.steps.Acted)

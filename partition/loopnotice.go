@@ -7,8 +7,8 @@ import (
 )
 
 // This file is the loop's first stage (step, loop.go): it feeds the core
-// what the sessions changed since the last step, and gives the core's
-// step (member.Core.Step) its facts, the startup wait's included: reconcile
+// what the sessions changed since the last step, and gives the core the
+// startup wait's facts (member.Core.ReconcileDue): reconcile
 // starts no election until the membership settled, so members started
 // together divide the shards without handing them on.
 
@@ -20,10 +20,10 @@ func (l *loop) notice() {
 	l.checkSeats(time.Now())
 }
 
-// stepFacts are the facts the core's step (member.Core.Step) is given at
-// now: the session's, and, during the startup wait, whether
-// ExpectedMembers members running our shard list are live.
-func (l *loop) stepFacts(now time.Time) member.Facts {
+// startupFacts are the facts member.Core.ReconcileDue is given at now:
+// the session's, and, during the startup wait, whether ExpectedMembers
+// members running our shard list are live.
+func (l *loop) startupFacts(now time.Time) member.Facts {
 	f := l.facts(now)
 	if n := l.m.cfg.ExpectedMembers; !l.core.Startup.Done() && n > 0 {
 		f.ExpectedLive = l.selfLive() && l.expectedMembersLive(n)

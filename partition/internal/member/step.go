@@ -3,17 +3,17 @@ package member
 import "time"
 
 // This file begins a step of the member (Step): what time changed since
-// the last (reservations, unseated shards and a freeze that ran out),
-// whether the step decides now (Steps.Pace) and whether it may start
-// elections (the startup wait).
+// the last (reservations, unseated shards and a freeze that ran out) and
+// whether the step decides now (Steps.Pace); and, once it decided,
+// whether it may reconcile the runners (ReconcileDue: the startup wait).
 
 // Plan is what a step asks of the shell.
 type Plan struct {
 	// Decide: compute the assignment and reconcile the runners with it
 	// (the state changed and the step gap is over).
 	Decide bool
-	// Reconcile: the runners may be started and stopped (the startup wait
-	// is over); only with Decide.
+	// Reconcile (ReconcileDue): reconcile the runners with the
+	// assignment now (they lag it, and the startup wait is over).
 	Reconcile bool
 	// RecordChanged: the record must be published again (a reservation or
 	// an unseated mark ended).
@@ -49,7 +49,18 @@ func (c *Core[S]) Step(f Facts) Plan {
 		return p
 	}
 	p.Decide = true
-	p.Reconcile = c.startupOver(f, &p)
+	return p
+}
+
+// ReconcileDue is the second half of a step that decided: it plans a
+// reconcile when the runners lag the assignment (Steps.Stale) and the
+// startup wait is over at f.Now (Startup.Settled; f.ExpectedLive), and
+// asks for a wake when the wait may end. The wait is looked at only once
+// an assignment left the runners stale: the first needs the live members
+// read, whose change starts the wait's settle time.
+func (c *Core[S]) ReconcileDue(f Facts) Plan {
+	var p Plan
+	p.Reconcile = c.Steps.Stale && c.startupOver(f, &p)
 	return p
 }
 
