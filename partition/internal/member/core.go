@@ -11,8 +11,8 @@ import "time"
 type Facts struct {
 	Now            time.Time
 	SessionTimeout time.Duration // the member's session timeout (the negotiated one)
-	// ExpectedLive (Step, during the startup wait): the members the
-	// startup waits for (Config.ExpectedMembers) are live.
+	// ExpectedLive (ReconcileDue, during the startup wait): the members
+	// the startup waits for (partition's Config.ExpectedMembers) are live.
 	ExpectedLive bool
 }
 
@@ -31,8 +31,10 @@ type Config struct {
 // (for the failover metric), the pacing of its steps (Steps), the
 // startup wait (Startup) and the freeze its last assignment honoured
 // (Freeze). Runner events are fed with Report, which returns what the
-// shell must do (Effects); a step begins with Step, which returns its
-// Plan.
+// shell must do (Effects); a step begins with Step (expiries, pacing),
+// and one that decided goes on with ReconcileDue (the startup wait) and
+// Reconcile (runners to start and withdraw, handoffs to queue): each
+// returns a Plan the shell carries out.
 type Core[S comparable] struct {
 	Steps    Steps
 	Startup  Startup

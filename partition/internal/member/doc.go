@@ -25,10 +25,10 @@
 // It is fed the runners' events (Report, which returns the Effects the
 // shell carries out: metrics to observe, a removed shard's election to
 // delete, a step due) and stepped with the time and the session's facts
-// (Step: expiries, freeze, pacing, the startup wait), then reconciled
-// with the assignment (Reconcile: runners to start and withdraw,
-// handoffs settled and queued); each returns a Plan the shell carries
-// out. DoneMoves and DealUnavailable are pure functions of the view.
+// (Step: expiries, freeze, pacing; ReconcileDue: the startup wait), then
+// reconciled with the assignment (Reconcile: runners to start and
+// withdraw, handoffs settled and queued); each returns a Plan the shell
+// carries out. DoneMoves and DealUnavailable are pure functions of the view.
 //
 // Still in partition's loop, to move here next: the assignment itself
 // (assign.Assigner, fed from the view: loopassign.go) and the targets
