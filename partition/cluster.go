@@ -12,6 +12,7 @@ import (
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/root/electview"
+	"github.com/zkelect/zkelect/partition/operator"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -32,8 +33,8 @@ type Cluster struct {
 	Leaders map[string]ShardLeader
 	// Members maps each live member to its metadata.
 	Members map[string]MemberInfo
-	// Operator is the operator state.
-	Operator OperatorState
+	// Operator is the operator state (the data of <root>/operator).
+	Operator operator.State
 }
 
 // ShardLeader is a shard's leader as its election holds it.

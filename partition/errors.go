@@ -6,7 +6,6 @@ import (
 	"github.com/zkelect/zkelect/partition/internal/shard"
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
-	"github.com/zkelect/zkelect/partition/operator"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them, so test
@@ -39,9 +38,6 @@ var (
 	// layout this release cannot read (a later release's, or damaged
 	// data): Run, Owners and the operator verbs refuse to guess it.
 	ErrUnknownLayout = rootdata.ErrUnknownLayout
-	// ErrPruneRefused reports that Prune found a live member that may run
-	// the shards it was asked to remove (see Prune); the error names it.
-	ErrPruneRefused = operator.ErrPruneRefused
 	// ErrAlreadyRunning reports a second call of Run on one Manager.
 	ErrAlreadyRunning = errors.New("partition: manager already running")
 

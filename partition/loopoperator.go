@@ -116,7 +116,7 @@ func (l *loop) weight(id string) int {
 
 // noticeOperator logs what operators changed that concerns every member
 // (the freeze) or this one (a drain).
-func (l *loop) noticeOperator(old, next OperatorState) {
+func (l *loop) noticeOperator(old, next operator.State) {
 	now := time.Now()
 	switch was, is := old.Frozen(now), next.Frozen(now); {
 	case is && !was:

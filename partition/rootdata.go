@@ -48,16 +48,6 @@ func CloseSessionBytes(ephemerals, pathBytes int) int {
 // <root>/shards). Compare it with the clients' jute.maxbuffer.
 func ListingBytes(ids []string) int { return rootdata.ListingBytes(ids) }
 
-// OperatorState is what operators decided for a root: the data of
-// <root>/operator (see Operator).
-type OperatorState = rootdata.OperatorState
-
-// Note says when and why an operator changed something.
-type Note = rootdata.Note
-
-// Freeze is the maintenance mode of a root.
-type Freeze = rootdata.Freeze
-
 // record is a member's record, the data of <root>/owners/<member>.
 type record = rootdata.Record
 
