@@ -170,6 +170,21 @@ func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn fun
 	return watchCluster(ctx, sess, root, func() *rootdata.Bounds { return outside }, fn)
 }
 
+// WatchCluster is the package's WatchCluster as this member reads its
+// root (m's session and root): within the bounds of its shard list (the
+// one SetShards last gave; partition/README.md "Bounds"), so a record
+// larger than the list allows is refused, and claims of shards outside the
+// list are ignored. Routers and the daemon's /v1/owners (package
+// zkelecthttp) that run beside a member follow the root this way. Errors
+// as WatchCluster's.
+func (m *Manager) WatchCluster(ctx context.Context, fn func(Cluster)) error {
+	return watchCluster(ctx, m.sess, m.root, m.bounds, fn)
+}
+
+// bounds returns the bounds of the member's shard list now
+// (rootdata.Bounds): what it reads from its root, replaced by SetShards.
+func (m *Manager) bounds() *rootdata.Bounds { return m.readBounds.Load() }
+
 // watchCluster is WatchCluster within bounds.
 func watchCluster(ctx context.Context, sess *recipe.Session, root string, bounds func() *rootdata.Bounds, fn func(Cluster)) error {
 	if err := checkWatch(sess, root, fn == nil); err != nil {

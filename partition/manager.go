@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkelect/zkelect/partition/assign"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 	"github.com/zkelect/zkelect/recipe"
@@ -70,7 +71,7 @@ type Manager struct {
 
 	mu       sync.Mutex
 	shards   []string // the shards to run, set by SetShards
-	shardSet string   // shardSetDigest(shards)
+	shardSet string   // assign.ListDigest(shards)
 	// leaderships are the leaderships handed to OnStartedLeading (their
 	// tokens, znodes and versions), by shard.
 	leaderships map[string]*recipe.Leadership
@@ -115,7 +116,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		log:         log,
 		met:         met,
 		shards:      s.shards,
-		shardSet:    shardSetDigest(s.shards),
+		shardSet:    assign.ListDigest(s.shards),
 		leaderships: map[string]*recipe.Leadership{},
 		changed:     make(chan struct{}, 1),
 	}
@@ -161,7 +162,7 @@ func (m *Manager) SetShards(ids []string) error {
 	if err := m.checkShards(m.rootLayout(), ids); err != nil {
 		return err
 	}
-	set := shardSetDigest(ids)
+	set := assign.ListDigest(ids)
 	m.mu.Lock()
 	m.shards, m.shardSet = slices.Clone(ids), set
 	m.mu.Unlock()

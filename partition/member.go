@@ -68,7 +68,7 @@ func register(ctx context.Context, sess *recipe.Session, p string, session int64
 // session expired, or someone deleted it) until ctx is done. A duplicate
 // found on the way is reported on fail and ends the loop.
 func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instance []byte, acl []zk.ACL, log zerolog.Logger, fail func(error)) {
-	retry := newBackoff()
+	retry := rootdata.NewBackoff()
 	for ctx.Err() == nil {
 		next := sess.NextConnect() // a new session ends the pause
 		err := registeredOnce(ctx, sess, p, instance, acl, log)
@@ -78,9 +78,9 @@ func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instanc
 			return
 		case err != nil && ctx.Err() == nil: // not our own leaving
 			log.Warn().Err(err).Msg("keep member registered")
-			retry.waitOr(ctx, next)
+			retry.WaitOr(ctx, next)
 		default:
-			retry.reset()
+			retry.Reset()
 		}
 	}
 }

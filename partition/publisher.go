@@ -193,7 +193,7 @@ func (p *publisher) wait() { p.wg.Wait() }
 // flush writes the pending record, retrying until it is written or ctx is
 // done; a newer record queued meanwhile replaces the one retried.
 func (p *publisher) flush(ctx context.Context) {
-	retry := newBackoff()
+	retry := rootdata.NewBackoff()
 	defer p.failing.Store(false)
 	var failingSince time.Time // the first failure of this streak of retryable ones
 	for ctx.Err() == nil {
@@ -232,7 +232,7 @@ func (p *publisher) flush(ctx context.Context) {
 			failingSince = time.Now()
 		}
 		p.logFailure(err, time.Since(failingSince))
-		retry.waitOr(ctx, next) // a new session ends the pause
+		retry.WaitOr(ctx, next) // a new session ends the pause
 	}
 }
 
