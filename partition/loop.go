@@ -242,7 +242,7 @@ func (l *loop) handle(ev shard.Event) {
 		if b.removed {
 			l.deleteShard(id)
 		}
-		l.m.runnerGone(id) // migration.go
+		l.m.runnerGone(id) // layout.go
 		l.steps.Stale = true
 		l.steps.Due = l.steps.Due || l.targets[id] == l.m.cfg.MemberID // ours still: started again
 	}

@@ -55,7 +55,7 @@ type Manager struct {
 	newLayout rootdata.Layout
 	target    atomic.Pointer[map[string]string] // latest assignment, the part concerning us (the loop's targets)
 	// readBounds is what this member takes from the root's records and
-	// members: the bounds of its shard list (readbounds.go).
+	// members: the bounds of its shard list (cluster.go).
 	readBounds atomic.Pointer[rootdata.Bounds]
 
 	// preBuckets, set only by tests standing for a release before buckets
@@ -63,10 +63,10 @@ type Manager struct {
 	// advertise buckets in the member's record.
 	preBuckets bool
 	// movedShards holds the shards whose flat election this member saw
-	// gone while the root moves to buckets (migration.go).
+	// gone while the root moves to buckets (layout.go).
 	movedShards sync.Map
 	// flatRunners holds the shards whose runner here was given the flat
-	// election, until it finishes (migration.go).
+	// election, until it finishes (layout.go).
 	flatRunners sync.Map
 
 	mu       sync.Mutex

@@ -53,7 +53,7 @@ func (l *loop) reconcile() {
 	for _, s := range l.concerned() {
 		r := l.runners[s]
 		if !l.listed(s) || !l.m.runnableShard(s) {
-			continue // removed (stopRemoved), or moving to buckets (migration.go)
+			continue // removed (stopRemoved), or moving to buckets (layout.go)
 		}
 		leading := l.leading.Leads(s)
 		if l.targets[s] == me || r == nil || !leading {

@@ -45,7 +45,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.log.Warn().Err(err).Msg("list shard znodes")
 	}
 	l.newShards = fresh
-	l.background(func() { m.followMigration(l.base) }) // migration.go
+	l.background(func() { m.followMigration(l.base) }) // layout.go
 	return l.run(ctx)
 }
 
