@@ -17,15 +17,15 @@ func (l *loop) publish() {
 	if !l.recordChanged && !changed && l.published != nil && l.published.Session == l.m.sess.ID() {
 		return
 	}
-	switch wait := l.pub.readyIn(time.Now()); {
+	switch wait := l.pub.ReadyIn(time.Now()); {
 	case wait < 0:
-		return // a write is under way: its end (pub.idle) steps the loop again
+		return // a write is under way: its end (pub.Idle) steps the loop again
 	case wait > 0:
 		l.wakeIn(wait)
 		return
 	}
 	rec := l.record()
-	l.pub.set(rec, since)
+	l.pub.Set(rec, since)
 	l.published, l.recordChanged = &rec, false
 	l.leading.TakeChange()
 }
