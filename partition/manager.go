@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkelect/zkelect/internal/logfields"
 	"github.com/zkelect/zkelect/partition/assign"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/shard"
@@ -102,7 +103,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	if reg == nil {
 		reg = sess.Registerer()
 	}
-	log = withFields(log, s.MemberID, root)
+	log = logfields.With(log, "member", s.MemberID, "root", root)
 	met := newMetrics(reg, root, s.MemberID)
 	m := &Manager{
 		instance:    []byte(rand.Text()),
