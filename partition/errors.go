@@ -20,7 +20,7 @@ var (
 	// share a member id; a member restarted before its old session expired
 	// waits for the old session's znode to go (Run) before it gets this
 	// error.
-	ErrDuplicateMember = errors.New("partition: member id already registered by another live session")
+	ErrDuplicateMember = rootdata.ErrDuplicateMember
 	// ErrInvalidShardID reports a shard id that cannot be a znode name; the
 	// error is a *ShardIDError.
 	ErrInvalidShardID = rootdata.ErrInvalidShardID

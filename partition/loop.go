@@ -80,7 +80,7 @@ func (l *loop) run(ctx context.Context) error {
 	bgWG.Add(1)
 	go func() {
 		defer bgWG.Done()
-		keepRegistered(bg, l.m.sess, l.m.memberPath(), l.m.instance, l.m.cfg.ACL, l.m.log, l.fail)
+		rootdata.KeepRegistered(bg, l.m.sess, l.m.memberPath(), l.m.instance, l.m.cfg.ACL, l.m.log, l.fail)
 	}()
 	err := l.serve(ctx)
 	l.shutdown(stopBackground, &bgWG, errors.Is(err, ErrDuplicateMember))

@@ -294,5 +294,5 @@ func (m *Manager) sessionClosed() bool {
 // holdsID reports whether this Manager holds its member id now: its
 // current session registered the member znode.
 func (m *Manager) holdsID(ctx context.Context) (bool, error) {
-	return registeredHere(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance)
+	return rootdata.RegisteredHere(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance)
 }

@@ -51,6 +51,13 @@ func ListingBytes(ids []string) int { return rootdata.ListingBytes(ids) }
 // record is a member's record, the data of <root>/owners/<member>.
 type record = rootdata.Record
 
+// Names of root's children (root's layout).
+const (
+	membersDir = rootdata.MembersDir
+	ownersDir  = rootdata.OwnersDir
+	shardsDir  = rootdata.ShardsDir
+)
+
 // operatorNode is the operator state's znode under the root.
 const operatorNode = rootdata.OperatorNode
 
