@@ -27,7 +27,7 @@ import (
 // bucketed one (electionPath) and the loop starts its runner there.
 //
 // Members of releases before buckets are kept out of a bucketed root's
-// assignment (shardsLocked, campaignsFlat): such a member campaigns at
+// assignment (campaignsFlat): such a member campaigns at
 // <root>/shards/<id>, which a bucketed root refuses (see
 // partition/internal/root/shardslock.go), so a shard dealt to it would
 // stay without a leader.
@@ -268,17 +268,14 @@ func (m *Manager) signalChanged() {
 	}
 }
 
-// shardsLocked reports whether the root is bucketed and its <root>/shards
-// grants nobody more than READ, as this release creates it: recipe.CheckACL
-// would refuse such a znode (it grants this member no change), and nothing
-// of this release creates anything under it. A read error is false: the
-// caller's own check then reads it and reports.
-func (m *Manager) shardsLocked(ctx context.Context) bool {
-	if !m.rootLayout().Bucketed() || m.preBuckets {
-		return false
-	}
-	acl, _, err := m.sess.GetACL(ctx, rootdata.ShardsPath(m.root))
-	return err == nil && rootdata.ShardsLocked(acl)
+// checkRootACL checks the ACLs of the root's znodes as Config.ACLCheck
+// says (rootdata.ACLChecker), skipping a <root>/shards this release locked
+// when this member runs the root bucketed.
+func (m *Manager) checkRootACL(ctx context.Context) error {
+	return rootdata.ACLChecker{
+		Session: m.sess, Root: m.root, ACL: m.cfg.ACL, Mode: m.cfg.ACLCheck,
+		Bucketed: m.rootLayout().Bucketed() && !m.preBuckets, Log: m.log,
+	}.Check(ctx)
 }
 
 // campaignsFlat reports whether r, the record of a live member, is one of
