@@ -62,7 +62,7 @@ type MemberInfo struct {
 
 // clusterOf returns the view's picture, with leaders (the elections') as
 // its shards' leaders.
-func clusterOf(v *view, leaders map[string]published) Cluster {
+func clusterOf(v *rootdata.View, leaders map[string]rootdata.Published) Cluster {
 	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.Operator.OperatorState.Clone()}
 	for id, sess := range v.Members {
 		mi := MemberInfo{Weight: v.Weight(id), Drained: v.Operator.IsDrained(id)}
@@ -92,7 +92,7 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 	if err := rootdata.ValidateRoot(root); err != nil {
 		return Cluster{}, err
 	}
-	st, version, err := rootdata.ReadOperatorState(ctx, sess, path.Join(root, operatorNode))
+	st, version, err := rootdata.ReadOperatorState(ctx, sess, path.Join(root, rootdata.OperatorNode))
 	if err != nil {
 		return Cluster{}, err
 	}
@@ -101,15 +101,15 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 		return Cluster{}, err
 	}
 	v := rootdata.NewView(false)
-	v.Apply(update{Members: live})
-	v.Apply(update{Operator: &rootdata.StoredOperator{OperatorState: st, Version: version}})
+	v.Apply(rootdata.Update{Members: live})
+	v.Apply(rootdata.Update{Operator: &rootdata.StoredOperator{OperatorState: st, Version: version}})
 	for id := range live {
-		rec, err := readRecord(ctx, sess, path.Join(root, ownersDir, id))
+		rec, err := readRecord(ctx, sess, path.Join(root, rootdata.OwnersDir, id))
 		if err != nil {
 			return Cluster{}, err
 		}
 		if rec != nil {
-			v.Apply(update{Member: id, Rec: rec})
+			v.Apply(rootdata.Update{Member: id, Rec: rec})
 		}
 	}
 	leaders, err := electview.Read(ctx, sess, root)
@@ -120,16 +120,16 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 }
 
 // publishedOf returns leaders as claims (member and token).
-func publishedOf(leaders map[string]electview.Leader) map[string]published {
-	out := make(map[string]published, len(leaders))
+func publishedOf(leaders map[string]electview.Leader) map[string]rootdata.Published {
+	out := make(map[string]rootdata.Published, len(leaders))
 	for s, l := range leaders {
-		out[s] = published{Member: l.Member, Token: l.Token}
+		out[s] = rootdata.Published{Member: l.Member, Token: l.Token}
 	}
 	return out
 }
 
 // readRecord reads one member's record; nil when there is none.
-func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRecord, error) {
+func readRecord(ctx context.Context, sess *recipe.Session, p string) (*rootdata.StoredRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -140,11 +140,11 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRec
 	if err != nil {
 		return nil, fmt.Errorf("partition: read %s: %w", p, err)
 	}
-	r, err := decodeRecord(data)
+	r, err := rootdata.DecodeRecord(data)
 	if err != nil {
 		return nil, nil // unreadable: as the watcher, ignore it
 	}
-	return &storedRecord{Record: r, Version: st.Version}, nil
+	return &rootdata.StoredRecord{Record: r, Version: st.Version}, nil
 }
 
 // WatchCluster calls fn with root's picture (see Cluster) each time it
@@ -191,7 +191,7 @@ func watchCluster(ctx context.Context, sess *recipe.Session, root string, bounds
 		return err
 	}
 	var last *Cluster
-	return electview.FollowWithin(ctx, sess, root, "watch cluster", bounds, func(v *view, e *electview.Elections) (bool, error) {
+	return electview.FollowWithin(ctx, sess, root, "watch cluster", bounds, func(v *rootdata.View, e *electview.Elections) (bool, error) {
 		if c := clusterOf(v, e.Published()); last == nil || !c.equal(*last) {
 			last = &c
 			fn(c.clone())

@@ -281,6 +281,6 @@ func (m *Manager) checkRootACL(ctx context.Context) error {
 // campaignsFlat reports whether r, the record of a live member, is one of
 // a release before buckets while the root is bucketed: its elections are
 // not the root's, and it is dealt no shard.
-func (m *Manager) campaignsFlat(r record) bool {
+func (m *Manager) campaignsFlat(r rootdata.Record) bool {
 	return !r.Buckets && m.rootLayout().Bucketed()
 }

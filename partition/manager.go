@@ -273,8 +273,6 @@ func (m *Manager) memberPath() string { return path.Join(m.root, membersDir, m.c
 
 func (m *Manager) recordPath() string { return path.Join(m.root, ownersDir, m.cfg.MemberID) }
 
-func (m *Manager) operatorPath() string { return path.Join(m.root, operatorNode) }
-
 // shardsLabel is the election label of every shard's recipe metrics,
 // "<root>/shards/*": one series for all shards, however many there are.
 func (m *Manager) shardsLabel() string { return m.label }

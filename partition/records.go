@@ -30,14 +30,14 @@ func (m *Manager) newPublisher() *rootdata.Publisher {
 // deleted it (an operator, or a stale process with our member id): the
 // other members would otherwise see our shards without a leader until our
 // next change. The write succeeds only while we hold the member id.
-func (l *loop) noticeOwnRecord(u update) {
+func (l *loop) noticeOwnRecord(u rootdata.Update) {
 	if u.Members == nil && u.Member == l.m.cfg.MemberID && (u.Rec == nil || u.Rec.Session != l.m.sess.ID()) {
 		l.recordChanged = true
 	}
 }
 
 // record is the member's record now, to publish.
-func (l *loop) record() record {
+func (l *loop) record() rootdata.Record {
 	rec := l.ownRecord()
 	rec.Leading = maps.Clone(rec.Leading)
 	return rec
@@ -63,7 +63,7 @@ func (l *loop) adoptOwnRecord() {
 // finalRecord is the record a stopping member leaves: the shards it leads
 // and those still reserved for it, as what it leads (a reservation for
 // its next session), and no reservations.
-func (l *loop) finalRecord() record {
+func (l *loop) finalRecord() rootdata.Record {
 	rec := l.record()
 	for _, s := range rec.Reserved {
 		rec.Leading[s] = 0
