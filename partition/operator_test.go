@@ -281,6 +281,9 @@ func TestMoveHandsOffOnceThenBalances(t *testing.T) {
 	if n := moved(before, after); n != 2 {
 		t.Errorf("a move moved %d shards, want 2 (the shard, and one b gave back)", n)
 	}
+	// Move reads who leads from the records, which lag the elections
+	// WaitMoved follows by a write.
+	waitRecordsShow(t, a.sess, root, after)
 	if changed, err := op.Move(ctx, s, "b"); err != nil || changed {
 		t.Errorf("moving a shard to its leader = %v, %v; want false, nil", changed, err)
 	}
