@@ -10,8 +10,9 @@ import (
 // member's record (records.go builds it) when it changed.
 
 // publish queues the member's record if it changed and the publisher can
-// take it (publisher.readyIn: one write at a time, a small batching delay
-// apart); building it copies every leadership of the member.
+// take it (rootdata.Publisher.ReadyIn: one write at a time, a small
+// batching delay apart); building it copies every leadership of the
+// member.
 func (l *loop) publish() {
 	changed, since := l.leading.Changed()
 	if !l.recordChanged && !changed && l.published != nil && l.published.Session == l.m.sess.ID() {
