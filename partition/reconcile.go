@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkelect/zkelect/partition/internal/member"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
@@ -20,13 +21,13 @@ import (
 // is minSettle, or four times our slowest recent record write when
 // ZooKeeper is slow (others' writes are likely as slow), at most maxSettle.
 const (
-	minSettle = 4 * publishInterval
+	minSettle = 4 * rootdata.PublishInterval
 	maxSettle = 2 * time.Second
 )
 
 // settleDelay returns the current settle delay.
 func (l *loop) settleDelay() time.Duration {
-	return min(max(minSettle, 4*l.pub.slowWrite()), maxSettle)
+	return min(max(minSettle, 4*l.pub.SlowWrite()), maxSettle)
 }
 
 // reconcile is the loop's third stage (step, loop.go), run when the

@@ -69,7 +69,7 @@ func (m *Manager) begin(ctx context.Context, rel release) (*loop, error) {
 	}
 	l.newShards = fresh
 	if !rel.beforeBuckets {
-		l.background(func() { m.followMigration(l.base) }) // migration.go
+		l.background(func() { m.followMigration(l.base) }) // layout.go
 	}
 	return l, nil
 }
@@ -157,5 +157,5 @@ func (m *Manager) prepareOnce(ctx context.Context, rel release) error {
 	if err := m.checkRootACL(ctx); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
 	}
-	return rootdata.ACLDenied(register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
+	return rootdata.ACLDenied(rootdata.Register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
 }
