@@ -32,7 +32,9 @@ import (
 // sessions' connections read from ZooKeeper, assignments the Manager's
 // zkelect_partition_assignments_total (its steps that computed an
 // assignment), led the shards it leads, assigned its share
-// (Manager.Assigned, -1 before the first assignment).
+// (Manager.Assigned, -1 before the first assignment). The member sets
+// OnLeaderChanged (a callback that does nothing), as a member that routes
+// requests does.
 
 // fleetMemberArg runs the fleet simulation's real member (RunChild).
 const fleetMemberArg = "__zkelect-bench-fleet-member"
@@ -63,6 +65,9 @@ func runFleetMember(args []string, in io.Reader, out io.Writer) error {
 		MemberID: args[4], Shards: shards, Metrics: reg,
 		OnStartedLeading: func(context.Context, string, zxidfence.Token) { led.Add(1) },
 		OnStoppedLeading: func(string, error) { led.Add(-1) },
+		// A router inside the member, as OnLeaderChanged's users run:
+		// the cost of following every shard's leader is the member's.
+		OnLeaderChanged: func(string, string, zxidfence.Token) {},
 	})
 	if err != nil {
 		return err
