@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -51,6 +53,11 @@ func runFleetMember(args []string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	servers, root, shards, timeout := strings.Split(args[0], ","), args[1], shardIDs(args[5], n), time.Duration(ms)*time.Millisecond
+	stopProfile, err := profileCPU(os.Getenv(fleetProfileEnv))
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var read atomic.Int64
@@ -105,6 +112,27 @@ func runFleetMember(args []string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// fleetProfileEnv names a file the real member writes its CPU profile
+// to, from its start to its exit (unset: none).
+const fleetProfileEnv = "ZKELECT_FLEETSIM_CPUPROFILE"
+
+// profileCPU starts a CPU profile written to file ("": none) and returns
+// what stops it.
+func profileCPU(file string) (func(), error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // cpuMicros returns this process's user and system CPU time in µs.
