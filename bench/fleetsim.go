@@ -33,7 +33,7 @@ const (
 	fleetRestarts = 10
 	fleetDown     = 200 * time.Millisecond
 	// fleetJoinLimit bounds each wait for the real member to lead its share.
-	fleetJoinLimit = 10 * time.Minute
+	fleetJoinLimit = 25 * time.Minute
 )
 
 // runFleetSim runs the fleet simulation for each of cfg.FleetShards.
@@ -108,6 +108,9 @@ func (s *fleetRun) run(ctx context.Context, started time.Time) ([]Result, error)
 		return nil, err
 	}
 	s.add("live heap", float64(heap)/(1<<20), "MB", fmt.Sprintf("after a collection; %d bytes a shard of its share, %d of the fleet", heap/int64(s.share), heap/int64(s.n)))
+	if err := s.m.p.send("prof"); err != nil { // the steady state's profile, if asked for
+		return nil, err
+	}
 	idle, err := s.window(ctx, fleetIdle, nil)
 	if err != nil {
 		return nil, err

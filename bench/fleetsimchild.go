@@ -53,11 +53,8 @@ func runFleetMember(args []string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	servers, root, shards, timeout := strings.Split(args[0], ","), args[1], shardIDs(args[5], n), time.Duration(ms)*time.Millisecond
-	stopProfile, err := profileCPU(os.Getenv(fleetProfileEnv))
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
+	stopProfile := func() {}
+	defer func() { stopProfile() }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var read atomic.Int64
@@ -97,6 +94,11 @@ func runFleetMember(args []string, in io.Reader, out io.Writer) error {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			fmt.Fprintf(w, "HEAP live %d\n", ms.HeapAlloc)
+		case "prof": // from the steady state on, when fleetProfileEnv names a file
+			stopProfile()
+			if stopProfile, err = profileCPU(os.Getenv(fleetProfileEnv)); err != nil {
+				return err
+			}
 		case "exit":
 			cancel()
 		}
@@ -115,7 +117,8 @@ func runFleetMember(args []string, in io.Reader, out io.Writer) error {
 }
 
 // fleetProfileEnv names a file the real member writes its CPU profile
-// to, from its start to its exit (unset: none).
+// to, from the command "prof" (sent once it leads its share) to its exit
+// (unset: none).
 const fleetProfileEnv = "ZKELECT_FLEETSIM_CPUPROFILE"
 
 // profileCPU starts a CPU profile written to file ("": none) and returns
