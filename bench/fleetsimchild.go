@@ -53,7 +53,10 @@ func runFleetMember(args []string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	servers, root, shards, timeout := strings.Split(args[0], ","), args[1], shardIDs(args[5], n), time.Duration(ms)*time.Millisecond
-	stopProfile := func() {}
+	stopProfile, err := profileCPU(os.Getenv(fleetJoinProfileEnv))
+	if err != nil {
+		return err
+	}
 	defer func() { stopProfile() }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -120,6 +123,10 @@ func runFleetMember(args []string, in io.Reader, out io.Writer) error {
 // to, from the command "prof" (sent once it leads its share) to its exit
 // (unset: none).
 const fleetProfileEnv = "ZKELECT_FLEETSIM_CPUPROFILE"
+
+// fleetJoinProfileEnv names a file the real member writes its CPU
+// profile to from its start to "prof": its join (unset: none).
+const fleetJoinProfileEnv = "ZKELECT_FLEETSIM_JOIN_CPUPROFILE"
 
 // profileCPU starts a CPU profile written to file ("": none) and returns
 // what stops it.
