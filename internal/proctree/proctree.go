@@ -22,7 +22,6 @@ package proctree
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -31,20 +30,6 @@ import (
 // killRound bounds how long Kill waits for the processes it signalled
 // before it lists the tree again (to find what forked meanwhile).
 const killRound = 50 * time.Millisecond
-
-// ErrReused is returned (wrapped) when a listed PID names another process
-// by the time it is signalled: the listed one exited and its PID was
-// reused. The process now holding the PID is left alone.
-var ErrReused = errors.New("proctree: pid reused by another process")
-
-// Process is one process as /proc/<pid>/stat shows it.
-type Process struct {
-	PID   int
-	PPID  int    // its parent
-	PGID  int    // its process group
-	Start uint64 // start time in clock ticks after boot: with PID, names one process
-	Live  bool   // able to run: not a zombie (or a zombie leader with live threads)
-}
 
 // Descendants returns the live descendants of pid (zombies, which run
 // nothing, left out), parents before their children. A process that forks
