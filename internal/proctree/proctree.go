@@ -11,9 +11,11 @@
 // after it was listed and checked to be the same process (its start time
 // unchanged): a PID that was freed and reused by an unrelated process
 // between the listing and the signal is never signalled. Kill then waits
-// on those pidfds for the exits instead of polling /proc. On kernels
-// without pidfds the check narrows the window to one system call and Kill
-// reads /proc again every few milliseconds.
+// on those pidfds for the exits instead of polling /proc. Where no pidfd
+// can be had (a kernel or sandbox without them, descriptors used up by a
+// large tree) the check narrows the window to one system call, the
+// process is signalled by number, and Kill reads /proc again every few
+// milliseconds.
 //
 // What it cannot end: a descendant that changed its user (a signal to it
 // is refused), one reparented out of the tree (its top died first, killed
