@@ -38,8 +38,19 @@ const killRound = 50 * time.Millisecond
 // while the listing runs may be missed: Kill lists again until nothing is
 // left.
 func Descendants(pid int) []Process {
+	out, _ := descendants(pid)
+	return out
+}
+
+// descendants is Descendants with the error of a /proc that cannot be
+// read (then nothing is returned).
+func descendants(pid int) ([]Process, error) {
+	all, err := List()
+	if err != nil {
+		return nil, err
+	}
 	kids := map[int][]Process{}
-	for _, p := range List() {
+	for _, p := range all {
 		kids[p.PPID] = append(kids[p.PPID], p)
 	}
 	var out []Process
@@ -59,7 +70,7 @@ func Descendants(pid int) []Process {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Signal sends sig to every live descendant of pid outside process group
@@ -89,10 +100,14 @@ func Signal(pid int, sig syscall.Signal, skip int) int {
 // that can run: what forked in between, or was reparented to pid as its
 // parent died, is killed in a later round. It returns an error naming
 // those still running when ctx ends first (a process of another user,
-// which a signal cannot reach).
+// which a signal cannot reach), and one wrapping List's when /proc cannot
+// be read: the tree is then not known to be gone.
 func Kill(ctx context.Context, pid int) error {
 	for {
-		left := Descendants(pid)
+		left, err := descendants(pid)
+		if err != nil {
+			return fmt.Errorf("proctree: descendants of %d not ended: %w", pid, err)
+		}
 		if len(left) == 0 {
 			return nil
 		}
