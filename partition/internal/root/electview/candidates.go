@@ -3,6 +3,7 @@ package electview
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -58,7 +59,9 @@ func firstOf(cs map[string]cand) (named, bool) {
 // readCand reads one created candidate and reports it.
 func (t *Elections) readCand(ctx context.Context, r candRead) {
 	res := readResult{path: r.election, znode: r.znode}
+	begin := time.Now()
 	data, st, err := t.sess.Get(ctx, r.znode)
+	res.rtt = time.Since(begin)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		res.gone = true
@@ -76,7 +79,7 @@ func (t *Elections) readCand(ctx context.Context, r candRead) {
 
 // candDone applies a candidate's read.
 func (t *Elections) candDone(r readResult) {
-	t.candBusy--
+	delete(t.candBusy, r.znode)
 	cs := t.cands[r.path]
 	if _, still := cs[r.znode]; !still {
 		return // deleted, or the election read whole meanwhile
@@ -92,4 +95,39 @@ func (t *Elections) candDone(r readResult) {
 		cs[r.znode] = r.c
 	}
 	t.recompute(r.path)
+}
+
+// queueCand asks for candidate z of election p to be read.
+func (t *Elections) queueCand(p, z string) {
+	t.candQueue = append(t.candQueue, candRead{election: p, znode: z})
+}
+
+// hurry moves election p's first candidate to the urgent reads when the
+// view waits on its read to show p's leader.
+func (t *Elections) hurry(p string) {
+	if first, ok := firstOf(t.cands[p]); ok && !first.c.read && !t.candBusy[first.znode] {
+		t.candUrgent = append(t.candUrgent, candRead{election: p, znode: first.znode})
+	}
+}
+
+// dispatchCands starts reads of the candidates of q, in order, while the
+// window has room, and returns what is left of q. A candidate deleted or
+// read meanwhile, being read, or whose election is read whole, is
+// dropped from q.
+func (t *Elections) dispatchCands(ctx context.Context, q []candRead) []candRead {
+	for len(q) > 0 && t.inFlight() < t.win.limit {
+		r := q[0]
+		q = q[1:]
+		c, still := t.cands[r.election][r.znode]
+		if !still || c.read || t.candBusy[r.znode] || t.reading[r.election] {
+			continue
+		}
+		t.candBusy[r.znode] = true
+		t.wg.Add(1)
+		go func() { defer t.wg.Done(); t.readCand(ctx, r) }()
+	}
+	if len(q) == 0 {
+		return nil // let the backing array go
+	}
+	return q
 }

@@ -93,6 +93,7 @@ func FollowWithin(ctx context.Context, sess *recipe.Session, root, what string, 
 				more = false
 			}
 		}
+		e.sync.set(e.conn, e.settled())
 		if e.take() || viewChanged {
 			pending = true
 		}
