@@ -40,6 +40,7 @@ type Elections struct {
 	candQueue  []candRead                 // created candidates to read
 	candUrgent []candRead                 // created candidates first in line: read before the queue
 	candBusy   map[string]bool            // candidate znodes being read
+	candReqs   int                        // candidate reads (batches) in flight
 	win        *window                    // reads in flight at most
 	listed     bool                       // the root was listed since the last resync asked
 	changed    bool                       // leaders changed since taken
@@ -51,15 +52,13 @@ type Elections struct {
 }
 
 // readResult is one election's whole read (participants, in election
-// order) or, with znode set, one candidate's.
+// order) or, with cands set, a batch of candidates' reads.
 type readResult struct {
 	path  string
 	parts []recipe.Participant
-	err   error
+	err   error // the request's
 
-	znode string // a candidate's read: its znode
-	c     cand   // what it read
-	gone  bool   // the candidate was deleted before it was read
+	cands []candResult // a batch of candidates' reads
 
 	rtt time.Duration // how long the read (its last attempt) took
 }
@@ -260,11 +259,11 @@ func (t *Elections) forget(p string) {
 	delete(t.noticed, p)
 }
 
-// dispatch starts reads, up to the window: candidates first in line
-// (a shard shown without a leader until read), elections marked to be
-// read whole, then the other created candidates.
+// dispatch starts reads, up to the window (requests in flight): batches
+// of created candidates, those first in line (a shard shown without a
+// leader until read) first, then elections marked to be read whole.
 func (t *Elections) dispatch(ctx context.Context) {
-	t.candUrgent = t.dispatchCands(ctx, t.candUrgent)
+	t.dispatchCands(ctx)
 	for p := range t.dirty {
 		if t.inFlight() >= t.win.limit {
 			return
@@ -274,11 +273,10 @@ func (t *Elections) dispatch(ctx context.Context) {
 		t.wg.Add(1)
 		go func() { defer t.wg.Done(); t.read(ctx, p) }()
 	}
-	t.candQueue = t.dispatchCands(ctx, t.candQueue)
 }
 
-// inFlight counts the reads in flight.
-func (t *Elections) inFlight() int { return len(t.reading) + len(t.candBusy) }
+// inFlight counts the requests in flight: whole reads and batches.
+func (t *Elections) inFlight() int { return len(t.reading) + t.candReqs }
 
 // read reads election p whole until it answers or ctx ends, backing off
 // after transient errors, and reports it.
@@ -310,8 +308,8 @@ func (t *Elections) done(r readResult) {
 	if r.err == nil {
 		t.win.answered(r.rtt, time.Now())
 	}
-	if r.znode != "" {
-		t.candDone(r)
+	if r.cands != nil {
+		t.candsDone(r)
 		return
 	}
 	delete(t.reading, r.path)
