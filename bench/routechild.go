@@ -30,6 +30,7 @@ import (
 //	router: VIEW <µs> <shard> <member> <token>   the view changed ("-" 0: no leader)
 //	        REQ <µs> <shard> <member> <token> <ok|noleader|stale|notready>
 //	        READY                        the first view arrived
+//	        SESS <µs> <session id>       the router's session (decimal)
 
 const (
 	// routeMemberArg runs a member of the routing scenario (RunChild).
@@ -147,6 +148,7 @@ func runRouter(args []string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	lw := &lineWriter{w: bufio.NewWriter(out)}
+	lw.printf("SESS %d %d", stamp(), sess.ID())
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
