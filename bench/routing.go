@@ -237,7 +237,7 @@ func (r *routeRun) run(ctx context.Context, cfg Config, f *floors) ([]Result, er
 		windows[class] = [2]int64{t0, stamp()}
 		after, err := r.e.sessionCounters(ctx, sid)
 		own, all, werr := r.e.sessionWatches(ctx, sid)
-		if err == nil && werr == nil && after.sent >= before.sent {
+		if err == nil && werr == nil && before.sent > 0 && after.sent >= before.sent { // the same connection throughout
 			costs[class] = routeCost{sent: after.sent - before.sent, recved: after.recved - before.recved, watches: own, allWatches: all, ok: true}
 		}
 		if class == "crash" { // m2 joins again, untimed, for the restart within grace

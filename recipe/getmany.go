@@ -29,3 +29,22 @@ func (s *Session) GetMany(ctx context.Context, paths []string) ([]GetResult, err
 	})
 	return out, err
 }
+
+// ChildrenResult is one path's answer to ChildrenMany: its children's
+// names, or the error listing it failed with (zk.ErrNoNode, ...).
+type ChildrenResult = zkconn.ChildrenResult
+
+// ChildrenMany lists the children of each of paths with one request
+// (multiRead), as GetMany reads data: one result per path, in order, each
+// answered on its own; retried and failing as GetMany.
+func (s *Session) ChildrenMany(ctx context.Context, paths []string) ([]ChildrenResult, error) {
+	if s == nil {
+		return nil, ErrNilSession
+	}
+	var out []ChildrenResult
+	err := s.read(ctx, func() (err error) {
+		out, err = s.conn.ChildrenMany(ctx, paths)
+		return err
+	})
+	return out, err
+}

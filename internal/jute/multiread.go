@@ -13,16 +13,22 @@ import (
 const OpMultiRead int32 = 22
 
 // MultiReadDataRequest encodes a multiRead of getData (no watch) on each
-// of paths, in order: each operation behind its header (type, done=false,
-// err=-1), then the closing header (-1, true, -1).
+// of paths, in order.
 func MultiReadDataRequest(xid int32, paths []string) []byte {
+	return multiReadRequest(xid, OpGetData, paths)
+}
+
+// multiReadRequest encodes a multiRead of op (getData or getChildren, no
+// watch) on each of paths, in order: each operation behind its header
+// (type, done=false, err=-1), then the closing header (-1, true, -1).
+func multiReadRequest(xid, op int32, paths []string) []byte {
 	size := 0
 	for _, p := range paths {
 		size += 14 + len(p)
 	}
 	e := NewRequest(xid, OpMultiRead, size+9)
 	for _, p := range paths {
-		e.Int32(OpGetData)
+		e.Int32(op)
 		e.Bool(false)
 		e.Int32(-1)
 		e.String(p)
@@ -59,6 +65,44 @@ func MultiReadDataReply(body []byte) ([]DataResult, error) {
 			res.Err = Code(r.Int32())
 		case OpGetData:
 			res.Data, res.Stat = r.Buffer(), r.Stat()
+		default:
+			return nil, fmt.Errorf("%w: multiRead result of type %d (code %d)", ErrMalformed, t, code)
+		}
+		out = append(out, res)
+	}
+	return out, r.Err()
+}
+
+// MultiReadChildrenRequest encodes a multiRead of getChildren (no watch)
+// on each of paths, in order.
+func MultiReadChildrenRequest(xid int32, paths []string) []byte {
+	return multiReadRequest(xid, OpGetChildren, paths)
+}
+
+// ChildrenResult is one getChildren's result in a multiRead reply: the
+// children's names, or the error code it failed with (CodeOK when it did
+// not).
+type ChildrenResult struct {
+	Names []string
+	Err   Code
+}
+
+// MultiReadChildrenReply decodes the body of a multiRead reply of
+// getChildren operations.
+func MultiReadChildrenReply(body []byte) ([]ChildrenResult, error) {
+	r := NewDecoder(body)
+	var out []ChildrenResult
+	for {
+		t, done, code := r.Int32(), r.Bool(), r.Int32()
+		if r.bad || done {
+			break
+		}
+		var res ChildrenResult
+		switch t {
+		case OpError:
+			res.Err = Code(r.Int32())
+		case OpGetChildren:
+			res.Names = r.Strings()
 		default:
 			return nil, fmt.Errorf("%w: multiRead result of type %d (code %d)", ErrMalformed, t, code)
 		}

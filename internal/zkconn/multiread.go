@@ -27,17 +27,7 @@ type GetResult struct {
 // before anything is sent. Keep the reply within jute.maxbuffer: a few
 // hundred small znodes a call.
 func (s *Conn) GetMany(ctx context.Context, paths []string) ([]GetResult, error) {
-	for _, p := range paths {
-		if err := znode.CheckPath(p); err != nil {
-			return nil, err
-		}
-	}
-	call := newPendingCall(s.wire.nextCallXid())
-	reply, err := s.exchange(ctx, call, jute.MultiReadDataRequest(call.xid, paths))
-	if err != nil {
-		return nil, fmt.Errorf("multi read: %w", err)
-	}
-	body, err := replyBody("multi read", reply)
+	body, err := s.multiRead(ctx, paths, jute.MultiReadDataRequest)
 	if err != nil {
 		return nil, err
 	}
@@ -58,4 +48,54 @@ func (s *Conn) GetMany(ctx context.Context, paths []string) ([]GetResult, error)
 		s.noteStat(paths[i], r.Stat)
 	}
 	return out, nil
+}
+
+// ChildrenResult is one path's answer to ChildrenMany: its children's
+// names, or the error listing it failed with (zk.ErrNoNode, ...).
+type ChildrenResult struct {
+	Names []string
+	Err   error
+}
+
+// ChildrenMany lists the children of each of paths with one multiRead
+// request, as GetMany reads data: one result per path, in order, each
+// answered on its own. Errors as GetMany's. Keep the replies within
+// jute.maxbuffer.
+func (s *Conn) ChildrenMany(ctx context.Context, paths []string) ([]ChildrenResult, error) {
+	body, err := s.multiRead(ctx, paths, jute.MultiReadChildrenRequest)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := jute.MultiReadChildrenReply(body)
+	if err == nil && len(rs) != len(paths) {
+		err = fmt.Errorf("%w: %d results for %d listings", jute.ErrMalformed, len(rs), len(paths))
+	}
+	if err != nil {
+		return nil, malformed("multi read", err)
+	}
+	out := make([]ChildrenResult, len(rs))
+	for i, r := range rs {
+		if r.Err != jute.CodeOK {
+			out[i].Err = codeError("get children", r.Err)
+			continue
+		}
+		out[i].Names = r.Names
+	}
+	return out, nil
+}
+
+// multiRead checks paths, sends the request encode makes of them and
+// returns the reply's body.
+func (s *Conn) multiRead(ctx context.Context, paths []string, encode func(xid int32, paths []string) []byte) ([]byte, error) {
+	for _, p := range paths {
+		if err := znode.CheckPath(p); err != nil {
+			return nil, err
+		}
+	}
+	call := newPendingCall(s.wire.nextCallXid())
+	reply, err := s.exchange(ctx, call, encode(call.xid, paths))
+	if err != nil {
+		return nil, fmt.Errorf("multi read: %w", err)
+	}
+	return replyBody("multi read", reply)
 }

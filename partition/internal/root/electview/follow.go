@@ -139,8 +139,10 @@ func Read(ctx context.Context, sess *recipe.Session, root string) (map[string]Le
 		e.dispatch(ctx)
 		select {
 		case r := <-e.results:
-			if r.err != nil {
-				return nil, fmt.Errorf("partition: read election %s: %w", r.path, r.err)
+			for _, w := range r.wholes {
+				if w.err != nil {
+					return nil, fmt.Errorf("partition: read election %s: %w", w.path, w.err)
+				}
 			}
 			e.done(r)
 		case <-ctx.Done():

@@ -41,24 +41,24 @@ type Elections struct {
 	candUrgent []candRead                 // created candidates first in line: read before the queue
 	candBusy   map[string]bool            // candidate znodes being read
 	candReqs   int                        // candidate reads (batches) in flight
-	win        *window                    // reads in flight at most
-	listed     bool                       // the root was listed since the last resync asked
-	changed    bool                       // leaders changed since taken
-	changedEl  map[string]bool            // elections whose leader changed since TakeChanged
-	noticed    map[string]time.Time       // election to when the notification its leader waits on arrived
-	shownAt    []time.Time                // notifications behind the leader changes since TakeNoticed
-	conn       uint64                     // the watch's connection the last relist was for
-	sync       *Synced                    // what other goroutines see of settled and conn
+	wholeReqs  int                        // whole reads (batches) in flight
+	now        func() time.Time
+	win        *window              // reads in flight at most
+	listed     bool                 // the root was listed since the last resync asked
+	changed    bool                 // leaders changed since taken
+	changedEl  map[string]bool      // elections whose leader changed since TakeChanged
+	noticed    map[string]time.Time // election to when the notification its leader waits on arrived
+	shownAt    []time.Time          // notifications behind the leader changes since TakeNoticed
+	conn       uint64               // the watch's connection the last relist was for
+	sync       *Synced              // what other goroutines see of settled and conn
 }
 
-// readResult is one election's whole read (participants, in election
-// order) or, with cands set, a batch of candidates' reads.
+// readResult is a batch of reads: created candidates' or elections'
+// whole.
 type readResult struct {
-	path  string
-	parts []recipe.Participant
-	err   error // the request's
-
-	cands []candResult // a batch of candidates' reads
+	err    error        // the candidates' request's
+	cands  []candResult // a batch of candidates' reads
+	wholes []wholeRead  // a batch of elections' whole reads
 
 	rtt time.Duration // how long the read (its last attempt) took
 }
@@ -69,7 +69,7 @@ func newElections(sess *recipe.Session, root string, log zerolog.Logger) *Electi
 		batches: make(chan recipe.TreeChanges), pumpErr: make(chan error, 1), results: make(chan readResult, windowMax),
 		elections: map[string]election{}, leaders: map[string]Leader{}, cands: map[string]map[string]cand{},
 		dirty: map[string]bool{}, reading: map[string]bool{}, again: map[string]bool{}, candBusy: map[string]bool{},
-		win: newWindow(sess.Timeout), changedEl: map[string]bool{}, noticed: map[string]time.Time{}, sync: &Synced{},
+		win: newWindow(sess.Timeout), now: time.Now, changedEl: map[string]bool{}, noticed: map[string]time.Time{}, sync: &Synced{},
 	}
 }
 
@@ -264,39 +264,24 @@ func (t *Elections) forget(p string) {
 // leader until read) first, then elections marked to be read whole.
 func (t *Elections) dispatch(ctx context.Context) {
 	t.dispatchCands(ctx)
-	for p := range t.dirty {
-		if t.inFlight() >= t.win.limit {
-			return
+	for len(t.dirty) > 0 && t.inFlight() < t.win.limit {
+		batch := make([]string, 0, min(len(t.dirty), wholeBatch))
+		for p := range t.dirty {
+			if len(batch) == wholeBatch {
+				break
+			}
+			delete(t.dirty, p)
+			t.reading[p] = true
+			batch = append(batch, p)
 		}
-		delete(t.dirty, p)
-		t.reading[p] = true
+		t.wholeReqs++
 		t.wg.Add(1)
-		go func() { defer t.wg.Done(); t.read(ctx, p) }()
+		go func() { defer t.wg.Done(); t.readWhole(ctx, batch) }()
 	}
 }
 
 // inFlight counts the requests in flight: whole reads and batches.
-func (t *Elections) inFlight() int { return len(t.reading) + t.candReqs }
-
-// read reads election p whole until it answers or ctx ends, backing off
-// after transient errors, and reports it.
-func (t *Elections) read(ctx context.Context, p string) {
-	b := retry.Backoff{}
-	for {
-		begin := time.Now()
-		parts, err := recipe.Participants(ctx, t.sess, p)
-		if err == nil || ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || !transient(err) {
-			select {
-			case t.results <- readResult{path: p, parts: parts, err: err, rtt: time.Since(begin)}:
-			case <-ctx.Done():
-			}
-			return
-		}
-		if !b.Wait(ctx) {
-			return
-		}
-	}
-}
+func (t *Elections) inFlight() int { return t.wholeReqs + t.candReqs }
 
 // transient reports whether a read may succeed when asked again.
 func transient(err error) bool {
@@ -306,30 +291,14 @@ func transient(err error) bool {
 // done applies a read's result.
 func (t *Elections) done(r readResult) {
 	if r.err == nil {
-		t.win.answered(r.rtt, time.Now())
+		t.win.answered(r.rtt, t.now())
 	}
 	if r.cands != nil {
 		t.candsDone(r)
 		return
 	}
-	delete(t.reading, r.path)
-	if t.again[r.path] {
-		delete(t.again, r.path)
-		t.dirty[r.path] = true
-	}
-	if _, known := t.elections[r.path]; !known {
-		return // gone meanwhile
-	}
-	if r.err != nil {
-		t.log.Warn().Err(r.err).Str("election", r.path).Msg("read election for the leaders' view; its leader is shown as last read")
-		return
-	}
-	cs := make(map[string]cand, len(r.parts))
-	for _, part := range r.parts {
-		cs[part.Znode] = cand{seq: part.Seq, read: true, member: part.ID, token: part.Token, session: part.SessionID}
-	}
-	t.cands[r.path] = cs
-	t.recompute(r.path)
+	t.wholeReqs--
+	t.wholeDone(r.wholes)
 }
 
 // settled reports whether every election marked since the last listing
