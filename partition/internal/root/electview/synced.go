@@ -19,7 +19,8 @@ type Synced struct {
 }
 
 // Now reports whether the view is in sync now; false before the first
-// listing is read.
+// listing is read. It does not see a connection lost since (the watch's
+// events stop with it): ask recipe.Session.Connected too.
 func (s *Synced) Now() bool {
 	st := s.state.Load()
 	return s.watch != nil && st&1 == 1 && st>>1 == s.watch.Connection()
