@@ -2,5 +2,8 @@
 
 package proctree
 
-// Descendants returns nil outside Linux: there is no /proc to read.
-func Descendants(pid int) []Process { return nil }
+// List returns nil outside Linux: there is no /proc to read.
+func List() []Process { return nil }
+
+// Stat finds nothing outside Linux: there is no /proc to read.
+func Stat(pid int) (Process, bool) { return Process{}, false }

@@ -7,6 +7,14 @@
 // reparented to it, not to init. On Linux it reads /proc; elsewhere it
 // finds nothing.
 //
+// A process is signalled through a pidfd (pidfd_open(2), Linux 5.3+) taken
+// after it was listed and checked to be the same process (its start time
+// unchanged): a PID that was freed and reused by an unrelated process
+// between the listing and the signal is never signalled. Kill then waits
+// on those pidfds for the exits instead of polling /proc. On kernels
+// without pidfds the check narrows the window to one system call and Kill
+// reads /proc again every few milliseconds.
+//
 // What it cannot end: a descendant that changed its user (a signal to it
 // is refused), one reparented out of the tree (its top died first, killed
 // by someone else), and one in another PID namespace's /proc view.
@@ -14,59 +22,106 @@ package proctree
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
 )
 
-// killPoll is how often Kill reads /proc again while it waits for the
-// processes it killed (the kernel offers no wait for processes one is not
-// the parent of).
-const killPoll = 2 * time.Millisecond
+// killRound bounds how long Kill waits for the processes it signalled
+// before it lists the tree again (to find what forked meanwhile).
+const killRound = 50 * time.Millisecond
 
-// Process is one live process of a tree.
+// ErrReused is returned (wrapped) when a listed PID names another process
+// by the time it is signalled: the listed one exited and its PID was
+// reused. The process now holding the PID is left alone.
+var ErrReused = errors.New("proctree: pid reused by another process")
+
+// Process is one process as /proc/<pid>/stat shows it.
 type Process struct {
-	PID  int
-	PGID int // its process group
+	PID   int
+	PPID  int    // its parent
+	PGID  int    // its process group
+	Start uint64 // start time in clock ticks after boot: with PID, names one process
+	Live  bool   // able to run: not a zombie (or a zombie leader with live threads)
+}
+
+// Descendants returns the live descendants of pid (zombies, which run
+// nothing, left out), parents before their children. A process that forks
+// while the listing runs may be missed: Kill lists again until nothing is
+// left.
+func Descendants(pid int) []Process {
+	kids := map[int][]Process{}
+	for _, p := range List() {
+		kids[p.PPID] = append(kids[p.PPID], p)
+	}
+	var out []Process
+	next := []int{pid}
+	seen := map[int]bool{pid: true}
+	for len(next) > 0 {
+		parent := next[0]
+		next = next[1:]
+		for _, k := range kids[parent] {
+			if seen[k.PID] {
+				continue
+			}
+			seen[k.PID] = true
+			next = append(next, k.PID) // a zombie's children were reparented: none
+			if k.Live {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }
 
 // Signal sends sig to every live descendant of pid outside process group
 // skip (0: none skipped; the supervisor's signal to the group reached
 // those already) and returns how many it signalled. Errors (a process gone
-// meanwhile, one of another user) are ignored.
+// meanwhile, its PID reused, one of another user) are ignored.
 func Signal(pid int, sig syscall.Signal, skip int) int {
 	n := 0
 	for _, p := range Descendants(pid) {
 		if skip != 0 && p.PGID == skip {
 			continue
 		}
-		if syscall.Kill(p.PID, sig) == nil {
+		h, err := pin(p)
+		if err != nil {
+			continue
+		}
+		if h.signal(sig) == nil {
 			n++
 		}
+		h.close()
 	}
 	return n
 }
 
-// Kill sends SIGKILL to every live descendant of pid (not pid itself) and
-// reads /proc again until none is left that can run: what forked in
-// between, or was reparented to pid as its parent died, is killed in a
-// later round. It returns an error naming those still running when ctx
-// ends first (a process of another user, which a signal cannot reach).
+// Kill sends SIGKILL to every live descendant of pid (not pid itself),
+// waits for them to exit, and lists the tree again until none is left
+// that can run: what forked in between, or was reparented to pid as its
+// parent died, is killed in a later round. It returns an error naming
+// those still running when ctx ends first (a process of another user,
+// which a signal cannot reach).
 func Kill(ctx context.Context, pid int) error {
-	tick := time.NewTicker(killPoll)
-	defer tick.Stop()
 	for {
 		left := Descendants(pid)
 		if len(left) == 0 {
 			return nil
 		}
+		killed := make([]handle, 0, len(left))
 		for _, p := range left {
-			_ = syscall.Kill(p.PID, syscall.SIGKILL)
+			if h, err := pin(p); err == nil {
+				_ = h.signal(syscall.SIGKILL)
+				killed = append(killed, h)
+			}
 		}
-		select {
-		case <-ctx.Done():
+		waitExits(ctx, killed, killRound)
+		for _, h := range killed {
+			h.close()
+		}
+		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("proctree: descendants of %d still running after SIGKILL: %v: %w", pid, left, context.Cause(ctx))
-		case <-tick.C:
 		}
 	}
 }

@@ -2,10 +2,8 @@ package watchdog
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -52,23 +50,18 @@ func killGroups(ctx context.Context, pgids []int, timeout time.Duration) error {
 
 // runningGroups returns the groups of pgids that have a member able to run.
 func runningGroups(pgids []int) ([]int, error) {
+	procs := proctree.List()
+	if procs == nil {
+		return pgids, errors.New("/proc cannot be read")
+	}
 	want := map[int]bool{}
 	for _, g := range pgids {
 		want[g] = true
 	}
-	dir, err := os.ReadDir("/proc")
-	if err != nil {
-		return pgids, err
-	}
 	running := map[int]bool{}
-	for _, e := range dir {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		pgrp, live, ok := procState(pid)
-		if ok && live && want[pgrp] {
-			running[pgrp] = true
+	for _, p := range procs {
+		if p.Live && want[p.PGID] {
+			running[p.PGID] = true
 		}
 	}
 	var left []int
@@ -78,32 +71,4 @@ func runningGroups(pgids []int) ([]int, error) {
 		}
 	}
 	return left, nil
-}
-
-// procState reads a process's group and whether it can still run (not a
-// zombie, or a zombie leader with live threads) from /proc/<pid>/stat; ok
-// is false when the process is gone.
-func procState(pid int) (pgrp int, live, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false, false
-	}
-	// pid (comm) state ppid pgrp ... num_threads is field 20; comm may
-	// hold spaces and parentheses, so split after its last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false, false
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 18 {
-		return 0, false, false
-	}
-	pgrp, err = strconv.Atoi(f[2])
-	if err != nil {
-		return 0, false, false
-	}
-	threads, _ := strconv.Atoi(f[17])
-	dead := (f[0] == "Z" || f[0] == "X") && threads <= 1
-	return pgrp, !dead, true
 }

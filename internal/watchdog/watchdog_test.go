@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/internal/proctree"
 	"github.com/zkelect/zkelect/internal/watchdog"
 	"github.com/zkelect/zkelect/testenv"
 )
@@ -210,8 +211,8 @@ func TestKilledParentsSessionIsClosed(t *testing.T) {
 			znode, sessionTimeout/2, sessionTimeout)
 	}
 	t.Logf("znode deleted %s after the kill", time.Since(killed))
-	if st := procStateOf(worker); st != "gone" && st != "Z" {
-		t.Fatalf("the guarded worker (pid %d) is in state %s when the session is gone, want dead (gone or a zombie)", worker, st)
+	if p, ok := proctree.Stat(worker); ok && p.Live {
+		t.Fatalf("the guarded worker (pid %d) can still run when the session is gone, want dead (gone or a zombie)", worker)
 	}
 	if got := awaitReport(t, report); got != "died=true closed=1 errors=<nil>\n" {
 		t.Fatalf("watchdog report %q, want the parent dead and its session closed", got)
@@ -256,17 +257,4 @@ func TestPausedParentIsAlive(t *testing.T) {
 	if !strings.HasPrefix(got, "died=true closed=0 errors=") || !strings.Contains(got, "no such session") {
 		t.Fatalf("watchdog report %q, want the parent dead and its (expired) session gone already", got)
 	}
-}
-
-// procStateOf is a process's state letter from /proc/<pid>/stat, or "gone".
-func procStateOf(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "gone"
-	}
-	s := string(b)
-	if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 {
-		return f[0]
-	}
-	return "unreadable"
 }

@@ -2,8 +2,8 @@ package root
 
 import (
 	"fmt"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/zkelect/zkelect/internal/termtext"
 )
 
 // This file checks what a member publishes about itself besides its
@@ -26,8 +26,8 @@ const (
 
 // ValidateAddress returns an error naming the rule when addr is over
 // MaxAddress bytes, is not UTF-8 or holds a control or format character
-// (ESC, newline, tab, DEL, C1 controls, bidirectional overrides: what
-// would act on a terminal or forge a line).
+// (ESC, newline, tab, DEL, C1 controls, bidirectional overrides, line
+// separators: what would act on a terminal or forge a line; termtext.Check).
 func ValidateAddress(addr string) error {
 	if len(addr) > MaxAddress {
 		return fmt.Errorf("is %d bytes long, want at most %d", len(addr), MaxAddress)
@@ -62,24 +62,10 @@ func ValidateLabels(labels map[string]string) error {
 	return nil
 }
 
-// errShown is checkShown's error.
-type errShown string
-
-func (e errShown) Error() string { return string(e) }
-
-// checkShown fails when s is not UTF-8 or holds a control or format
-// character.
-func checkShown(s string) error {
-	if !utf8.ValidString(s) {
-		return errShown("is not valid UTF-8")
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return errShown(fmt.Sprintf("holds the control or format character %U", r))
-		}
-	}
-	return nil
-}
+// checkShown fails when s would act on a terminal instead of being shown:
+// not UTF-8, or a control, format or line-separator character
+// (termtext.Check, the rule the CLI escapes by).
+func checkShown(s string) error { return termtext.Check(s) }
 
 // dropBadMeta clears r's address or labels when they fail validation.
 func (r *Record) dropBadMeta() {
