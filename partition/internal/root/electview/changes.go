@@ -12,7 +12,8 @@ import (
 // notification that caused it.
 
 // TakeChanged returns the shards whose leader changed (or may have) since
-// the last call, and forgets them.
+// the last call, and forgets them. Follow forgets them after each step
+// whether or not the step took them.
 func (t *Elections) TakeChanged() []string {
 	out := make([]string, 0, len(t.changedEl))
 	seen := make(map[string]bool, len(t.changedEl))
@@ -62,8 +63,16 @@ func (t *Elections) shown(p string) {
 // a notification caused, when that notification reached this process
 // (the leader changes a listing found have none), and forgets them. The
 // follower's lag is the time from each to when it shows the change.
+// Follow forgets them after each step whether or not the step took them.
 func (t *Elections) TakeNoticed() []time.Time {
 	out := t.shownAt
 	t.shownAt = nil
 	return out
+}
+
+// forgetTaken drops what the step did not take, so that a follower that
+// never takes them holds nothing.
+func (t *Elections) forgetTaken() {
+	clear(t.changedEl)
+	t.shownAt = nil
 }

@@ -111,6 +111,7 @@ func FollowWithin(ctx context.Context, sess *recipe.Session, root, what string, 
 		if more, err := step(v, e); err != nil || !more {
 			return err
 		}
+		e.forgetTaken()
 		nextStep = time.Now().Add(max(minStepGap, 2*time.Since(begin)))
 	}
 }
