@@ -2,7 +2,6 @@ package electview
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +22,7 @@ type follower struct {
 	cancel  context.CancelFunc
 }
 
-func follow(t *testing.T, obs interface{}, root string, run func(ctx context.Context, step func(*rootdata.View, *Elections) (bool, error)) error) *follower {
+func follow(t *testing.T, run func(ctx context.Context, step func(*rootdata.View, *Elections) (bool, error)) error) *follower {
 	t.Helper()
 	f := &follower{done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -91,7 +90,7 @@ func TestViewReadsTheRootAgainAfterTheWatchEnded(t *testing.T) {
 			campaign(t, members, root, "0", "b")
 			p := zkc.NewProxyT(t)
 			obs := connectTo(t, p.Addrs(), 4*time.Second)
-			f := follow(t, obs, root, func(ctx context.Context, step func(*rootdata.View, *Elections) (bool, error)) error {
+			f := follow(t, func(ctx context.Context, step func(*rootdata.View, *Elections) (bool, error)) error {
 				return Follow(ctx, obs, root, "test", step)
 			})
 			f.await(t, 30*time.Second, "a leading shard 0", func(l map[string]Leader) bool { return l["0"].Member == "a" })
@@ -125,7 +124,7 @@ func waitTrue(t *testing.T, limit time.Duration, what string, cond func() bool) 
 	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal(fmt.Sprintf("timed out after %v waiting for %s", limit, what))
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
