@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/partition/operator"
 	"github.com/zkelect/zkelect/recipe"
 )
 
@@ -55,7 +56,7 @@ func groupRoot(t *testing.T) (string, *recipe.Session) {
 	t.Helper()
 	root := securedRoot(t)
 	group := connectAs(t, recipe.WithDigestAuth(groupCred[0], groupCred[1]))
-	op, err := partition.NewOperator(group, root, recipe.GroupACL())
+	op, err := operator.New(group, root, recipe.GroupACL())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/root/electview"
+	"github.com/zkelect/zkelect/partition/operator"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -32,8 +33,8 @@ type Cluster struct {
 	Leaders map[string]ShardLeader
 	// Members maps each live member to its metadata.
 	Members map[string]MemberInfo
-	// Operator is the operator state.
-	Operator OperatorState
+	// Operator is the operator state (the data of <root>/operator).
+	Operator operator.State
 }
 
 // ShardLeader is a shard's leader as its election holds it.
@@ -61,7 +62,7 @@ type MemberInfo struct {
 
 // clusterOf returns the view's picture, with leaders (the elections') as
 // its shards' leaders.
-func clusterOf(v *view, leaders map[string]published) Cluster {
+func clusterOf(v *rootdata.View, leaders map[string]rootdata.Published) Cluster {
 	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.Operator.OperatorState.Clone()}
 	for id, sess := range v.Members {
 		mi := MemberInfo{Weight: v.Weight(id), Drained: v.Operator.IsDrained(id)}
@@ -91,7 +92,7 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 	if err := rootdata.ValidateRoot(root); err != nil {
 		return Cluster{}, err
 	}
-	st, version, err := rootdata.ReadOperatorState(ctx, sess, path.Join(root, operatorNode))
+	st, version, err := rootdata.ReadOperatorState(ctx, sess, path.Join(root, rootdata.OperatorNode))
 	if err != nil {
 		return Cluster{}, err
 	}
@@ -100,15 +101,15 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 		return Cluster{}, err
 	}
 	v := rootdata.NewView(false)
-	v.Apply(update{Members: live})
-	v.Apply(update{Operator: &rootdata.StoredOperator{OperatorState: st, Version: version}})
+	v.Apply(rootdata.Update{Members: live})
+	v.Apply(rootdata.Update{Operator: &rootdata.StoredOperator{OperatorState: st, Version: version}})
 	for id := range live {
-		rec, err := readRecord(ctx, sess, path.Join(root, ownersDir, id))
+		rec, err := readRecord(ctx, sess, path.Join(root, rootdata.OwnersDir, id))
 		if err != nil {
 			return Cluster{}, err
 		}
 		if rec != nil {
-			v.Apply(update{Member: id, Rec: rec})
+			v.Apply(rootdata.Update{Member: id, Rec: rec})
 		}
 	}
 	leaders, err := electview.Read(ctx, sess, root)
@@ -119,16 +120,16 @@ func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluste
 }
 
 // publishedOf returns leaders as claims (member and token).
-func publishedOf(leaders map[string]electview.Leader) map[string]published {
-	out := make(map[string]published, len(leaders))
+func publishedOf(leaders map[string]electview.Leader) map[string]rootdata.Published {
+	out := make(map[string]rootdata.Published, len(leaders))
 	for s, l := range leaders {
-		out[s] = published{Member: l.Member, Token: l.Token}
+		out[s] = rootdata.Published{Member: l.Member, Token: l.Token}
 	}
 	return out
 }
 
 // readRecord reads one member's record; nil when there is none.
-func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRecord, error) {
+func readRecord(ctx context.Context, sess *recipe.Session, p string) (*rootdata.StoredRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -139,11 +140,11 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*storedRec
 	if err != nil {
 		return nil, fmt.Errorf("partition: read %s: %w", p, err)
 	}
-	r, err := decodeRecord(data)
+	r, err := rootdata.DecodeRecord(data)
 	if err != nil {
 		return nil, nil // unreadable: as the watcher, ignore it
 	}
-	return &storedRecord{Record: r, Version: st.Version}, nil
+	return &rootdata.StoredRecord{Record: r, Version: st.Version}, nil
 }
 
 // WatchCluster calls fn with root's picture (see Cluster) each time it
@@ -169,13 +170,28 @@ func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn fun
 	return watchCluster(ctx, sess, root, func() *rootdata.Bounds { return outside }, fn)
 }
 
+// WatchCluster is the package's WatchCluster as this member reads its
+// root (m's session and root): within the bounds of its shard list (the
+// one SetShards last gave; partition/README.md "Bounds"), so a record
+// larger than the list allows is refused, and claims of shards outside the
+// list are ignored. Routers and the daemon's /v1/owners (package
+// zkelecthttp) that run beside a member follow the root this way. Errors
+// as WatchCluster's.
+func (m *Manager) WatchCluster(ctx context.Context, fn func(Cluster)) error {
+	return watchCluster(ctx, m.sess, m.root, m.bounds, fn)
+}
+
+// bounds returns the bounds of the member's shard list now
+// (rootdata.Bounds): what it reads from its root, replaced by SetShards.
+func (m *Manager) bounds() *rootdata.Bounds { return m.readBounds.Load() }
+
 // watchCluster is WatchCluster within bounds.
 func watchCluster(ctx context.Context, sess *recipe.Session, root string, bounds func() *rootdata.Bounds, fn func(Cluster)) error {
 	if err := checkWatch(sess, root, fn == nil); err != nil {
 		return err
 	}
 	var last *Cluster
-	return electview.FollowWithin(ctx, sess, root, "watch cluster", bounds, func(v *view, e *electview.Elections) (bool, error) {
+	return electview.FollowWithin(ctx, sess, root, "watch cluster", bounds, func(v *rootdata.View, e *electview.Elections) (bool, error) {
 		if c := clusterOf(v, e.Published()); last == nil || !c.equal(*last) {
 			last = &c
 			fn(c.clone())

@@ -24,9 +24,9 @@ const (
 	// runs at a time. A handoff costs a few round trips beyond the user's
 	// own drain (the successor check, the resignation; 25 to 100 ms on a
 	// loaded ensemble), so a member hands off about this many shards per
-	// such time: 64 drains 20,000 shards in seconds (8, the earlier default,
-	// took over a minute), while at most 64 of its shards at once are between
-	// their old leader's cancelled context and their new leader's start.
+	// such time (a drain of 20,000 shards takes seconds: bench/README.md),
+	// while at most 64 of its shards at once are between their old
+	// leader's cancelled context and their new leader's start.
 	DefaultMaxConcurrentHandoffs = 64
 	// DefaultMaxInFlight is how many shard elections one member starts at a
 	// time (each start is a few pipelined ZooKeeper requests on the shared

@@ -12,7 +12,7 @@
 //	<root>/buckets/<bucket>/<shard>  one recipe election per shard (recipe.ShortNaming; Curator LeaderLatch naming before, both order together);
 //	                          bucket: FNV-1a of the shard id modulo the bucket count, in fixed-width hex ("3f2")
 //	<root>/shards/<shard>     the same in a flat root, made by a release before buckets (empty in a bucketed root)
-//	<root>/operator           persistent, optional: the operator state (OperatorState JSON)
+//	<root>/operator           persistent, optional: the operator state (operator.State JSON)
 //
 // A member's elections run on the recipe.Session given to NewManager and,
 // above Config.MaxShardsPerSession elections (default 5,000), on sibling

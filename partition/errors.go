@@ -6,7 +6,6 @@ import (
 	"github.com/zkelect/zkelect/partition/internal/shard"
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
-	"github.com/zkelect/zkelect/partition/operator"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them, so test
@@ -21,7 +20,7 @@ var (
 	// share a member id; a member restarted before its old session expired
 	// waits for the old session's znode to go (Run) before it gets this
 	// error.
-	ErrDuplicateMember = errors.New("partition: member id already registered by another live session")
+	ErrDuplicateMember = rootdata.ErrDuplicateMember
 	// ErrInvalidShardID reports a shard id that cannot be a znode name; the
 	// error is a *ShardIDError.
 	ErrInvalidShardID = rootdata.ErrInvalidShardID
@@ -39,9 +38,6 @@ var (
 	// layout this release cannot read (a later release's, or damaged
 	// data): Run, Owners and the operator verbs refuse to guess it.
 	ErrUnknownLayout = rootdata.ErrUnknownLayout
-	// ErrPruneRefused reports that Prune found a live member that may run
-	// the shards it was asked to remove (see Prune); the error names it.
-	ErrPruneRefused = operator.ErrPruneRefused
 	// ErrAlreadyRunning reports a second call of Run on one Manager.
 	ErrAlreadyRunning = errors.New("partition: manager already running")
 

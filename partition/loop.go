@@ -48,7 +48,7 @@ func newLoop(m *Manager) *loop {
 		recordState: recordState{
 			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
 		},
-		pub:     newPublisher(m.sess, m.recordPath(), m.cfg.ACL, m.holdsID, m.met, m.log),
+		pub:     m.newPublisher(),
 		watch:   rootdata.NewWatcher(m.sess, m.root, updates, m.log).Within(m.bounds, m.cfg.MemberID, m.met.setRefused),
 		leaders: leaders,
 		base:    base,
@@ -76,11 +76,11 @@ func (l *loop) run(ctx context.Context) error {
 	bg, stopBackground := context.WithCancel(context.Background())
 	var bgWG sync.WaitGroup
 	l.watch.Start(bg)
-	l.pub.start(bg)
+	l.pub.Start(bg)
 	bgWG.Add(1)
 	go func() {
 		defer bgWG.Done()
-		keepRegistered(bg, l.m.sess, l.m.memberPath(), l.m.instance, l.m.cfg.ACL, l.m.log, l.fail)
+		rootdata.KeepRegistered(bg, l.m.sess, l.m.memberPath(), l.m.instance, l.m.cfg.ACL, l.m.log, l.fail)
 	}()
 	err := l.serve(ctx)
 	l.shutdown(stopBackground, &bgWG, errors.Is(err, ErrDuplicateMember))
@@ -110,7 +110,7 @@ func (l *loop) serve(ctx context.Context) error {
 		case <-tick.C:
 			l.collect(time.Now())
 			l.checkPublished()
-		case <-l.pub.idle: // a record write ended: the next may go (publish)
+		case <-l.pub.Idle(): // a record write ended: the next may go (publish)
 		case <-l.wake.C:
 			l.wakeAt, l.steps.Due = time.Time{}, true // armed for a step then (wakeIn)
 			l.steps.Stale = l.steps.Stale || l.handoffs.Settling()
@@ -242,7 +242,7 @@ func (l *loop) handle(ev shard.Event) {
 		if b.removed {
 			l.deleteShard(id)
 		}
-		l.m.runnerGone(id) // migration.go
+		l.m.runnerGone(id) // layout.go
 		l.steps.Stale = true
 		l.steps.Due = l.steps.Due || l.targets[id] == l.m.cfg.MemberID // ours still: started again
 	}
@@ -268,7 +268,7 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 	stopBackground()
 	bg.Wait()
 	l.watch.Wait()
-	l.pub.wait()
+	l.pub.Wait()
 	// The farewell (final record, member znode) and the runners' stops go
 	// at once: with ZooKeeper out of reach each waits out its bound, and
 	// the stop takes the longest of them, not their sum.
@@ -279,7 +279,7 @@ func (l *loop) shutdown(stopBackground context.CancelFunc, bg *sync.WaitGroup, r
 		farewell.Go(func() {
 			ctx, cancel := context.WithTimeout(l.base, l.m.cfg.HandoffTimeout)
 			defer cancel()
-			recErr = l.pub.write(ctx, rec)
+			recErr = l.pub.Write(ctx, rec)
 			unregErr = l.unregister(ctx)
 		})
 	}

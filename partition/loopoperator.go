@@ -47,7 +47,7 @@ func (l *loop) params(now time.Time) assign.Params {
 }
 
 // sameListMembers returns the live members that run our shard list, as
-// their records say (see shardset.go); it warns once about each member
+// their records say (see assign.ListDigest); it warns once about each member
 // that runs another list.
 func (l *loop) sameListMembers() []string {
 	mine, me := l.m.currentShardSet(), l.m.cfg.MemberID
@@ -116,7 +116,7 @@ func (l *loop) weight(id string) int {
 
 // noticeOperator logs what operators changed that concerns every member
 // (the freeze) or this one (a drain).
-func (l *loop) noticeOperator(old, next OperatorState) {
+func (l *loop) noticeOperator(old, next operator.State) {
 	now := time.Now()
 	switch was, is := old.Frozen(now), next.Frozen(now); {
 	case is && !was:

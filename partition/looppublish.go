@@ -10,22 +10,23 @@ import (
 // member's record (records.go builds it) when it changed.
 
 // publish queues the member's record if it changed and the publisher can
-// take it (publisher.readyIn: one write at a time, a small batching delay
-// apart); building it copies every leadership of the member.
+// take it (rootdata.Publisher.ReadyIn: one write at a time, a small
+// batching delay apart); building it copies every leadership of the
+// member.
 func (l *loop) publish() {
 	changed, since := l.leading.Changed()
 	if !l.recordChanged && !changed && l.published != nil && l.published.Session == l.m.sess.ID() {
 		return
 	}
-	switch wait := l.pub.readyIn(time.Now()); {
+	switch wait := l.pub.ReadyIn(time.Now()); {
 	case wait < 0:
-		return // a write is under way: its end (pub.idle) steps the loop again
+		return // a write is under way: its end (pub.Idle) steps the loop again
 	case wait > 0:
 		l.wakeIn(wait)
 		return
 	}
 	rec := l.record()
-	l.pub.set(rec, since)
+	l.pub.Set(rec, since)
 	l.published, l.recordChanged = &rec, false
 	l.leading.TakeChange()
 }

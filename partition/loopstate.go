@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkelect/zkelect/partition/assign"
 	"github.com/zkelect/zkelect/partition/internal/member"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
@@ -37,7 +38,7 @@ type loop struct {
 	startupState
 	recordState
 
-	pub     *publisher
+	pub     *rootdata.Publisher
 	watch   *watcher
 	leaders *notifier       // OnLeaderChanged's; nil without one
 	base    context.Context // parent of runner contexts, cancelled last

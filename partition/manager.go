@@ -11,6 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/zkelect/zkelect/internal/logfields"
+	"github.com/zkelect/zkelect/partition/assign"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 	"github.com/zkelect/zkelect/recipe"
@@ -54,7 +56,7 @@ type Manager struct {
 	newLayout rootdata.Layout
 	target    atomic.Pointer[map[string]string] // latest assignment, the part concerning us (the loop's targets)
 	// readBounds is what this member takes from the root's records and
-	// members: the bounds of its shard list (readbounds.go).
+	// members: the bounds of its shard list (cluster.go).
 	readBounds atomic.Pointer[rootdata.Bounds]
 
 	// preBuckets, set only by tests standing for a release before buckets
@@ -62,15 +64,15 @@ type Manager struct {
 	// advertise buckets in the member's record.
 	preBuckets bool
 	// movedShards holds the shards whose flat election this member saw
-	// gone while the root moves to buckets (migration.go).
+	// gone while the root moves to buckets (layout.go).
 	movedShards sync.Map
 	// flatRunners holds the shards whose runner here was given the flat
-	// election, until it finishes (migration.go).
+	// election, until it finishes (layout.go).
 	flatRunners sync.Map
 
 	mu       sync.Mutex
 	shards   []string // the shards to run, set by SetShards
-	shardSet string   // shardSetDigest(shards)
+	shardSet string   // assign.ListDigest(shards)
 	// leaderships are the leaderships handed to OnStartedLeading (their
 	// tokens, znodes and versions), by shard.
 	leaderships map[string]*recipe.Leadership
@@ -101,7 +103,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 	if reg == nil {
 		reg = sess.Registerer()
 	}
-	log = withFields(log, s.MemberID, root)
+	log = logfields.With(log, "member", s.MemberID, "root", root)
 	met := newMetrics(reg, root, s.MemberID)
 	m := &Manager{
 		instance:    []byte(rand.Text()),
@@ -115,7 +117,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		log:         log,
 		met:         met,
 		shards:      s.shards,
-		shardSet:    shardSetDigest(s.shards),
+		shardSet:    assign.ListDigest(s.shards),
 		leaderships: map[string]*recipe.Leadership{},
 		changed:     make(chan struct{}, 1),
 	}
@@ -161,7 +163,7 @@ func (m *Manager) SetShards(ids []string) error {
 	if err := m.checkShards(m.rootLayout(), ids); err != nil {
 		return err
 	}
-	set := shardSetDigest(ids)
+	set := assign.ListDigest(ids)
 	m.mu.Lock()
 	m.shards, m.shardSet = slices.Clone(ids), set
 	m.mu.Unlock()
@@ -271,8 +273,6 @@ func (m *Manager) memberPath() string { return path.Join(m.root, membersDir, m.c
 
 func (m *Manager) recordPath() string { return path.Join(m.root, ownersDir, m.cfg.MemberID) }
 
-func (m *Manager) operatorPath() string { return path.Join(m.root, operatorNode) }
-
 // shardsLabel is the election label of every shard's recipe metrics,
 // "<root>/shards/*": one series for all shards, however many there are.
 func (m *Manager) shardsLabel() string { return m.label }
@@ -292,5 +292,5 @@ func (m *Manager) sessionClosed() bool {
 // holdsID reports whether this Manager holds its member id now: its
 // current session registered the member znode.
 func (m *Manager) holdsID(ctx context.Context) (bool, error) {
-	return registeredHere(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance)
+	return rootdata.RegisteredHere(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance)
 }

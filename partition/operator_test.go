@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/partition/operator"
 )
 
 // activeShards counts the shards whose OnStartedLeading has begun and
@@ -44,9 +45,9 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 }
 
 // newOperator returns an Operator of root on a session of its own.
-func newOperator(t *testing.T, root string) *partition.Operator {
+func newOperator(t *testing.T, root string) *operator.Operator {
 	t.Helper()
-	op, err := partition.NewOperator(connect(t, 2*time.Second), root, nil)
+	op, err := operator.New(connect(t, 2*time.Second), root, nil)
 	if err != nil {
 		t.Fatalf("NewOperator: %v", err)
 	}
@@ -151,7 +152,7 @@ func TestDrainMovesExactlyTheDrainedMembersShardsOnce(t *testing.T) {
 	if _, err := op.Drain(ctx, "b", ""); err != nil {
 		t.Fatalf("Drain(b): %v", err)
 	}
-	if _, err := op.Drain(ctx, "a", ""); !errors.Is(err, partition.ErrRefused) {
+	if _, err := op.Drain(ctx, "a", ""); !errors.Is(err, operator.ErrRefused) {
 		t.Fatalf("draining the last undrained member: %v, want ErrRefused", err)
 	}
 	for _, id := range []string{"b", "c"} {
@@ -261,10 +262,10 @@ func TestMoveHandsOffOnceThenBalances(t *testing.T) {
 	op := newOperator(t, root)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	if _, err := op.Move(ctx, s, "nobody"); !errors.Is(err, partition.ErrRefused) {
+	if _, err := op.Move(ctx, s, "nobody"); !errors.Is(err, operator.ErrRefused) {
 		t.Fatalf("move to a member that is not live: %v, want ErrRefused", err)
 	}
-	if _, err := op.Move(ctx, "no-such-shard", "b"); !errors.Is(err, partition.ErrRefused) {
+	if _, err := op.Move(ctx, "no-such-shard", "b"); !errors.Is(err, operator.ErrRefused) {
 		t.Fatalf("move of a shard without an election: %v, want ErrRefused", err)
 	}
 	if changed, err := op.Move(ctx, s, "b"); err != nil || !changed {
@@ -280,6 +281,9 @@ func TestMoveHandsOffOnceThenBalances(t *testing.T) {
 	if n := moved(before, after); n != 2 {
 		t.Errorf("a move moved %d shards, want 2 (the shard, and one b gave back)", n)
 	}
+	// Move reads who leads from the records, which lag the elections
+	// WaitMoved follows by a write.
+	waitRecordsShow(t, a.sess, root, after)
 	if changed, err := op.Move(ctx, s, "b"); err != nil || changed {
 		t.Errorf("moving a shard to its leader = %v, %v; want false, nil", changed, err)
 	}
@@ -350,7 +354,7 @@ func TestWeightsGiveProportionalShares(t *testing.T) {
 	waitFor(t, 50*time.Second, "100/200/300", counts(map[string]int{"a": 100, "b": 200, "c": 300}))
 	before := leaders(t, ms)
 	op := newOperator(t, root)
-	if _, err := op.SetWeight(t.Context(), "a", 0); !errors.Is(err, partition.ErrRefused) {
+	if _, err := op.SetWeight(t.Context(), "a", 0); !errors.Is(err, operator.ErrRefused) {
 		t.Fatalf("weight 0: %v, want ErrRefused", err)
 	}
 	if _, err := op.SetWeight(t.Context(), "a", 3); err != nil { // 3:2:3 over 600: 225/150/225

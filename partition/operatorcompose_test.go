@@ -18,7 +18,7 @@ import (
 // writeOperatorState stores st as root's operator state directly, as a tool
 // of an earlier release (or a lost race) may leave it: the verbs refuse
 // to write moves like these.
-func writeOperatorState(t *testing.T, root string, st partition.OperatorState) {
+func writeOperatorState(t *testing.T, root string, st operator.State) {
 	t.Helper()
 	data, err := json.Marshal(st)
 	if err != nil {
@@ -95,9 +95,9 @@ func TestMoveThatCannotTakeEffectExpires(t *testing.T) {
 	before, _ := waitBalanced(t, shards, ms, 20*time.Second)
 	s1, s2, s3 := shardLedBy(t, before, "a"), shardLedBy(t, before, "b"), shardLedBy(t, before, "c")
 	now := time.Now()
-	writeOperatorState(t, root, partition.OperatorState{
+	writeOperatorState(t, root, operator.State{
 		Moves:   map[string]string{s1: "gone", s2: "c", s3: "a"},
-		Drained: map[string]partition.Note{"c": {Since: now, Reason: "test"}},
+		Drained: map[string]operator.Note{"c": {Since: now, Reason: "test"}},
 		Pins:    map[string]string{s3: "b"},
 	})
 	op, err := operator.New(connect(t, 2*time.Second), root, nil)
@@ -129,7 +129,7 @@ func TestUnmoveCancelsAMove(t *testing.T) {
 	tr, root := newTracker(), newRoot(t)
 	a := startMember(t, root, "a", partition.Range(0, 4), tr)
 	waitBalanced(t, partition.Range(0, 4), []*member{a}, 20*time.Second)
-	writeOperatorState(t, root, partition.OperatorState{Moves: map[string]string{"elsewhere": "a"}})
+	writeOperatorState(t, root, operator.State{Moves: map[string]string{"elsewhere": "a"}})
 	op, err := operator.New(connect(t, 2*time.Second), root, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestUnmoveCancelsAMove(t *testing.T) {
 	if changed, err := op.Unmove(ctx, "elsewhere"); err != nil || changed {
 		t.Fatalf("second Unmove = %v, %v; want false, nil", changed, err)
 	}
-	if err := op.WaitMoved(ctx, "elsewhere", "gone"); !errors.Is(err, partition.ErrRefused) {
+	if err := op.WaitMoved(ctx, "elsewhere", "gone"); !errors.Is(err, operator.ErrRefused) {
 		t.Fatalf("WaitMoved to a member that is not live: %v, want ErrRefused", err)
 	}
 	tr.check(t, true)

@@ -125,7 +125,7 @@ func addAddresses(ctx context.Context, sess *recipe.Session, root string, owners
 		if _, done := addr[o.Member]; o.Member == "" || done {
 			continue
 		}
-		rec, err := readRecord(ctx, sess, path.Join(root, ownersDir, o.Member))
+		rec, err := readRecord(ctx, sess, path.Join(root, rootdata.OwnersDir, o.Member))
 		if err != nil {
 			return err
 		}

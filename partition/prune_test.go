@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/partition/operator"
 )
 
 // TestPruneRemovesElectionsNoLiveMemberRuns: a member started by mistake
@@ -27,7 +28,7 @@ func TestPruneRemovesElectionsNoLiveMemberRuns(t *testing.T) {
 		}
 		return len(o) == 16 && o["15"].Member == "b", ""
 	})
-	if _, _, err := partition.Prune(t.Context(), sess, root, eight, false); !errors.Is(err, partition.ErrPruneRefused) {
+	if _, _, err := operator.Prune(t.Context(), sess, root, eight, false); !errors.Is(err, operator.ErrPruneRefused) {
 		t.Fatalf("Prune while b runs 16 shards: %v, want ErrPruneRefused", err)
 	}
 	b.stop(t)
@@ -37,7 +38,7 @@ func TestPruneRemovesElectionsNoLiveMemberRuns(t *testing.T) {
 	// The observer's session may lose its connection on a loaded machine:
 	// a dry run is read-only, so it is asked again until it answers.
 	waitFor(t, 10*time.Second, "a dry run naming shards 8-15", func() (bool, string) {
-		dry, _, err := partition.Prune(t.Context(), sess, root, eight, true)
+		dry, _, err := operator.Prune(t.Context(), sess, root, eight, true)
 		return err == nil && slices.Equal(dry, want), fmt.Sprintf("%v, %v", dry, err)
 	})
 	if o, _ := partition.Owners(t.Context(), sess, root); len(o) != 16 {
@@ -47,7 +48,7 @@ func TestPruneRemovesElectionsNoLiveMemberRuns(t *testing.T) {
 	// attempt deleted, the next no longer finds.
 	var deleted, kept []string
 	waitFor(t, 10*time.Second, "Prune to finish", func() (bool, string) {
-		d, k, err := partition.Prune(t.Context(), sess, root, eight, false)
+		d, k, err := operator.Prune(t.Context(), sess, root, eight, false)
 		deleted, kept = append(deleted, d...), k
 		return err == nil, fmt.Sprint(err)
 	})

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
@@ -19,13 +20,13 @@ import (
 // is minSettle, or four times our slowest recent record write when
 // ZooKeeper is slow (others' writes are likely as slow), at most maxSettle.
 const (
-	minSettle = 4 * publishInterval
+	minSettle = 4 * rootdata.PublishInterval
 	maxSettle = 2 * time.Second
 )
 
 // settleDelay returns the current settle delay.
 func (l *loop) settleDelay() time.Duration {
-	return min(max(minSettle, 4*l.pub.slowWrite()), maxSettle)
+	return min(max(minSettle, 4*l.pub.SlowWrite()), maxSettle)
 }
 
 // reconcileStale is the loop's third stage (step, loop.go): it
@@ -53,7 +54,7 @@ func (l *loop) reconcile() {
 	for _, s := range l.concerned() {
 		r := l.runners[s]
 		if !l.listed(s) || !l.m.runnableShard(s) {
-			continue // removed (stopRemoved), or moving to buckets (migration.go)
+			continue // removed (stopRemoved), or moving to buckets (layout.go)
 		}
 		leading := l.leading.Leads(s)
 		if l.targets[s] == me || r == nil || !leading {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/partition/operator"
 	"github.com/zkelect/zkelect/testenv"
 )
 
@@ -34,7 +35,7 @@ func TestRecordSettlesAfterDrainWhileQuorumLeaderDown(t *testing.T) {
 	}
 	waitBalanced(t, shards, ms, 60*time.Second)
 	waitSettled(t, shards, ms)
-	op, err := partition.NewOperator(connectTo(t, c.Addrs(), 6*time.Second), root, nil)
+	op, err := operator.New(connectTo(t, c.Addrs(), 6*time.Second), root, nil)
 	if err != nil {
 		t.Fatalf("NewOperator: %v", err)
 	}

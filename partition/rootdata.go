@@ -8,8 +8,10 @@ import (
 )
 
 // The root's data (its layout, codecs, ids and bounds) lives in package
-// partition/internal/root. The names below are partition's API for it,
-// and the spellings the member's loop uses.
+// partition/internal/root, which users cannot import. The names below are
+// partition's API for it (the ids and bounds a Config is checked against,
+// LiveMembers for readiness checks and tools), and, last, the spellings
+// the member's loop uses.
 
 // MaxIDLength is the longest shard or member id accepted, in bytes (see
 // ValidateID).
@@ -48,25 +50,6 @@ func CloseSessionBytes(ephemerals, pathBytes int) int {
 // <root>/shards). Compare it with the clients' jute.maxbuffer.
 func ListingBytes(ids []string) int { return rootdata.ListingBytes(ids) }
 
-// OperatorState is what operators decided for a root: the data of
-// <root>/operator (see Operator).
-type OperatorState = rootdata.OperatorState
-
-// Note says when and why an operator changed something.
-type Note = rootdata.Note
-
-// Freeze is the maintenance mode of a root.
-type Freeze = rootdata.Freeze
-
-// record is a member's record, the data of <root>/owners/<member>.
-type record = rootdata.Record
-
-// operatorNode is the operator state's znode under the root.
-const operatorNode = rootdata.OperatorNode
-
-// decodeRecord parses a record (rootdata.DecodeRecord).
-func decodeRecord(data []byte) (record, error) { return rootdata.DecodeRecord(data) }
-
 // LiveMembers returns the members registered under root now, each with the
 // id of the session that registered it: the ephemeral children of
 // <root>/members (a persistent child belongs to no session and is not a
@@ -77,8 +60,17 @@ func LiveMembers(ctx context.Context, sess *recipe.Session, root string) (map[st
 	return rootdata.LiveMembers(ctx, sess, root)
 }
 
-// The root's observed state and its watchers, as the loop spells them.
+// The loop's spellings of the root's names. Only the loop's and the
+// Manager's files use them (the rest of the package names rootdata's);
+// they go once those name rootdata's too.
+const (
+	membersDir = rootdata.MembersDir
+	ownersDir  = rootdata.OwnersDir
+	shardsDir  = rootdata.ShardsDir
+)
+
 type (
+	record       = rootdata.Record
 	view         = rootdata.View
 	update       = rootdata.Update
 	storedRecord = rootdata.StoredRecord

@@ -45,7 +45,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.log.Warn().Err(err).Msg("list shard znodes")
 	}
 	l.newShards = fresh
-	l.background(func() { m.followMigration(l.base) }) // migration.go
+	l.background(func() { m.followMigration(l.base) }) // layout.go
 	return l.run(ctx)
 }
 
@@ -132,5 +132,5 @@ func (m *Manager) prepareOnce(ctx context.Context) error {
 	if err := m.checkRootACL(ctx); err != nil {
 		return fmt.Errorf("partition: prepare %s: %w", m.root, err)
 	}
-	return rootdata.ACLDenied(register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
+	return rootdata.ACLDenied(rootdata.Register(ctx, m.sess, m.memberPath(), m.sess.ID(), m.instance, m.cfg.ACL))
 }

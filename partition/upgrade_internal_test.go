@@ -14,7 +14,7 @@ import (
 // computed (the golden vectors pin the rule itself).
 func TestOldFormatRecordStillCounts(t *testing.T) {
 	old := []byte(`{"session":4660,"leading":{"0":4294967297,"1":4294967298},"reserved":["2"],"shard_set":"3-00000000000000ff"}`)
-	r, err := decodeRecord(old)
+	r, err := rootdata.DecodeRecord(old)
 	if err != nil {
 		t.Fatalf("decode an old-format record: %v", err)
 	}
@@ -22,9 +22,9 @@ func TestOldFormatRecordStillCounts(t *testing.T) {
 		t.Fatalf("old record decoded as %+v", r)
 	}
 	v := rootdata.NewView(true)
-	v.Apply(update{Members: map[string]int64{"old": 4660, "new": 4661}})
-	v.Apply(update{Member: "old", Rec: &storedRecord{Record: r}})
-	v.Apply(update{Member: "new", Rec: &storedRecord{Record: record{Session: 4661, Weight: 1, Address: "10.0.0.2:80"}}})
+	v.Apply(rootdata.Update{Members: map[string]int64{"old": 4660, "new": 4661}})
+	v.Apply(rootdata.Update{Member: "old", Rec: &rootdata.StoredRecord{Record: r}})
+	v.Apply(rootdata.Update{Member: "new", Rec: &rootdata.StoredRecord{Record: rootdata.Record{Session: 4661, Weight: 1, Address: "10.0.0.2:80"}}})
 	if w := v.Weight("old"); w != 1 {
 		t.Fatalf("old member's weight %d, want 1", w)
 	}

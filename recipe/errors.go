@@ -40,10 +40,12 @@ var (
 var (
 	// ErrNoLeader: the election has no participant (Leader, Observe).
 	ErrNoLeader = errors.New("recipe: no leader")
-	// ErrInvalidPath: an election path that ZooKeeper would reject or that
-	// the recipe refuses (relative, trailing slash, empty segment, "." or
-	// "..", the reserved /zookeeper tree).
-	ErrInvalidPath = errors.New("recipe: invalid election path")
+	// ErrInvalidPath: a path that ZooKeeper would reject or an election
+	// path that the recipe refuses (relative, trailing slash, empty
+	// segment, "." or "..", the root, the reserved /zookeeper tree); the
+	// error is a *PathError. It is the connection layer's sentinel: one
+	// path check for the module.
+	ErrInvalidPath = zkconn.ErrInvalidPath
 	// ErrNilSession: a nil *Session was passed.
 	ErrNilSession = errors.New("recipe: nil session")
 	// ErrUnreachable: no ZooKeeper server granted a session within the
@@ -96,23 +98,10 @@ type AuthError = zkconn.AuthError
 // holds for it.
 type TLSError = zkconn.TLSError
 
-// PathError reports an invalid election path and why.
-type PathError struct {
-	Path   string
-	Reason string
-}
-
-// Error names the path, cut to its first 64 bytes when longer.
-func (e *PathError) Error() string {
-	p := e.Path
-	if len(p) > 64 {
-		p = p[:64] + "..."
-	}
-	return fmt.Sprintf("recipe: invalid election path %q: %s", p, e.Reason)
-}
-
-// Unwrap makes errors.Is(err, ErrInvalidPath) true.
-func (e *PathError) Unwrap() error { return ErrInvalidPath }
+// PathError reports an invalid path (Path) and why (Reason); it matches
+// ErrInvalidPath with errors.Is. The connection layer's type: one for a
+// path ZooKeeper refuses and one the recipe refuses as an election path.
+type PathError = zkconn.PathError
 
 // OptionError reports an option value out of range, naming the option.
 type OptionError struct {
@@ -120,6 +109,7 @@ type OptionError struct {
 	Reason string
 }
 
+// Error names the option and why its value is refused.
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("recipe: invalid option %s: %s", e.Option, e.Reason)
 }
@@ -133,6 +123,7 @@ type SessionTimeoutError struct {
 	Negotiated time.Duration
 }
 
+// Error names the timeout asked for and the one the server negotiated.
 func (e *SessionTimeoutError) Error() string {
 	return fmt.Sprintf("recipe: session timeout %v requested, server granted %v", e.Requested, e.Negotiated)
 }

@@ -9,8 +9,27 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/recipe"
 )
+
+// TestOnePathErrorForRecipeAndLayer: a path the connection layer refuses
+// (a read of "/a//b") and an election path the recipe refuses
+// ("/zookeeper") are one error type with one sentinel, whichever of the
+// two checked it.
+func TestOnePathErrorForRecipeAndLayer(t *testing.T) {
+	s := session(t, zkc.ConnectString())
+	_, _, layerErr := s.Get(t.Context(), "/a//b")
+	_, recipeErr := recipe.NewCandidate(s, "/zookeeper")
+	for name, err := range map[string]error{"layer": layerErr, "recipe": recipeErr} {
+		var pe *recipe.PathError
+		var lpe *zkconn.PathError
+		if !errors.As(err, &pe) || !errors.As(err, &lpe) || pe != lpe || !errors.Is(err, recipe.ErrInvalidPath) || !errors.Is(err, zkconn.ErrInvalidPath) {
+			t.Errorf("%s's refusal %v: want one *PathError matching ErrInvalidPath of both recipe and the layer", name, err)
+		}
+	}
+}
 
 func TestBadInputIsATypedError(t *testing.T) {
 	s := session(t, zkc.ConnectString())

@@ -148,7 +148,7 @@ func (o *observer) sleep(ctx context.Context, d time.Duration, fired <-chan zk.E
 // transient reports whether Observe should try again after err.
 func transient(err error) bool {
 	return !errors.Is(err, ErrSessionClosed) && !errSessionGone(err) &&
-		!errInvalidPath(err) && !errors.Is(err, ErrNilSession)
+		!errors.Is(err, ErrInvalidPath) && !errors.Is(err, ErrNilSession)
 }
 
 // leaderWatch is one read of the leader and the watch it armed.

@@ -1,10 +1,8 @@
 package recipe
 
 import (
-	"errors"
 	"strings"
 
-	"github.com/zkelect/zkelect/internal/zkconn"
 	"github.com/zkelect/zkelect/internal/znode"
 )
 
@@ -38,10 +36,4 @@ func validatePath(p string) error {
 		return bad("the /zookeeper tree is reserved by ZooKeeper")
 	}
 	return nil
-}
-
-// errInvalidPath reports whether err is a path the layer or the recipe
-// refused.
-func errInvalidPath(err error) bool {
-	return errors.Is(err, ErrInvalidPath) || errors.Is(err, zkconn.ErrInvalidPath)
 }

@@ -257,15 +257,12 @@ func (e *layerError) Error() string   { return e.err.Error() }
 func (e *layerError) Unwrap() []error { return []error{e.err, e.kind} }
 
 // fromLayer maps the layer's errors to the recipe's: a closed session is
-// ErrSessionClosed, a bad path a
-// *PathError; others pass through.
+// ErrSessionClosed; others (a bad path's *PathError among them) pass
+// through.
 func fromLayer(err error) error {
-	var pe *zkconn.PathError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &pe):
-		return &PathError{Path: pe.Path, Reason: pe.Reason}
 	case errors.Is(err, zkconn.ErrClosed):
 		return &layerError{err: err, kind: ErrSessionClosed}
 	}

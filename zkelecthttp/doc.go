@@ -7,7 +7,7 @@
 // Shards serves a partition member (a partition.Manager on a
 // recipe.Session); Elections serves a recipe Session and its Candidates,
 // for programs without partition. Both are read-only: changes go through
-// ZooKeeper (partition.Operator), protected by its ACLs.
+// ZooKeeper (package partition/operator), protected by its ACLs.
 //
 // # Owners and watch
 //

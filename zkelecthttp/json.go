@@ -67,7 +67,7 @@ type Freeze struct {
 	Reason string     `json:"reason"`
 }
 
-// Operator is what operators decided (partition.OperatorState) as shown.
+// Operator is what operators decided (operator.State) as shown.
 type Operator struct {
 	Frozen *Freeze           `json:"frozen"` // null when not frozen
 	Pins   map[string]string `json:"pins"`   // shard → member

@@ -47,7 +47,13 @@ func weight(shardHash, memberHash uint64) uint64 {
 // "<count>-<hash>", the hash combining each id's FNV-1a hash (mixed), so
 // that every member computes the same digest on every platform and in
 // every release. Members publish it in their record and deal shards only
-// among the members that run the same list.
+// among the members that run the same list: nothing forces members to run
+// one list (a rolling deployment changes it member by member), and a shard
+// dealt to a member that does not run it would have no leader. Members
+// that disagree form groups that each lead their own shards (a shard in
+// two groups' lists gets a candidate from each, and its election decides);
+// balance holds within each group. A member whose record does not carry a
+// digest yet counts as running the same list.
 func ListDigest(ids []string) string {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	var h uint64

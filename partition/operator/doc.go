@@ -45,8 +45,8 @@ import (
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
-// State is what operators decided for a root (the data of <root>/operator);
-// partition.OperatorState is the same type.
+// State is what operators decided for a root (the data of <root>/operator;
+// partition.Cluster.Operator).
 type State = rootdata.OperatorState
 
 // Note says when and why an operator changed something.

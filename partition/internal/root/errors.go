@@ -25,6 +25,10 @@ var (
 	// of ZooKeeper's size limits (see MaxShardsPerSession and
 	// JuteMaxBuffer); the error is a *LimitError inside a *ConfigError.
 	ErrOverLimit = errors.New("partition: over ZooKeeper's size limit")
+	// ErrDuplicateMember reports that another live session (or another
+	// Manager on the same session) already registered this member id
+	// under <root>/members (Register).
+	ErrDuplicateMember = errors.New("partition: member id already registered by another live session")
 	// ErrOverBound reports a znode of a root that its reader refuses for
 	// its size (see Bounds); the error is a *BoundError.
 	ErrOverBound = errors.New("partition: over the reader's bound")

@@ -3,7 +3,9 @@
 // of the operator state, shard and member ids, the bounds that keep every
 // request and listing within ZooKeeper's jute.maxbuffer, and the observed
 // state of a root (View) with the watchers that feed it (Watcher, Follow),
-// which read ZooKeeper through a recipe.Session. It knows nothing of the
+// a member's registration (Register), the writer of its record
+// (Publisher) and the check of the root's ACLs (ACLChecker), which read and
+// write ZooKeeper through a recipe.Session. It knows nothing of the
 // member's loop or the Manager; packages partition and partition/operator
 // read and write the root through it.
 package root

@@ -13,12 +13,12 @@ import (
 // This file decodes a record's leading map (Record.Leading) without
 // encoding/json for the form Encode writes: a record read by every other
 // member after each of its writes holds thousands of entries (20,000 a
-// member at 100,000 shards over 5), and encoding/json's validation pass,
-// reflection and map grown one entry at a time took 38 ms for such a
-// record, most of a join's CPU. Any other form (whitespace, escapes,
-// non-ASCII ids, numbers that are not plain unsigned integers, fields in
-// another order) goes to encoding/json, so the result is always the one
-// encoding/json gives.
+// member at 100,000 shards over 5), too costly for encoding/json's
+// validation pass, reflection and map grown one entry at a time (the
+// figures: bench/README.md, "Figures behind the code's choices"). Any
+// other form (whitespace, escapes, non-ASCII ids, numbers that are not
+// plain unsigned integers, fields in another order) goes to encoding/json,
+// so the result is always the one encoding/json gives.
 
 // leadingKey is what Encode writes before the leading map, after the
 // session.

@@ -376,19 +376,20 @@ func (r *Runner) stopLeading(reason error) {
 	}
 }
 
-// holdEnded reports whether the held leadership ends now and why: it
+// holdEnded reports whether the held leadership ends now (ended) and why
+// (reason, given to OnStoppedLeading): it
 // ended, the runner was stopped, or a handoff found its successor waiting
 // in the election (awaitSuccessor, successor.go, waits for it at most
 // HandoffTimeout). A handoff whose successor did not come is deferred: the
 // leadership goes on and the loop asks again later, so a shard is never
 // resigned to a member that does not campaign for it.
-func (r *Runner) holdEnded() (error, bool) {
+func (r *Runner) holdEnded() (ended bool, reason error) {
 	lead := r.held.lead
 	if err := lead.Err(); err != nil {
-		return err, true // lost (expiry, deletion, suspension) wins over our own stop
+		return true, err // lost (expiry, deletion, suspension) wins over our own stop
 	}
-	if reason := r.StopReason(); reason != nil {
-		return reason, true
+	if stop := r.StopReason(); stop != nil {
+		return true, stop
 	}
 	if r.takeWithdrawal() {
 		return r.withdrawnHeld()
@@ -398,9 +399,9 @@ func (r *Runner) holdEnded() (error, bool) {
 		case successorReady:
 			r.Stop(ErrHandoff)
 			if err := lead.Err(); err != nil {
-				return err, true
+				return true, err
 			}
-			return ErrHandoff, true
+			return true, ErrHandoff
 		case successorInterrupted:
 			return r.holdEnded() // the loop still counts the handoff: Finished ends it
 		}
@@ -408,7 +409,7 @@ func (r *Runner) holdEnded() (error, bool) {
 	} else if to != "" {
 		r.report(Deferred, 0)
 	}
-	return nil, false
+	return false, nil
 }
 
 // finalReason returns the final reason of a leadership that was lost: one

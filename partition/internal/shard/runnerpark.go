@@ -101,7 +101,7 @@ func (r *Runner) resume() {
 	p := &r.parking
 	p.mu.Lock() // orders this goroutine after the one that parked
 	p.mu.Unlock()
-	reason, ended := r.holdEnded()
+	ended, reason := r.holdEnded()
 	if !ended {
 		r.park()
 		return

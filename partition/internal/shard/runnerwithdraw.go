@@ -28,26 +28,26 @@ func (r *Runner) takeWithdrawal() bool {
 }
 
 // withdrawnHeld decides a withdrawal that found the runner holding a
-// leadership: ErrWithdrawn and true once the shard's target (another
+// leadership: true and ErrWithdrawn once the shard's target (another
 // member) has a candidate waiting in the election (awaitSuccessor waits
 // for it); otherwise false, the loop told (Deferred) that the leadership
 // goes on.
-func (r *Runner) withdrawnHeld() (error, bool) {
+func (r *Runner) withdrawnHeld() (ended bool, reason error) {
 	to := r.m.Env.TargetOf(r.id)
 	if to == "" || to == r.m.MemberID {
 		r.report(Deferred, 0)
-		return nil, false
+		return false, nil
 	}
 	switch r.awaitSuccessor(to) {
 	case successorReady:
 		r.Stop(ErrWithdrawn)
 		if err := r.held.lead.Err(); err != nil {
-			return err, true
+			return true, err
 		}
-		return ErrWithdrawn, true
+		return true, ErrWithdrawn
 	case successorInterrupted:
 		return r.holdEnded()
 	}
 	r.report(Deferred, 0)
-	return nil, false
+	return false, nil
 }

@@ -1,4 +1,4 @@
-package partition
+package root
 
 import (
 	"bytes"
@@ -9,29 +9,21 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
-	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
 
-// This file registers the member (its ephemeral znode under
-// <root>/members) and publishes its record (its persistent znode under
-// <root>/owners).
+// This file registers a member: its ephemeral znode under <root>/members,
+// which LiveMembers and the watchers count.
 
-// Names of root's children (root's layout).
-const (
-	membersDir = rootdata.MembersDir
-	ownersDir  = rootdata.OwnersDir
-	shardsDir  = rootdata.ShardsDir
-)
-
-// register creates the member's ephemeral znode with instance (the
-// Manager's random id) as its data. It fails with ErrDuplicateMember when
-// another live session owns it, or when this session does but another
-// Manager registered it. A znode owned by a session this process held
-// before (sess.HeldBefore: ZooKeeper has not ended it yet) is ours: it is
+// Register creates the member's ephemeral znode with instance (the
+// partition.Manager's random id) as its data. It fails with
+// ErrDuplicateMember when another live session owns it, or when this
+// session does but another partition.Manager registered it. A znode
+// owned by a session this process held before (sess.HeldBefore:
+// ZooKeeper has not ended it yet) is ours: it is
 // deleted and created again. A znode that vanishes between our create and
 // our check (its session just ended) is created again, a few times at most.
-func register(ctx context.Context, sess *recipe.Session, p string, session int64, instance []byte, acl []zk.ACL) error {
+func Register(ctx context.Context, sess *recipe.Session, p string, session int64, instance []byte, acl []zk.ACL) error {
 	for range 3 {
 		_, err := sess.Create(ctx, p, instance, zk.FlagEphemeral, acl)
 		if err == nil {
@@ -64,11 +56,11 @@ func register(ctx context.Context, sess *recipe.Session, p string, session int64
 	return fmt.Errorf("register member %s: created and deleted by others repeatedly", p)
 }
 
-// keepRegistered re-creates the member znode whenever it disappears (the
+// KeepRegistered re-creates the member znode whenever it disappears (the
 // session expired, or someone deleted it) until ctx is done. A duplicate
 // found on the way is reported on fail and ends the loop.
-func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instance []byte, acl []zk.ACL, log zerolog.Logger, fail func(error)) {
-	retry := newBackoff()
+func KeepRegistered(ctx context.Context, sess *recipe.Session, p string, instance []byte, acl []zk.ACL, log zerolog.Logger, fail func(error)) {
+	retry := NewBackoff()
 	for ctx.Err() == nil {
 		next := sess.NextConnect() // a new session ends the pause
 		err := registeredOnce(ctx, sess, p, instance, acl, log)
@@ -78,9 +70,9 @@ func keepRegistered(ctx context.Context, sess *recipe.Session, p string, instanc
 			return
 		case err != nil && ctx.Err() == nil: // not our own leaving
 			log.Warn().Err(err).Msg("keep member registered")
-			retry.waitOr(ctx, next)
+			retry.WaitOr(ctx, next)
 		default:
-			retry.reset()
+			retry.Reset()
 		}
 	}
 }
@@ -96,18 +88,19 @@ func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instanc
 		return fmt.Errorf("watch own member znode: %w", err)
 	}
 	if id := sess.ID(); !ok || st.EphemeralOwner != id {
-		if err := register(ctx, sess, p, id, instance, acl); err != nil {
+		if err := Register(ctx, sess, p, id, instance, acl); err != nil {
 			return err
 		}
 		log.Info().Int64("session_id", id).Msg("member registered again")
 	}
-	rootdata.WaitWatch(ctx, ch)
+	WaitWatch(ctx, ch)
 	return nil
 }
 
-// registeredHere reports whether the member znode p is registered by
-// this Manager: owned by session (ours) with instance (ours) as its data.
-func registeredHere(ctx context.Context, sess *recipe.Session, p string, session int64, instance []byte) (bool, error) {
+// RegisteredHere reports whether the member znode p is registered by
+// this partition.Manager: owned by session (ours) with instance (ours) as
+// its data.
+func RegisteredHere(ctx context.Context, sess *recipe.Session, p string, session int64, instance []byte) (bool, error) {
 	data, st, err := sess.Get(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return false, nil

@@ -1,4 +1,4 @@
-package partition
+package root
 
 import (
 	"testing"
@@ -6,23 +6,23 @@ import (
 )
 
 // TestPublishGapFollowsTheWriteCost: a small record is written
-// publishInterval after the last write, however slow writes are; a large
+// PublishInterval after the last write, however slow writes are; a large
 // one ten times the slowest recent write apart when writes are slow, never
-// more than maxPublishGap, and the gap shrinks back to publishInterval as
+// more than maxPublishGap, and the gap shrinks back to PublishInterval as
 // writes get fast again.
 func TestPublishGapFollowsTheWriteCost(t *testing.T) {
-	p := &publisher{}
+	p := &Publisher{}
 	p.observeWrite(400 * time.Millisecond)
-	if got := p.gap(); got != publishInterval {
-		t.Errorf("a small record after a slow write: gap %v, want %v", got, publishInterval)
+	if got := p.gap(); got != PublishInterval {
+		t.Errorf("a small record after a slow write: gap %v, want %v", got, PublishInterval)
 	}
-	p = &publisher{}
+	p = &Publisher{}
 	p.size.Store(smallRecord + 1)
 	for _, c := range []struct {
 		write time.Duration
 		want  time.Duration
 	}{
-		{2 * time.Millisecond, publishInterval},
+		{2 * time.Millisecond, PublishInterval},
 		{20 * time.Millisecond, 200 * time.Millisecond},
 		{400 * time.Millisecond, maxPublishGap},
 	} {
@@ -39,8 +39,8 @@ func TestPublishGapFollowsTheWriteCost(t *testing.T) {
 		}
 		last = p.gap()
 	}
-	if last != publishInterval {
-		t.Errorf("after many fast writes: gap %v, want %v", last, publishInterval)
+	if last != PublishInterval {
+		t.Errorf("after many fast writes: gap %v, want %v", last, PublishInterval)
 	}
 }
 
@@ -50,20 +50,20 @@ func TestPublishGapFollowsTheWriteCost(t *testing.T) {
 // the next record waits out the gap after the last write.
 func TestPublisherTakesANewerRecordWhileRetrying(t *testing.T) {
 	now := time.Now()
-	p := &publisher{}
-	if got := p.readyIn(now); got != 0 {
+	p := &Publisher{}
+	if got := p.ReadyIn(now); got != 0 {
 		t.Errorf("idle publisher: readyIn %v, want 0", got)
 	}
 	p.nextAt.Store(now.Add(30 * time.Millisecond).UnixNano())
-	if got := p.readyIn(now); got != 30*time.Millisecond {
+	if got := p.ReadyIn(now); got != 30*time.Millisecond {
 		t.Errorf("within the gap: readyIn %v, want 30ms", got)
 	}
 	p.busy.Store(true)
-	if got := p.readyIn(now); got >= 0 {
+	if got := p.ReadyIn(now); got >= 0 {
 		t.Errorf("a write under way: readyIn %v, want negative (wait for idle)", got)
 	}
 	p.failing.Store(true)
-	if got := p.readyIn(now); got != 0 {
+	if got := p.ReadyIn(now); got != 0 {
 		t.Errorf("a write being retried: readyIn %v, want 0", got)
 	}
 }

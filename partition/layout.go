@@ -2,22 +2,69 @@ package partition
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
+	"github.com/zkelect/zkelect/recipe"
 )
 
-// This file is a member's side of a flat root's move to buckets (the
-// steps and the argument that a shard never has two leaders are in
-// partition/internal/root/migration.go). While the root's layout is marked
-// FromFlat, a shard runs in no flat election: the loop reconciles only the
-// shards whose flat election this member saw gone (runnable), so a flat
-// runner is stopped as a removed shard's is (its leadership ends
-// gracefully, then the flat election is deleted), and followMigration
-// deletes the flat elections of the shards dealt here and marks each one
-// gone, after which its election is the bucketed one (electionPath) and
-// the loop starts its runner there.
+// This file is where a shard's election is, as a tool (ElectionPath) and
+// a member see the root's layout (partition/internal/root/layout.go):
+// bucketed, flat (an older release's), or moving from flat to buckets.
+//
+// The move is a member's side of it here (the steps and the argument that
+// a shard never has two leaders are in partition/internal/root/migration.go).
+// While the root's layout is marked FromFlat, a shard runs in no flat
+// election: the loop reconciles only the shards whose flat election this
+// member saw gone (runnable), so a flat runner is stopped as a removed
+// shard's is (its leadership ends gracefully, then the flat election is
+// deleted), and followMigration deletes the flat elections of the shards
+// dealt here and marks each one gone, after which its election is the
+// bucketed one (electionPath) and the loop starts its runner there.
+//
+// Members of releases before buckets are kept out of a bucketed root's
+// assignment (campaignsFlat): such a member campaigns at
+// <root>/shards/<id>, which a bucketed root refuses (see
+// partition/internal/root/shardslock.go), so a shard dealt to it would
+// stay without a leader.
+
+// ElectionPath returns the znode of shard's election under root, for a
+// tool that watches or reads one shard (recipe.Observe, Participants):
+// <root>/buckets/<bucket>/<shard> in a root with buckets (every root this
+// release creates: the bucket is a fixed hash of the shard id),
+// <root>/shards/<shard> in a flat root an older release created (and,
+// while such a root moves to buckets, until that election is gone). It reads
+// the root's layout from the data of <root>/buckets; a root not created
+// yet has the layout this release would create. Errors: ErrNilSession,
+// ErrInvalidRoot, ErrInvalidShardID, an error wrapping
+// rootdata's unknown-layout error for a root of a later release, and
+// ZooKeeper's, wrapped with the path.
+func ElectionPath(ctx context.Context, sess *recipe.Session, root, shard string) (string, error) {
+	switch {
+	case sess == nil:
+		return "", ErrNilSession
+	case rootdata.ValidateRoot(root) != nil:
+		return "", rootdata.ValidateRoot(root)
+	case rootdata.ValidateID(shard) != nil:
+		return "", rootdata.ValidateID(shard)
+	}
+	l, err := rootdata.ReadLayout(ctx, sess, root)
+	if errors.Is(err, zk.ErrNoNode) {
+		l, err = rootdata.NewRootLayout, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("partition: %w", err)
+	}
+	p, err := l.ElectionOf(ctx, sess, root, shard) // flat while the root moves, until its flat election is gone
+	if err != nil {
+		return "", fmt.Errorf("partition: %w", err)
+	}
+	return p, nil
+}
 
 // ErrMovedToBuckets is the reason OnStoppedLeading gets when a leadership
 // in a flat election ends because the root moves to buckets; the shard's
@@ -219,4 +266,21 @@ func (m *Manager) signalChanged() {
 	case m.changed <- struct{}{}:
 	default:
 	}
+}
+
+// checkRootACL checks the ACLs of the root's znodes as Config.ACLCheck
+// says (rootdata.ACLChecker), skipping a <root>/shards this release locked
+// when this member runs the root bucketed.
+func (m *Manager) checkRootACL(ctx context.Context) error {
+	return rootdata.ACLChecker{
+		Session: m.sess, Root: m.root, ACL: m.cfg.ACL, Mode: m.cfg.ACLCheck,
+		Bucketed: m.rootLayout().Bucketed() && !m.preBuckets, Log: m.log,
+	}.Check(ctx)
+}
+
+// campaignsFlat reports whether r, the record of a live member, is one of
+// a release before buckets while the root is bucketed: its elections are
+// not the root's, and it is dealt no shard.
+func (m *Manager) campaignsFlat(r rootdata.Record) bool {
+	return !r.Buckets && m.rootLayout().Bucketed()
 }
