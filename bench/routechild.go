@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +30,7 @@ import (
 //	router: VIEW <µs> <shard> <member> <token>   the view changed ("-" 0: no leader)
 //	        REQ <µs> <shard> <member> <token> <ok|noleader|stale|notready>
 //	        READY                        the first view arrived
+//	        SESS <µs> <session id>       the router's session (decimal)
 
 const (
 	// routeMemberArg runs a member of the routing scenario (RunChild).
@@ -145,6 +148,7 @@ func runRouter(args []string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	lw := &lineWriter{w: bufio.NewWriter(out)}
+	lw.printf("SESS %d %d", stamp(), sess.ID())
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
@@ -158,22 +162,25 @@ func runRouter(args []string, in io.Reader, out io.Writer) error {
 	return nil
 }
 
-// reportViews prints every change of the view.
+// reportViews prints every change of the view: each route of the first
+// view, then each shard a later view says changed (Table.Changed).
 func reportViews(ctx context.Context, c *routing.Client, lw *lineWriter) {
 	var last map[string]routing.Route
 	for t := range c.Subscribe(ctx) {
 		now := stamp()
+		changed := t.Changed
 		if last == nil {
 			lw.printf("READY")
 			last = map[string]routing.Route{}
+			changed = slices.Collect(maps.Keys(t.Routes))
 		}
-		for s, r := range t.Routes {
-			if o, ok := last[s]; !ok || o.Member != r.Member || o.Token != r.Token {
+		for _, s := range changed {
+			r, led := t.Routes[s]
+			o, had := last[s]
+			switch {
+			case led && (!had || o.Member != r.Member || o.Token != r.Token):
 				lw.printf("VIEW %d %s %s %d", now, s, r.Member, uint64(r.Token))
-			}
-		}
-		for s := range last {
-			if _, ok := t.Routes[s]; !ok {
+			case !led && had:
 				lw.printf("VIEW %d %s - 0", now, s)
 			}
 		}

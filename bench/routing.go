@@ -222,8 +222,11 @@ func (r *routeRun) run(ctx context.Context, cfg Config, f *floors) ([]Result, er
 		return nil, err
 	}
 	windows := map[string][2]int64{}
+	costs := map[string]routeCost{}
+	sid, _ := routerSession(r.snapshot())
 	for _, class := range routingClasses {
 		r.e.logf("bench: routing %d shards: %s", r.shards, class)
+		before, _ := r.e.sessionCounters(ctx, sid)
 		t0 := stamp()
 		if err := r.event(ctx, op, class); err != nil {
 			return nil, fmt.Errorf("%s: %w", class, err)
@@ -232,6 +235,11 @@ func (r *routeRun) run(ctx context.Context, cfg Config, f *floors) ([]Result, er
 			return nil, fmt.Errorf("%s: %w", class, err)
 		}
 		windows[class] = [2]int64{t0, stamp()}
+		after, err := r.e.sessionCounters(ctx, sid)
+		own, all, werr := r.e.sessionWatches(ctx, sid)
+		if err == nil && werr == nil && before.sent > 0 && after.sent >= before.sent { // the same connection throughout
+			costs[class] = routeCost{sent: after.sent - before.sent, recved: after.recved - before.recved, watches: own, allWatches: all, ok: true}
+		}
 		if class == "crash" { // m2 joins again, untimed, for the restart within grace
 			if err := r.start(routeMemberArg, "m2", "m2"); err != nil {
 				return nil, err
@@ -241,7 +249,14 @@ func (r *routeRun) run(ctx context.Context, cfg Config, f *floors) ([]Result, er
 			}
 		}
 	}
-	return r.results(windows, f), nil
+	return r.results(windows, costs, f), nil
+}
+
+// routeCost is one event class's cost to the ensemble of the router.
+type routeCost struct {
+	sent, recved        int64 // packets the servers sent the router, requests it sent
+	watches, allWatches int64 // the router's watches, every session's
+	ok                  bool  // measured (no reconnect of the router within)
 }
 
 // event causes one event of class.
@@ -299,7 +314,7 @@ func leadersNow(ls []stampedLine) map[string]string {
 }
 
 // results computes each class's rows from the lines.
-func (r *routeRun) results(windows map[string][2]int64, f *floors) []Result {
+func (r *routeRun) results(windows map[string][2]int64, costs map[string]routeCost, f *floors) []Result {
 	ls := r.snapshot()
 	views := map[string]int64{} // shard/member/token → first time the view showed it
 	for _, l := range ls {
@@ -330,6 +345,12 @@ func (r *routeRun) results(windows map[string][2]int64, f *floors) []Result {
 		reqs, wrong, noLeader, gap := misroutes(ls, w)
 		name := fmt.Sprintf("routing/%d shards/%s", r.shards, class)
 		ld, ed := NewDist(lags), NewDist(elected)
+		changes := len(lags) + unseen
+		if c := costs[class]; c.ok && changes > 0 {
+			out = append(out, Result{Scenario: name + " ensemble cost", Value: float64(c.sent) / float64(changes), Unit: "packets to the router per leader change",
+				Note: fmt.Sprintf("servers' cons: %d packets sent the router (notifications, replies, pings), %d requests from it (pings included), %d leader changes; the router's session holds %d watch(es) (wchc), the ensemble %d (zk_watch_count); a notification of a candidate is %d bytes",
+					c.sent, c.recved, changes, c.watches, c.allWatches, notificationBytes(r.root+"/buckets/123/"+strconv.Itoa(r.shards-1)+"/_c_0123456789abcdef01234567-0000000001"))})
+		}
 		out = append(out,
 			Result{Scenario: name + " router lag", Dist: &ld, Floor: floor,
 				Note: fmt.Sprintf("member's OnStartedLeading → router's view, %d leaderships (%d never shown, superseded)", len(lags)+unseen, unseen)},

@@ -109,6 +109,7 @@ type OptionError struct {
 	Reason string
 }
 
+// Error names the option and why its value is refused.
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("recipe: invalid option %s: %s", e.Option, e.Reason)
 }
@@ -122,6 +123,7 @@ type SessionTimeoutError struct {
 	Negotiated time.Duration
 }
 
+// Error names the timeout asked for and the one the server negotiated.
 func (e *SessionTimeoutError) Error() string {
 	return fmt.Sprintf("recipe: session timeout %v requested, server granted %v", e.Requested, e.Negotiated)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -35,6 +36,13 @@ type TreeChanges struct {
 	// connection), or the reader fell more than a million events behind.
 	// The reader re-reads everything it follows; Events is then empty.
 	Resync bool
+	// At is when the first of Events reached this process (the receive
+	// goroutine's clock): a reader measures its own lag from it.
+	At time.Time
+	// Conn is, with Resync, the connection the watch was added again on
+	// (TreeWatch.Connection's count at that time): what the reader re-reads
+	// is in sync with ZooKeeper while Connection still returns it.
+	Conn uint64
 }
 
 // TreeWatch is a persistent recursive watch on one path of a session.
@@ -45,9 +53,12 @@ type TreeWatch struct {
 	sink *sink
 	kick chan struct{} // capacity 1
 
+	conns atomic.Uint64 // connections seen since WatchTree (Connection)
+
 	mu       sync.Mutex
 	events   []zk.Event
-	rearm    bool // a new connection: add the watch again, then Resync
+	firstAt  time.Time // when events[0] arrived
+	rearm    bool      // a new connection: add the watch again, then Resync
 	overflow bool
 
 	closeOnce sync.Once
@@ -77,6 +88,13 @@ func (s *Session) WatchTree(ctx context.Context, path string) (*TreeWatch, error
 	return w, nil
 }
 
+// Connection counts the connections the session made since WatchTree was
+// called (0 on the one it added the watch on). It goes up as a connection
+// is made, before any of that connection's answers reach a reader, so a
+// reader that re-read everything after the Resync whose Conn equals it is
+// in sync. Safe from any goroutine.
+func (w *TreeWatch) Connection() uint64 { return w.conns.Load() }
+
 func (w *TreeWatch) wake() {
 	select {
 	case w.kick <- struct{}{}:
@@ -89,6 +107,7 @@ func (w *TreeWatch) sessionChanged(ev zkconn.Event) {
 	if ev.Kind != zkconn.Connected {
 		return
 	}
+	w.conns.Add(1)
 	w.mu.Lock()
 	w.rearm = true
 	w.mu.Unlock()
@@ -101,6 +120,9 @@ func (w *TreeWatch) nodeChanged(ev zk.Event) {
 		return // a one-shot watch's on the same path
 	}
 	w.mu.Lock()
+	if len(w.events) == 0 {
+		w.firstAt = time.Now()
+	}
 	if len(w.events) < maxTreeEvents {
 		w.events = append(w.events, ev)
 	} else {
@@ -121,11 +143,12 @@ func (w *TreeWatch) Next(ctx context.Context) (TreeChanges, error) {
 	var b retry.Backoff
 	for {
 		w.mu.Lock()
-		rearm, overflow, events := w.rearm, w.overflow, w.events
+		rearm, overflow, events, at := w.rearm, w.overflow, w.events, w.firstAt
 		w.rearm, w.overflow, w.events = false, false, nil
 		w.mu.Unlock()
 		switch {
 		case rearm:
+			conn := w.conns.Load() // before the add: a later connection asks again
 			if err := w.s.conn.AddWatch(ctx, w.path, true); err != nil {
 				if ctx.Err() != nil {
 					return TreeChanges{}, ctx.Err()
@@ -141,11 +164,11 @@ func (w *TreeWatch) Next(ctx context.Context) (TreeChanges, error) {
 				}
 				continue
 			}
-			return TreeChanges{Resync: true}, nil
+			return TreeChanges{Resync: true, Conn: conn}, nil
 		case overflow:
-			return TreeChanges{Resync: true}, nil
+			return TreeChanges{Resync: true, Conn: w.conns.Load()}, nil
 		case len(events) > 0:
-			return TreeChanges{Events: events}, nil
+			return TreeChanges{Events: events, At: at}, nil
 		}
 		select {
 		case <-w.kick:

@@ -24,9 +24,10 @@ type handle struct {
 func pin(p Process) (handle, error) {
 	fd, err := unix.PidfdOpen(p.PID, 0)
 	switch {
-	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
-		fd = -1 // no pidfds here (old kernel, seccomp): check, then signal by number
-	case err != nil:
+	case err == nil:
+	case byNumber(err):
+		fd = -1 // no pidfd (old kernel, seccomp, out of descriptors): check, then signal by number
+	default:
 		return handle{}, fmt.Errorf("proctree: pidfd of %d: %w", p.PID, err)
 	}
 	h := handle{pid: p.PID, fd: fd}
@@ -37,6 +38,14 @@ func pin(p Process) (handle, error) {
 	}
 	return h, nil
 }
+
+// byNumber reports whether pin falls back to the PID's number after
+// pidfd_open failed with err: for every error but ESRCH (the process is
+// gone). ENOSYS and EPERM say this kernel or sandbox has no pidfds;
+// EMFILE and ENFILE that a large tree took the descriptors. Signalling by
+// number after the start-time check is what Kill did before pidfds, and
+// better than leaving the process running.
+func byNumber(err error) bool { return !errors.Is(err, unix.ESRCH) }
 
 // signal sends sig to the pinned process.
 func (h handle) signal(sig syscall.Signal) error {
@@ -59,8 +68,9 @@ const fallbackPoll = 2 * time.Millisecond
 
 // waitExits waits until every pinned process has exited (its pidfd is
 // readable), ctx ends, or round passes, whichever is first. When some
-// handle has no pidfd it waits fallbackPoll at most, and then the whole
-// of it: the caller lists /proc again to see those gone.
+// handle has no pidfd, or there is none at all (nothing could be pinned),
+// it waits fallbackPoll at most, and then the whole of it: the caller
+// lists /proc again to see those gone, and does not spin meanwhile.
 func waitExits(ctx context.Context, hs []handle, round time.Duration) {
 	fds := make([]unix.PollFd, 0, len(hs))
 	for _, h := range hs {
@@ -68,8 +78,8 @@ func waitExits(ctx context.Context, hs []handle, round time.Duration) {
 			fds = append(fds, unix.PollFd{Fd: int32(h.fd), Events: unix.POLLIN})
 		}
 	}
-	byNumber := len(fds) < len(hs)
-	if byNumber {
+	poll := len(fds) < len(hs) || len(hs) == 0
+	if poll {
 		round = min(round, fallbackPoll)
 	}
 	deadline := time.Now().Add(round)
@@ -89,7 +99,7 @@ func waitExits(ctx context.Context, hs []handle, round time.Duration) {
 			fds = pending(fds)
 		}
 	}
-	if byNumber {
+	if poll {
 		timer := time.NewTimer(time.Until(deadline))
 		defer timer.Stop()
 		select {

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestPinRefusesAPIDThatNamesAnotherProcess: a PID listed for one process
@@ -76,5 +78,42 @@ func TestParseStat(t *testing.T) {
 				t.Fatalf("parseStat(%q) = %+v, %v; want %+v, %v", tc.in, got, ok, tc.want, tc.ok)
 			}
 		})
+	}
+}
+
+// TestWaitExitsWithNothingToWaitOnPauses: when no process of a round
+// could be pinned (every pidfd_open failed), waitExits still pauses
+// fallbackPoll before Kill lists /proc again, instead of returning at
+// once and turning Kill into a loop that spins a core until ctx ends. A
+// timer never fires early, so the lower bound holds on a loaded machine.
+func TestWaitExitsWithNothingToWaitOnPauses(t *testing.T) {
+	start := time.Now()
+	waitExits(context.Background(), nil, time.Hour)
+	if got := time.Since(start); got < fallbackPoll {
+		t.Fatalf("waitExits with no handle returned after %v, want a pause of at least %v", got, fallbackPoll)
+	}
+}
+
+// TestPinFallsBackToTheNumberUnlessGone: only ESRCH from pidfd_open means
+// the process is gone; any other refusal (no pidfds in this kernel or
+// sandbox, out of descriptors in a large tree) signals by number after the
+// start-time check, as before pidfds, instead of leaving the process
+// unsignalled.
+func TestPinFallsBackToTheNumberUnlessGone(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{unix.ESRCH, false},
+		{unix.ENOSYS, true},
+		{unix.EPERM, true},
+		{unix.EMFILE, true},
+		{unix.ENFILE, true},
+		{unix.ENOMEM, true},
+		{unix.EINVAL, true},
+	} {
+		if got := byNumber(c.err); got != c.want {
+			t.Errorf("byNumber(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }

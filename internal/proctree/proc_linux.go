@@ -1,6 +1,7 @@
 package proctree
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -8,11 +9,12 @@ import (
 
 // List returns every process in /proc with the fields this package
 // reads; a process that exits while the listing runs is left out. It
-// returns nil when /proc cannot be read.
-func List() []Process {
+// returns an error when /proc cannot be read (not mounted, or hidden
+// from this process).
+func List() ([]Process, error) {
 	dir, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("proctree: list processes: %w", err)
 	}
 	out := make([]Process, 0, len(dir))
 	for _, e := range dir {
@@ -24,7 +26,7 @@ func List() []Process {
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Stat reads one process from /proc/<pid>/stat: pid (comm) state ppid pgrp

@@ -11,9 +11,11 @@
 // after it was listed and checked to be the same process (its start time
 // unchanged): a PID that was freed and reused by an unrelated process
 // between the listing and the signal is never signalled. Kill then waits
-// on those pidfds for the exits instead of polling /proc. On kernels
-// without pidfds the check narrows the window to one system call and Kill
-// reads /proc again every few milliseconds.
+// on those pidfds for the exits instead of polling /proc. Where no pidfd
+// can be had (a kernel or sandbox without them, descriptors used up by a
+// large tree) the check narrows the window to one system call, the
+// process is signalled by number, and Kill reads /proc again every few
+// milliseconds.
 //
 // What it cannot end: a descendant that changed its user (a signal to it
 // is refused), one reparented out of the tree (its top died first, killed
@@ -22,7 +24,6 @@ package proctree
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -32,27 +33,24 @@ import (
 // before it lists the tree again (to find what forked meanwhile).
 const killRound = 50 * time.Millisecond
 
-// ErrReused is returned (wrapped) when a listed PID names another process
-// by the time it is signalled: the listed one exited and its PID was
-// reused. The process now holding the PID is left alone.
-var ErrReused = errors.New("proctree: pid reused by another process")
-
-// Process is one process as /proc/<pid>/stat shows it.
-type Process struct {
-	PID   int
-	PPID  int    // its parent
-	PGID  int    // its process group
-	Start uint64 // start time in clock ticks after boot: with PID, names one process
-	Live  bool   // able to run: not a zombie (or a zombie leader with live threads)
-}
-
 // Descendants returns the live descendants of pid (zombies, which run
 // nothing, left out), parents before their children. A process that forks
 // while the listing runs may be missed: Kill lists again until nothing is
 // left.
 func Descendants(pid int) []Process {
+	out, _ := descendants(pid)
+	return out
+}
+
+// descendants is Descendants with the error of a /proc that cannot be
+// read (then nothing is returned).
+func descendants(pid int) ([]Process, error) {
+	all, err := List()
+	if err != nil {
+		return nil, err
+	}
 	kids := map[int][]Process{}
-	for _, p := range List() {
+	for _, p := range all {
 		kids[p.PPID] = append(kids[p.PPID], p)
 	}
 	var out []Process
@@ -72,7 +70,7 @@ func Descendants(pid int) []Process {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Signal sends sig to every live descendant of pid outside process group
@@ -102,10 +100,14 @@ func Signal(pid int, sig syscall.Signal, skip int) int {
 // that can run: what forked in between, or was reparented to pid as its
 // parent died, is killed in a later round. It returns an error naming
 // those still running when ctx ends first (a process of another user,
-// which a signal cannot reach).
+// which a signal cannot reach), and one wrapping List's when /proc cannot
+// be read: the tree is then not known to be gone.
 func Kill(ctx context.Context, pid int) error {
 	for {
-		left := Descendants(pid)
+		left, err := descendants(pid)
+		if err != nil {
+			return fmt.Errorf("proctree: descendants of %d not ended: %w", pid, err)
+		}
 		if len(left) == 0 {
 			return nil
 		}

@@ -21,9 +21,10 @@ import (
 )
 
 // Acts reports whether r is a rune that acts on a terminal rather than
-// being shown: a control (Unicode category Cc), a format character (Cf), a
-// line or paragraph separator (Zl, Zp), or utf8.RuneError standing for a
-// byte that is not UTF-8.
+// being shown: a control (Unicode category Cc), a format character (Cf), or
+// a line or paragraph separator (Zl, Zp). A byte that is not UTF-8 is not
+// a rune: Check and Escape find those themselves (utf8.RuneError, U+FFFD,
+// is a symbol, and Acts reports false for it).
 func Acts(r rune) bool {
 	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }

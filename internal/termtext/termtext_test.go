@@ -60,3 +60,19 @@ func TestCheckAgreesWithEscape(t *testing.T) {
 		}
 	}
 }
+
+// TestActsLeavesReplacementCharacterToCheck: U+FFFD written as valid
+// UTF-8 is a symbol that prints (Acts says no, Escape keeps it), while an
+// invalid byte, which decodes to the same rune, is Check's and Escape's to
+// find: Acts alone is not the whole rule.
+func TestActsLeavesReplacementCharacterToCheck(t *testing.T) {
+	if Acts('\uFFFD') {
+		t.Error("Acts(U+FFFD) = true, want false: a valid U+FFFD prints")
+	}
+	if got := Escape("a\uFFFDb"); got != "a\uFFFDb" {
+		t.Errorf("Escape(valid U+FFFD) = %q, want it unchanged", got)
+	}
+	if got := Escape("a\xffb"); got != `a\xffb` {
+		t.Errorf(`Escape("a\xffb") = %q, want the byte escaped`, got)
+	}
+}

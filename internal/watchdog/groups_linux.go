@@ -2,7 +2,6 @@ package watchdog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -50,9 +49,9 @@ func killGroups(ctx context.Context, pgids []int, timeout time.Duration) error {
 
 // runningGroups returns the groups of pgids that have a member able to run.
 func runningGroups(pgids []int) ([]int, error) {
-	procs := proctree.List()
-	if procs == nil {
-		return pgids, errors.New("/proc cannot be read")
+	procs, err := proctree.List()
+	if err != nil {
+		return pgids, err
 	}
 	want := map[int]bool{}
 	for _, g := range pgids {

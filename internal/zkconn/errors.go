@@ -35,7 +35,8 @@ var (
 	ErrAuthFailed = errors.New("recipe: ZooKeeper authentication failed")
 	// ErrNoSession: no server granted a session within the connect timeout.
 	ErrNoSession = errors.New("no ZooKeeper session")
-	// ErrInvalidPath: a path ZooKeeper would refuse (see znode.CheckPath).
+	// ErrInvalidPath: a path ZooKeeper would refuse (see znode.CheckPath);
+	// recipe exports it as recipe.ErrInvalidPath.
 	ErrInvalidPath = znode.ErrInvalidPath
 	// ErrInvalidServers: a server list Dial refuses (see CheckServers).
 	ErrInvalidServers = errors.New("invalid ZooKeeper server list")

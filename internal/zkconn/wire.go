@@ -39,7 +39,7 @@ import (
 //     ZooKeeper server would send it (foreign.go).
 //
 // It also writes the session's own requests between go-zookeeper's frames
-// (reads, see datawatch.go, watch.go and plainread.go; create2, see
+// (reads, see datawatch.go, watch.go and ops.go; create2, see
 // create2.go; their replies it reads back, see wirecall.go; watch
 // removals, in order, see wirequeue.go), and recovers a session the
 // ensemble has forgotten (wiped and redeployed).

@@ -6,22 +6,26 @@ import (
 	"strings"
 )
 
-// ErrInvalidPath: a path ZooKeeper would refuse (see CheckPath).
-var ErrInvalidPath = errors.New("invalid ZooKeeper path")
+// ErrInvalidPath: a path ZooKeeper would refuse (see CheckPath), or one
+// the recipe refuses as an election path (the root, the /zookeeper tree);
+// recipe exports it as recipe.ErrInvalidPath, hence its prefix.
+var ErrInvalidPath = errors.New("recipe: invalid path")
 
-// PathError is a path ZooKeeper would refuse, and why.
+// PathError is a refused path and why (Reason says whether ZooKeeper or
+// the recipe refuses it). recipe exports it as recipe.PathError.
 type PathError struct {
 	Path   string
 	Reason string
 }
 
-// Error names the path, cut to its first 64 bytes when longer.
+// Error names the path, cut to its first 64 bytes when longer, and the
+// reason.
 func (e *PathError) Error() string {
 	p := e.Path
 	if len(p) > 64 {
 		p = p[:64] + "..."
 	}
-	return fmt.Sprintf("invalid ZooKeeper path %q: %s", p, e.Reason)
+	return fmt.Sprintf("recipe: invalid path %q: %s", p, e.Reason)
 }
 
 // Unwrap makes errors.Is(err, ErrInvalidPath) true.

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -39,16 +42,33 @@ type Route struct {
 // never modified once handed out.
 type Table struct {
 	Routes map[string]Route // led shards; a shard without a leader is missing
+	// Changed lists, in a Table from Subscribe, the shards whose route
+	// changed (or went) since the previous Table that subscription
+	// delivered; nil in the first, and in a Table from Client.Table.
+	Changed []string
 }
 
-// Source gives a Client its tables: ZooKeeper or Daemons.
+// update is a change of the view from a source: with all, routes is the
+// whole view; otherwise each shard of routes takes its route and each of
+// gone loses its own.
+type update struct {
+	all    bool
+	routes map[string]Route
+	gone   []string
+}
+
+// Source gives a Client its view: ZooKeeper or Daemons.
 type Source interface {
-	// run calls set with each new table and fresh each time the source
-	// confirms its view (an event, a heartbeat, a connected session), until
-	// ctx ends (nil) or the source fails for good.
-	run(ctx context.Context, set func(Table), fresh func()) error
+	// run calls apply with each change of the view and fresh each time
+	// the source confirms its view (an event, a heartbeat, a connected
+	// and synced session), until ctx ends (nil) or the source fails for
+	// good. apply and fresh return at once (they take the client's lock
+	// only).
+	run(ctx context.Context, apply func(update), fresh func()) error
 	// check reports an invalid source, for New.
 	check() error
+	// lag is the source's view-lag histogram, for New (nil: none).
+	lag(*clientMetrics)
 }
 
 // Config configures New.
@@ -63,6 +83,9 @@ type Config struct {
 	// StaleAfter is how long the source may go without confirming the view
 	// before Route fails with ErrStale. 0: DefaultStaleAfter.
 	StaleAfter time.Duration
+	// Metrics registers the client's metrics (zkelect_routing_view_lag_seconds);
+	// nil: none. A second client on the same registerer shares them.
+	Metrics prometheus.Registerer
 }
 
 // Client is a router's view of a root. Its methods are safe for
@@ -71,10 +94,19 @@ type Client struct {
 	cfg Config
 
 	mu      sync.Mutex
-	table   Table
+	routes  map[string]Route // the view: updated in place, under mu
+	snap    *Table           // a copy of routes handed out, nil once routes changed
 	ready   bool
-	fresh   time.Time           // when the source last confirmed the view
-	waiters map[chan Table]bool // Subscribe's channels
+	fresh   time.Time                // when the source last confirmed the view
+	waiters map[*subscriber]struct{} // Subscribe's
+}
+
+// subscriber is one Subscribe: the shards changed since its last Table,
+// and a wake-up for its goroutine.
+type subscriber struct {
+	wake    chan struct{} // capacity 1
+	first   bool          // no Table delivered yet
+	changed map[string]bool
 }
 
 // New returns a client; Run starts following its source. It fails with
@@ -94,30 +126,54 @@ func New(cfg Config) (*Client, error) {
 		cfg.StaleAfter = DefaultStaleAfter
 	}
 	cfg.Shards = append([]string(nil), cfg.Shards...)
-	return &Client{cfg: cfg, waiters: map[chan Table]bool{}}, nil
+	if cfg.Metrics != nil {
+		m, err := newClientMetrics(cfg.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Source.lag(m)
+	}
+	return &Client{cfg: cfg, routes: map[string]Route{}, waiters: map[*subscriber]struct{}{}}, nil
 }
 
 // Run follows the source until ctx ends (nil) or the source fails for
 // good (its error: a closed session, no daemon given). Call it once.
 func (c *Client) Run(ctx context.Context) error {
-	err := c.cfg.Source.run(ctx, c.set, c.confirm)
+	err := c.cfg.Source.run(ctx, c.apply, c.confirm)
 	if ctx.Err() != nil {
 		return nil
 	}
 	return fmt.Errorf("routing: %w", err)
 }
 
-// set takes a new table from the source.
-func (c *Client) set(t Table) {
+// apply takes a change of the view from the source.
+func (c *Client) apply(u update) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.table, c.ready, c.fresh = t, true, time.Now()
-	for ch := range c.waiters {
-		select { // latest wins: drop the one not taken yet
-		case <-ch:
+	c.ready, c.fresh, c.snap = true, time.Now(), nil
+	var changed []string
+	if u.all {
+		for s := range c.routes {
+			if _, ok := u.routes[s]; !ok {
+				changed = append(changed, s)
+			}
+		}
+		c.routes = u.routes
+	} else {
+		for _, s := range u.gone {
+			delete(c.routes, s)
+		}
+		maps.Copy(c.routes, u.routes)
+	}
+	changed = append(append(changed, u.gone...), slices.Collect(maps.Keys(u.routes))...)
+	for sub := range c.waiters {
+		for _, s := range changed {
+			sub.changed[s] = true
+		}
+		select {
+		case sub.wake <- struct{}{}:
 		default:
 		}
-		ch <- t
 	}
 }
 
@@ -150,7 +206,7 @@ func (c *Client) Leader(shard string) (Route, error) {
 	if !c.ready {
 		return Route{Shard: shard}, ErrNotReady
 	}
-	r, ok := c.table.Routes[shard]
+	r, ok := c.routes[shard]
 	switch {
 	case time.Since(c.fresh) > c.cfg.StaleAfter:
 		if !ok {
@@ -167,7 +223,15 @@ func (c *Client) Leader(shard string) (Route, error) {
 func (c *Client) Table() Table {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.table
+	return c.tableLocked()
+}
+
+// tableLocked returns a copy of the view, made once per change.
+func (c *Client) tableLocked() Table {
+	if c.snap == nil {
+		c.snap = &Table{Routes: maps.Clone(c.routes)}
+	}
+	return *c.snap
 }
 
 // Staleness returns how long ago the source last confirmed the view (its
@@ -183,13 +247,14 @@ func (c *Client) Staleness() time.Duration {
 
 // Subscribe returns a channel that receives the view each time it
 // changes, the current one first once there is one; a reader slower than
-// the changes gets the latest. It is closed when ctx ends.
+// the changes gets the latest, its Changed listing every shard changed
+// since the Table it took before. It is closed when ctx ends.
 func (c *Client) Subscribe(ctx context.Context) <-chan Table {
-	ch := make(chan Table, 1)
+	sub := &subscriber{wake: make(chan struct{}, 1), first: true, changed: map[string]bool{}}
 	c.mu.Lock()
-	c.waiters[ch] = true
+	c.waiters[sub] = struct{}{}
 	if c.ready {
-		ch <- c.table
+		sub.wake <- struct{}{}
 	}
 	c.mu.Unlock()
 	out := make(chan Table)
@@ -197,17 +262,18 @@ func (c *Client) Subscribe(ctx context.Context) <-chan Table {
 		defer close(out)
 		defer func() {
 			c.mu.Lock()
-			delete(c.waiters, ch)
+			delete(c.waiters, sub)
 			c.mu.Unlock()
 		}()
 		for {
 			select {
-			case t := <-ch:
-				select {
-				case out <- t:
-				case <-ctx.Done():
-					return
-				}
+			case <-sub.wake:
+			case <-ctx.Done():
+				return
+			}
+			t := c.take(sub)
+			select {
+			case out <- t:
 			case <-ctx.Done():
 				return
 			}
@@ -216,5 +282,15 @@ func (c *Client) Subscribe(ctx context.Context) <-chan Table {
 	return out
 }
 
-// tableOf builds a table, cloning nothing it does not own.
-func tableOf(routes map[string]Route) Table { return Table{Routes: maps.Clone(routes)} }
+// take returns the view for sub, with what changed since its last.
+func (c *Client) take(sub *subscriber) Table {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.tableLocked()
+	if !sub.first {
+		t.Changed = slices.Collect(maps.Keys(sub.changed))
+	}
+	sub.first = false
+	clear(sub.changed)
+	return t
+}

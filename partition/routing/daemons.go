@@ -69,13 +69,16 @@ func Daemons(urls []string, beat time.Duration) Source {
 
 func (d *daemonSource) check() error { return d.err }
 
-func (d *daemonSource) run(ctx context.Context, set func(Table), fresh func()) error {
+// lag: the daemons' view lag is their own; the client measures none.
+func (d *daemonSource) lag(*clientMetrics) {}
+
+func (d *daemonSource) run(ctx context.Context, apply func(update), fresh func()) error {
 	if len(d.urls) == 0 {
 		return errors.New("no daemon given")
 	}
 	var b retry.Backoff
 	for i := 0; ; i = (i + 1) % len(d.urls) {
-		got := d.follow(ctx, d.urls[i], set, fresh)
+		got := d.follow(ctx, d.urls[i], apply, fresh)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -91,7 +94,7 @@ func (d *daemonSource) run(ctx context.Context, set func(Table), fresh func()) e
 
 // follow reads one daemon's stream until it fails or goes silent, and
 // reports whether it gave a view.
-func (d *daemonSource) follow(ctx context.Context, base string, set func(Table), fresh func()) bool {
+func (d *daemonSource) follow(ctx context.Context, base string, apply func(update), fresh func()) bool {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }() // the reader ends with ctx
@@ -137,8 +140,8 @@ func (d *daemonSource) follow(ctx context.Context, base string, set func(Table),
 				return st.gave
 			}
 			silent.Reset(missedBeats * d.beat)
-			if t, changed := st.line(line); changed {
-				set(t)
+			if u, changed := st.line(line); changed {
+				apply(u)
 			} else if st.gave {
 				fresh()
 			}
@@ -146,17 +149,15 @@ func (d *daemonSource) follow(ctx context.Context, base string, set func(Table),
 	}
 }
 
-// streamState parses one Server-Sent Events stream into tables.
+// streamState parses one Server-Sent Events stream into updates.
 type streamState struct {
 	event, data string
-	routes      map[string]Route
 	labels      map[string]map[string]string
 	gave        bool // a snapshot arrived
 }
 
-// line takes one line; at an event's end it applies the event and
-// returns the new table.
-func (s *streamState) line(l string) (Table, bool) {
+// line takes one line; at an event's end it returns the event's update.
+func (s *streamState) line(l string) (update, bool) {
 	switch {
 	case strings.HasPrefix(l, "event: "):
 		s.event = l[len("event: "):]
@@ -167,49 +168,47 @@ func (s *streamState) line(l string) (Table, bool) {
 		s.event, s.data = "", ""
 		return s.apply(ev, data)
 	}
-	return Table{}, false
+	return update{}, false
 }
 
-func (s *streamState) apply(event, data string) (Table, bool) {
+func (s *streamState) apply(event, data string) (update, bool) {
 	switch event {
 	case "owners":
 		var o zkelecthttp.Owners
 		if json.Unmarshal([]byte(data), &o) != nil {
-			return Table{}, false
+			return update{}, false
 		}
 		s.labels = map[string]map[string]string{}
 		for _, m := range o.MemberList {
 			s.labels[m.Member] = m.Labels
 		}
-		s.routes = map[string]Route{}
+		routes := map[string]Route{}
 		for _, sh := range o.Shards {
 			if sh.Leader == "" || sh.Token == nil {
 				continue
 			}
 			if tok, ok := tokenOf(*sh.Token); ok { // an unreadable token: no route
-				s.routes[sh.Shard] = Route{Shard: sh.Shard, Member: sh.Leader, Address: sh.Address, Labels: s.labels[sh.Leader], Token: tok}
+				routes[sh.Shard] = Route{Shard: sh.Shard, Member: sh.Leader, Address: sh.Address, Labels: s.labels[sh.Leader], Token: tok}
 			}
 		}
 		s.gave = true
+		return update{all: true, routes: routes}, true
 	case "leader":
 		var ev zkelecthttp.LeaderEvent
 		if json.Unmarshal([]byte(data), &ev) != nil || !s.gave {
-			return Table{}, false
+			return update{}, false
 		}
-		s.routes = tableOf(s.routes).Routes // handed-out tables are never modified
 		tok, ok := zxidfence.Token(0), false
 		if ev.Leader != nil && ev.Token != nil {
 			tok, ok = tokenOf(*ev.Token)
 		}
 		if !ok { // no leader, or a token we cannot read: no route
-			delete(s.routes, ev.Shard)
-		} else {
-			s.routes[ev.Shard] = Route{Shard: ev.Shard, Member: *ev.Leader, Address: ev.Address, Labels: s.labels[*ev.Leader], Token: tok}
+			return update{gone: []string{ev.Shard}}, true
 		}
-	default:
-		return Table{}, false
+		r := Route{Shard: ev.Shard, Member: *ev.Leader, Address: ev.Address, Labels: s.labels[*ev.Leader], Token: tok}
+		return update{routes: map[string]Route{ev.Shard: r}}, true
 	}
-	return Table{Routes: s.routes}, true
+	return update{}, false
 }
 
 // tokenOf converts the JSON token (its decimal form); false if

@@ -80,6 +80,8 @@ type Publisher struct {
 // PublisherConfig is what a Publisher writes with. Every field is
 // required.
 type PublisherConfig struct {
+	// Session is the member's session: every write goes out on the one
+	// current then.
 	Session *recipe.Session
 	Path    string   // the record's znode, <root>/owners/<member>
 	ACL     []zk.ACL // of the record when created
@@ -88,11 +90,14 @@ type PublisherConfig struct {
 	// changed overwritten.
 	Registered func(context.Context) (bool, error)
 	// Lag observes, after each write, the time from the earliest
-	// leadership change the record shows to the write; Failed counts a
-	// write that failed (it is retried).
-	Lag    func(time.Duration)
+	// leadership change the record shows to the write.
+	Lag func(time.Duration)
+	// Failed counts a write that failed (it is retried, but for a record
+	// over ZooKeeper's limit).
 	Failed func()
-	Log    zerolog.Logger
+	// Log gets the failed writes: a warning for one no retry fixes or for
+	// connection loss past recordWarnAfter, debug lines before.
+	Log zerolog.Logger
 }
 
 // NewPublisher returns the publisher of the record cfg names; Start runs

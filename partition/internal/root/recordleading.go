@@ -15,10 +15,10 @@ import (
 // member after each of its writes holds thousands of entries (20,000 a
 // member at 100,000 shards over 5), too costly for encoding/json's
 // validation pass, reflection and map grown one entry at a time (the
-// figures: bench/README.md, "Figures behind the code's choices"). Any other form (whitespace, escapes,
-// non-ASCII ids, numbers that are not plain unsigned integers, fields in
-// another order) goes to encoding/json, so the result is always the one
-// encoding/json gives.
+// figures: bench/README.md, "Figures behind the code's choices"). Any
+// other form (whitespace, escapes, non-ASCII ids, numbers that are not
+// plain unsigned integers, fields in another order) goes to encoding/json,
+// so the result is always the one encoding/json gives.
 
 // leadingKey is what Encode writes before the leading map, after the
 // session.

@@ -16,10 +16,11 @@ import (
 // which LiveMembers and the watchers count.
 
 // Register creates the member's ephemeral znode with instance (the
-// Manager's random id) as its data. It fails with ErrDuplicateMember when
-// another live session owns it, or when this session does but another
-// Manager registered it. A znode owned by a session this process held
-// before (sess.HeldBefore: ZooKeeper has not ended it yet) is ours: it is
+// partition.Manager's random id) as its data. It fails with
+// ErrDuplicateMember when another live session owns it, or when this
+// session does but another partition.Manager registered it. A znode
+// owned by a session this process held before (sess.HeldBefore:
+// ZooKeeper has not ended it yet) is ours: it is
 // deleted and created again. A znode that vanishes between our create and
 // our check (its session just ended) is created again, a few times at most.
 func Register(ctx context.Context, sess *recipe.Session, p string, session int64, instance []byte, acl []zk.ACL) error {
@@ -97,7 +98,8 @@ func registeredOnce(ctx context.Context, sess *recipe.Session, p string, instanc
 }
 
 // RegisteredHere reports whether the member znode p is registered by
-// this Manager: owned by session (ours) with instance (ours) as its data.
+// this partition.Manager: owned by session (ours) with instance (ours) as
+// its data.
 func RegisteredHere(ctx context.Context, sess *recipe.Session, p string, session int64, instance []byte) (bool, error) {
 	data, st, err := sess.Get(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {

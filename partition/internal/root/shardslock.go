@@ -31,11 +31,12 @@ import (
 //   - With the world ACL (no check), it registers and campaigns for the
 //     shards its own assignment gives it; each campaign fails NoAuth and
 //     is retried by the shard's runner, backing off from 50 ms to 2 s
-//     (jittered): about one refused multi a shard a second (bench/README.md),
-//     each logged as a warning, a retry storm at scale. It leads nothing. Its code has no other exit
-//     an open root could trigger (its Run ends only on errors preparing
-//     the root, the ACL check above, registering, and a duplicate member
-//     id), so stop it. Members of this release deal it no shard (its
+//     (jittered): about one refused multi a shard a second
+//     (bench/README.md), each logged as a warning, a retry storm at
+//     scale. It leads nothing. Its code has no other exit an open root
+//     could trigger (its Run ends only on errors preparing the root, the
+//     ACL check above, registering, and a duplicate member id), so stop
+//     it. Members of this release deal it no shard (its
 //     record does not advertise buckets: Record.Buckets) and log an error
 //     naming it, so the fleet's shards stay led.
 //

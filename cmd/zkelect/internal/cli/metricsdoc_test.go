@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/partition/routing"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -46,9 +47,10 @@ func readMetricsDoc(t *testing.T) map[string]documentedMetric {
 	return out
 }
 
-// exportedFamilies returns every zkelect_ metric family the daemon and the
-// demo store register (whether or not it has a series yet): the daemon's
-// own, a session's, a partition manager's and zxidfence's.
+// exportedFamilies returns every zkelect_ metric family the daemon, the
+// demo store and a routing client register (whether or not it has a
+// series yet): the daemon's own, a session's, a partition manager's,
+// zxidfence's and partition/routing's.
 func exportedFamilies(t *testing.T) map[string]bool {
 	t.Helper()
 	rec := &recordingRegisterer{Registerer: prometheus.NewRegistry()}
@@ -64,6 +66,9 @@ func exportedFamilies(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	if _, err := zxidfence.NewMetrics(rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := routing.New(routing.Config{Source: routing.ZooKeeper(sess, testPath(t)), Shards: partition.Range(0, 2), Metrics: rec}); err != nil {
 		t.Fatal(err)
 	}
 	return rec.names()

@@ -93,6 +93,7 @@ func FollowWithin(ctx context.Context, sess *recipe.Session, root, what string, 
 				more = false
 			}
 		}
+		e.sync.set(e.conn, e.settled())
 		if e.take() || viewChanged {
 			pending = true
 		}
@@ -110,6 +111,7 @@ func FollowWithin(ctx context.Context, sess *recipe.Session, root, what string, 
 		if more, err := step(v, e); err != nil || !more {
 			return err
 		}
+		e.forgetTaken()
 		nextStep = time.Now().Add(max(minStepGap, 2*time.Since(begin)))
 	}
 }
@@ -138,8 +140,10 @@ func Read(ctx context.Context, sess *recipe.Session, root string) (map[string]Le
 		e.dispatch(ctx)
 		select {
 		case r := <-e.results:
-			if r.err != nil {
-				return nil, fmt.Errorf("partition: read election %s: %w", r.path, r.err)
+			for _, w := range r.wholes {
+				if w.err != nil {
+					return nil, fmt.Errorf("partition: read election %s: %w", w.path, w.err)
+				}
 			}
 			e.done(r)
 		case <-ctx.Done():

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
@@ -14,17 +15,6 @@ import (
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/recipe"
 )
-
-// readParallel bounds the reads in flight at once: elections read whole
-// (each a getChildren, then its candidates' getData, typically one to three)
-// and candidates read as they are created. An observer shares the servers
-// with the members, whose leases need answers within their session
-// timeout: reading 1,000 elections 64 or 16 at a time while a member
-// drained restarted hundreds of the other members' leaderships (their
-// leases ran out) in half the runs on a loaded 2-core machine; 4 at a time
-// did not. The start and each reconnect read about four requests at a
-// time (1,000 elections in about a second).
-const readParallel = 4
 
 // Elections is the state of the elections of one root. One goroutine (the
 // follower's) calls its methods; reads run on goroutines of their own and
@@ -40,37 +30,46 @@ type Elections struct {
 	results chan readResult
 	wg      sync.WaitGroup
 
-	layout    rootdata.Layout
-	elections map[string]election        // known election paths
-	cands     map[string]map[string]cand // election path to its candidates, by znode path
-	leaders   map[string]Leader          // election path to its leader, if any
-	dirty     map[string]bool            // elections to read whole
-	reading   map[string]bool            // elections being read whole
-	again     map[string]bool            // elections to read whole once their read returns
-	candQueue []candRead                 // created candidates to read
-	candBusy  int                        // candidate reads in flight
-	listed    bool                       // the root was listed since the last resync asked
-	changed   bool                       // leaders changed since taken
+	layout     rootdata.Layout
+	elections  map[string]election        // known election paths
+	cands      map[string]map[string]cand // election path to its candidates, by znode path
+	leaders    map[string]Leader          // election path to its leader, if any
+	dirty      map[string]bool            // elections to read whole
+	reading    map[string]bool            // elections being read whole
+	again      map[string]bool            // elections to read whole once their read returns
+	candQueue  []candRead                 // created candidates to read
+	candUrgent []candRead                 // created candidates first in line: read before the queue
+	candBusy   map[string]bool            // candidate znodes being read
+	candReqs   int                        // candidate reads (batches) in flight
+	wholeReqs  int                        // whole reads (batches) in flight
+	now        func() time.Time
+	win        *window              // reads in flight at most
+	listed     bool                 // the root was listed since the last resync asked
+	changed    bool                 // leaders changed since taken
+	changedEl  map[string]bool      // elections whose leader changed since TakeChanged
+	noticed    map[string]time.Time // election to when the notification its leader waits on arrived
+	shownAt    []time.Time          // notifications behind the leader changes since TakeNoticed
+	conn       uint64               // the watch's connection the last relist was for
+	sync       *Synced              // what other goroutines see of settled and conn
 }
 
-// readResult is one election's whole read (participants, in election
-// order) or, with znode set, one candidate's.
+// readResult is a batch of reads: created candidates' or elections'
+// whole.
 type readResult struct {
-	path  string
-	parts []recipe.Participant
-	err   error
+	err    error        // the candidates' request's
+	cands  []candResult // a batch of candidates' reads
+	wholes []wholeRead  // a batch of elections' whole reads
 
-	znode string // a candidate's read: its znode
-	c     cand   // what it read
-	gone  bool   // the candidate was deleted before it was read
+	rtt time.Duration // how long the read (its last attempt) took
 }
 
 func newElections(sess *recipe.Session, root string, log zerolog.Logger) *Elections {
 	return &Elections{
 		sess: sess, root: root, log: log,
-		batches: make(chan recipe.TreeChanges), pumpErr: make(chan error, 1), results: make(chan readResult, readParallel),
+		batches: make(chan recipe.TreeChanges), pumpErr: make(chan error, 1), results: make(chan readResult, windowMax),
 		elections: map[string]election{}, leaders: map[string]Leader{}, cands: map[string]map[string]cand{},
-		dirty: map[string]bool{}, reading: map[string]bool{}, again: map[string]bool{},
+		dirty: map[string]bool{}, reading: map[string]bool{}, again: map[string]bool{}, candBusy: map[string]bool{},
+		win: newWindow(sess.Timeout), now: time.Now, changedEl: map[string]bool{}, noticed: map[string]time.Time{}, sync: &Synced{},
 	}
 }
 
@@ -82,6 +81,7 @@ func (t *Elections) start(ctx context.Context) error {
 		return fmt.Errorf("partition: watch the elections under %s: %w", t.root, err)
 	}
 	t.watch = w
+	t.sync.watch = w
 	t.wg.Add(1)
 	go func() { defer t.wg.Done(); t.pump(ctx) }()
 	return t.relist(ctx)
@@ -175,6 +175,7 @@ func (t *Elections) counts(el election) bool {
 // the root again.
 func (t *Elections) apply(ctx context.Context, b recipe.TreeChanges) error {
 	if b.Resync {
+		t.conn = b.Conn
 		return t.relistRetry(ctx)
 	}
 	relist := false
@@ -189,6 +190,9 @@ func (t *Elections) apply(ctx context.Context, b recipe.TreeChanges) error {
 		case kind == pathElection && ev.Type == zk.EventNodeDeleted:
 			t.forget(p)
 		case kind == pathCandidate && t.counts(el):
+			if _, waiting := t.noticed[p]; !waiting {
+				t.noticed[p] = b.At
+			}
 			t.candidateChanged(ev, p, el)
 		}
 	}
@@ -225,16 +229,17 @@ func (t *Elections) candidateChanged(ev zk.Event, p string, el election) {
 			t.cands[p] = cs
 		}
 		cs[ev.Path] = cand{seq: seq}
-		t.candQueue = append(t.candQueue, candRead{election: p, znode: ev.Path})
+		t.queueCand(p, ev.Path)
 	case zk.EventNodeDeleted:
 		delete(cs, ev.Path)
 	case zk.EventNodeDataChanged:
 		if c, ok := cs[ev.Path]; ok {
 			cs[ev.Path] = cand{seq: c.seq}
-			t.candQueue = append(t.candQueue, candRead{election: p, znode: ev.Path})
+			t.queueCand(p, ev.Path)
 		}
 	}
 	t.recompute(p)
+	t.hurry(p)
 }
 
 // forget drops election p (its znode is gone).
@@ -242,55 +247,41 @@ func (t *Elections) forget(p string) {
 	if _, led := t.leaders[p]; led {
 		t.changed = true
 	}
+	if _, led := t.leaders[p]; led {
+		t.changedEl[p] = true
+		t.shown(p)
+	}
 	delete(t.elections, p)
 	delete(t.leaders, p)
 	delete(t.cands, p)
 	delete(t.dirty, p)
 	delete(t.again, p)
+	delete(t.noticed, p)
 }
 
-// dispatch starts reads: elections marked to be read whole, then created
-// candidates, up to readParallel at once.
+// dispatch starts reads, up to the window (requests in flight): batches
+// of created candidates, those first in line (a shard shown without a
+// leader until read) first, then elections marked to be read whole.
 func (t *Elections) dispatch(ctx context.Context) {
-	for p := range t.dirty {
-		if len(t.reading)+t.candBusy >= readParallel {
-			return
+	t.dispatchCands(ctx)
+	for len(t.dirty) > 0 && t.inFlight() < t.win.limit {
+		batch := make([]string, 0, min(len(t.dirty), wholeBatch))
+		for p := range t.dirty {
+			if len(batch) == wholeBatch {
+				break
+			}
+			delete(t.dirty, p)
+			t.reading[p] = true
+			batch = append(batch, p)
 		}
-		delete(t.dirty, p)
-		t.reading[p] = true
+		t.wholeReqs++
 		t.wg.Add(1)
-		go func() { defer t.wg.Done(); t.read(ctx, p) }()
-	}
-	for len(t.candQueue) > 0 && len(t.reading)+t.candBusy < readParallel {
-		r := t.candQueue[0]
-		t.candQueue = t.candQueue[1:]
-		if _, still := t.cands[r.election][r.znode]; !still || t.reading[r.election] {
-			continue // deleted meanwhile, or the election is being read whole
-		}
-		t.candBusy++
-		t.wg.Add(1)
-		go func() { defer t.wg.Done(); t.readCand(ctx, r) }()
+		go func() { defer t.wg.Done(); t.readWhole(ctx, batch) }()
 	}
 }
 
-// read reads election p whole until it answers or ctx ends, backing off
-// after transient errors, and reports it.
-func (t *Elections) read(ctx context.Context, p string) {
-	b := retry.Backoff{}
-	for {
-		parts, err := recipe.Participants(ctx, t.sess, p)
-		if err == nil || ctx.Err() != nil || errors.Is(err, recipe.ErrSessionClosed) || !transient(err) {
-			select {
-			case t.results <- readResult{path: p, parts: parts, err: err}:
-			case <-ctx.Done():
-			}
-			return
-		}
-		if !b.Wait(ctx) {
-			return
-		}
-	}
-}
+// inFlight counts the requests in flight: whole reads and batches.
+func (t *Elections) inFlight() int { return t.wholeReqs + t.candReqs }
 
 // transient reports whether a read may succeed when asked again.
 func transient(err error) bool {
@@ -299,28 +290,15 @@ func transient(err error) bool {
 
 // done applies a read's result.
 func (t *Elections) done(r readResult) {
-	if r.znode != "" {
-		t.candDone(r)
+	if r.err == nil {
+		t.win.answered(r.rtt, t.now())
+	}
+	if r.cands != nil {
+		t.candsDone(r)
 		return
 	}
-	delete(t.reading, r.path)
-	if t.again[r.path] {
-		delete(t.again, r.path)
-		t.dirty[r.path] = true
-	}
-	if _, known := t.elections[r.path]; !known {
-		return // gone meanwhile
-	}
-	if r.err != nil {
-		t.log.Warn().Err(r.err).Str("election", r.path).Msg("read election for the leaders' view; its leader is shown as last read")
-		return
-	}
-	cs := make(map[string]cand, len(r.parts))
-	for _, part := range r.parts {
-		cs[part.Znode] = cand{seq: part.Seq, read: true, member: part.ID, token: part.Token, session: part.SessionID}
-	}
-	t.cands[r.path] = cs
-	t.recompute(r.path)
+	t.wholeReqs--
+	t.wholeDone(r.wholes)
 }
 
 // settled reports whether every election marked since the last listing
@@ -331,19 +309,30 @@ func (t *Elections) settled() bool {
 
 // recompute sets election p's leader from its candidates: the first in
 // line, once read; none while the first is not read yet (it was created
-// after the view last read the election), or is a persistent znode.
+// after the view last read the election), or is a persistent znode. A
+// change is counted as shown (its notification's lag, TakeNoticed) once
+// the first in line is read, or there is none.
 func (t *Elections) recompute(p string) {
 	first, ok := firstOf(t.cands[p])
-	old, had := t.leaders[p]
-	switch {
-	case ok && first.c.read && first.c.session != 0:
-		l := Leader{Member: first.c.member, Token: first.c.token, Session: first.c.session, Znode: first.znode, Seq: first.c.seq}
-		if !had || old != l {
-			t.leaders[p], t.changed = l, true
+	waiting := ok && !first.c.read
+	led := ok && first.c.read && first.c.session != 0
+	var l Leader
+	if led {
+		l = Leader{Member: first.c.member, Token: first.c.token, Session: first.c.session, Znode: first.znode, Seq: first.c.seq}
+	}
+	if old, had := t.leaders[p]; led != had || led && old != l {
+		if led {
+			t.leaders[p] = l
+		} else {
+			delete(t.leaders, p)
 		}
-	case had:
-		delete(t.leaders, p)
-		t.changed = true
+		t.changed, t.changedEl[p] = true, true
+		if !waiting {
+			t.shown(p)
+		}
+	}
+	if !waiting {
+		delete(t.noticed, p)
 	}
 }
 
