@@ -88,10 +88,14 @@ func TestValidateRefusesBadSizes(t *testing.T) {
 		{Config{Shards: []int{10, 0}}, "Shards"},
 		{Config{Shards: []int{maxShards + 1}}, "Shards"},
 		{Config{StepLimit: -time.Second}, "StepLimit"},
-		{Config{ShardIDs: "shard"}, "ShardIDs"},                         // no verb: every id the same
-		{Config{ShardIDs: "shard-%d-%d"}, "ShardIDs"},                   // two verbs
-		{Config{ShardIDs: "tenant/%07d"}, "ShardIDs"},                   // '/' in an id
-		{Config{ShardIDs: strings.Repeat("x", 300) + "%d"}, "ShardIDs"}, // longer than MaxIDLength
+		{Config{FleetShare: -1}, "FleetShare"},
+		{Config{FleetShards: []int{15000}}, "FleetShards"},                  // not a multiple of the 10,000 share
+		{Config{FleetShards: []int{10000}}, "FleetShards"},                  // one member: nobody to simulate
+		{Config{FleetShards: []int{maxFleetShards + 10000}}, "FleetShards"}, // over the cap
+		{Config{ShardIDs: "shard"}, "ShardIDs"},                             // no verb: every id the same
+		{Config{ShardIDs: "shard-%d-%d"}, "ShardIDs"},                       // two verbs
+		{Config{ShardIDs: "tenant/%07d"}, "ShardIDs"},                       // '/' in an id
+		{Config{ShardIDs: strings.Repeat("x", 300) + "%d"}, "ShardIDs"},     // longer than MaxIDLength
 	} {
 		for name, err := range map[string]error{"Validate": tc.cfg.Validate(), "Run": runErr(tc.cfg)} {
 			var ce *ConfigError

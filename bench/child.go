@@ -29,6 +29,13 @@ func RunChild(args []string) (int, bool) {
 	if code, ok := runRouteChild(args); ok { // the routing scenario's member or router
 		return code, true
 	}
+	if len(args) >= 2 && args[1] == fleetMemberArg { // the fleet simulation's real member
+		if err := runFleetMember(args[2:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "zkelect bench fleet member:", err)
+			return 1, true
+		}
+		return 0, true
+	}
 	if len(args) < 2 || args[1] != ChildArg {
 		return 0, false
 	}

@@ -19,10 +19,15 @@ const (
 	ScenarioShards   = "shards"   // cold start, join/leave moves, memory per shard
 	ScenarioPeers    = "peers"    // zkelect, kazoo and Curator side by side, each candidate a process
 	ScenarioRouting  = "routing"  // a router's view lag per event class, members and router as processes
+	ScenarioFleetSim = "fleetsim" // one real member among simulated ones: its cost as the fleet grows (not in the default run)
 )
 
 // AllScenarios lists every scenario in the order Run runs them.
-var AllScenarios = []string{ScenarioRaw, ScenarioFailover, ScenarioHerd, ScenarioShards, ScenarioPeers, ScenarioRouting}
+var AllScenarios = []string{ScenarioRaw, ScenarioFailover, ScenarioHerd, ScenarioShards, ScenarioPeers, ScenarioRouting, ScenarioFleetSim}
+
+// defaultScenarios are those an empty Config.Scenarios runs: all but the
+// fleet simulation, which needs minutes and gigabytes of its own.
+var defaultScenarios = []string{ScenarioRaw, ScenarioFailover, ScenarioHerd, ScenarioShards, ScenarioPeers, ScenarioRouting}
 
 // Errors Run returns for a bad Config, before starting anything.
 var (
@@ -51,6 +56,10 @@ func (e *ConfigError) Is(target error) bool { return target == ErrBadConfig }
 // maxShards caps a shard count of the cold start: the 1,000,000 a
 // bucketed root holds (partition's doc, "Buckets and older releases").
 const maxShards = 1000000
+
+// maxFleetShards caps a fleet of the fleet simulation, whose driver writes
+// records rather than elections.
+const maxFleetShards = 10000000
 
 // Config selects scenarios and sizes. Zero fields take the documented
 // defaults (DefaultConfig).
@@ -116,6 +125,12 @@ type Config struct {
 	// RoutingShards lists the shard counts of the routing scenario
 	// (default 64).
 	RoutingShards []int `json:"routing_shards,omitempty"`
+	// FleetShards lists the fleet sizes of the fleet simulation
+	// (ScenarioFleetSim; default 100,000 and 1,000,000, at most
+	// 10,000,000), each a multiple of FleetShare: the real member's share
+	// (default 10,000), so a fleet has FleetShards/FleetShare members.
+	FleetShards []int `json:"fleet_shards,omitempty"`
+	FleetShare  int   `json:"fleet_share,omitempty"`
 	// ChildCommand runs this package's zkelect candidate (RunChild) in the
 	// peers scenario, ChildArg and its arguments appended; default: this
 	// executable, which must then call RunChild first in main.
@@ -127,11 +142,11 @@ type Config struct {
 // DefaultConfig returns the defaults `zkelect bench` runs with.
 func DefaultConfig() Config {
 	return Config{
-		Scenarios: slices.Clone(AllScenarios), Servers: 3, TickTime: 100 * time.Millisecond,
+		Scenarios: slices.Clone(defaultScenarios), Servers: 3, TickTime: 100 * time.Millisecond,
 		SessionTimeout: time.Second, RawTrials: 200, RawCreates: 10000, InFlight: 128,
 		ResignTrials: 200, CrashTrials: 20, HerdCandidates: 100, HerdTrials: 5,
 		Shards: []int{1000, 10000}, Members: 3, PeerTrials: 40, PeerKillTrials: 10,
-		RoutingShards: []int{64},
+		RoutingShards: []int{64}, FleetShards: []int{100000, 1000000}, FleetShare: 10000,
 	}
 }
 
@@ -181,6 +196,26 @@ func (c Config) Validate() error {
 			return &ConfigError{Field: "RoutingShards", Value: n, Reason: fmt.Sprintf("each shard count must be 1..%d", maxShards)}
 		}
 	}
+	return c.validateFleet()
+}
+
+// validateFleet checks the fleet simulation's sizes: a positive share,
+// each fleet a multiple of it (every member's share the same) with two
+// members at least, and at most maxFleetShards.
+func (c Config) validateFleet() error {
+	if c.FleetShare < 0 {
+		return &ConfigError{Field: "FleetShare", Value: c.FleetShare, Reason: "negative"}
+	}
+	share := c.FleetShare
+	if share == 0 {
+		share = DefaultConfig().FleetShare
+	}
+	for _, n := range c.FleetShards {
+		if n < 2*share || n > maxFleetShards || n%share != 0 {
+			return &ConfigError{Field: "FleetShards", Value: n,
+				Reason: fmt.Sprintf("each fleet must be a multiple of the share %d, from twice it to %d", share, maxFleetShards)}
+		}
+	}
 	return nil
 }
 
@@ -221,6 +256,10 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.RoutingShards) == 0 {
 		c.RoutingShards = d.RoutingShards
 	}
+	if len(c.FleetShards) == 0 {
+		c.FleetShards = d.FleetShards
+	}
+	def(&c.FleetShare, d.FleetShare)
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
@@ -243,6 +282,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if slices.Contains(cfg.Scenarios, ScenarioShards) {
 			heap = serverHeap(slices.Max(cfg.Shards))
 		}
+		if slices.Contains(cfg.Scenarios, ScenarioFleetSim) && heap == testenv.DefaultHeap {
+			heap = boundHeap // the simulated members' records: about 60 KB each
+		}
 	}
 	cluster, err := testenv.Start(ctx, testenv.Options{Servers: cfg.Servers, TickTime: cfg.TickTime, Heap: heap})
 	if err != nil {
@@ -254,7 +296,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	steps := map[string]func(context.Context, Config, *Report) error{
 		ScenarioRaw: e.runRaw, ScenarioFailover: e.runFailover,
 		ScenarioHerd: e.runHerd, ScenarioShards: e.runShards, ScenarioPeers: e.runPeers,
-		ScenarioRouting: e.runRouting,
+		ScenarioRouting: e.runRouting, ScenarioFleetSim: e.runFleetSim,
 	}
 	for _, name := range AllScenarios {
 		if !slices.Contains(cfg.Scenarios, name) {

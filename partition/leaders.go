@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
@@ -35,17 +36,20 @@ func checkWatch(sess *recipe.Session, root string, fnIsNil bool) error {
 }
 
 // notifier delivers leader changes to fn, one call at a time, on the
-// goroutine running deliver. set never blocks: it replaces the state not
-// delivered yet, so a callback slower than the changes skips intermediate
-// states and still gets the latest. A shard's token never goes down in
-// what it delivers (see rootdata.LeaderFloor).
+// goroutine running deliver. It is fed either the whole state (set, from
+// the elections) or what changed (follow, from a member's view); neither
+// blocks: changes not delivered yet are merged, so a callback slower than
+// the changes skips intermediate states and still gets the latest. A
+// shard's token never goes down in what it delivers (see
+// rootdata.LeaderFloor).
 type notifier struct {
 	fn    func(shard, member string, token zxidfence.Token)
-	kick  chan struct{}        // capacity 1: a new state is waiting
-	floor rootdata.LeaderFloor // owned by set's one caller
+	kick  chan struct{}        // capacity 1: changes are waiting
+	floor rootdata.LeaderFloor // owned by the feeding goroutine
+	last  map[string]published // set's previous state, owned by the feeding goroutine
 
-	mu     sync.Mutex
-	latest map[string]published // newest state not yet taken; nil when taken
+	mu      sync.Mutex
+	pending map[string]published // shard to its leader, changed and not yet taken (zero: none)
 
 	sent map[string]published // the state delivered, owned by deliver
 }
@@ -54,13 +58,42 @@ func newNotifier(fn func(shard, member string, token zxidfence.Token)) *notifier
 	return &notifier{fn: fn, kick: make(chan struct{}, 1), floor: rootdata.NewLeaderFloor(), sent: map[string]published{}}
 }
 
-// set hands over state (shard to leader, shards without one left out); the
-// notifier owns it from now on, and leaves out a lagging record's claim
-// older than one it took before. One goroutine calls set.
+// set hands over the whole state (shard to leader, shards without one
+// left out); the notifier owns it from now on, and leaves out a lagging
+// record's claim older than one it took before. It costs the state's
+// size. One goroutine feeds a notifier.
 func (n *notifier) set(state map[string]published) {
 	state = n.floor.Admit(state)
+	delta := map[string]published{}
+	for _, s := range changedShards(n.last, state) {
+		delta[s] = state[s]
+	}
+	n.last = state
+	n.update(delta)
+}
+
+// follow hands over what changed in v's leaders since its last call (the
+// first call: every leader v's records publish), through the floor. It
+// costs the shards that changed. One goroutine feeds a notifier.
+func (n *notifier) follow(v *view) {
+	v.TrackLeaders()
+	delta := map[string]published{}
+	v.LeaderChanges(func(s string, p published) { delta[s] = n.floor.AdmitOne(s, p) })
+	n.update(delta)
+}
+
+// update merges delta (shard to its leader, the zero value: none) into
+// the changes waiting for deliver.
+func (n *notifier) update(delta map[string]published) {
+	if len(delta) == 0 {
+		return
+	}
 	n.mu.Lock()
-	n.latest = state
+	if n.pending == nil {
+		n.pending = delta
+	} else {
+		maps.Copy(n.pending, delta)
+	}
 	n.mu.Unlock()
 	select {
 	case n.kick <- struct{}{}:
@@ -69,8 +102,9 @@ func (n *notifier) set(state map[string]published) {
 }
 
 // deliver calls fn, until ctx is done, for every shard whose leader
-// differs from the one last delivered (shards in id order), each time the
-// state changes. A shard that lost its leader is reported with "" and 0.
+// differs from the one last delivered (shards in id order), each time
+// changes arrive. A shard that lost its leader is reported with "" and 0.
+// It costs the shards changed.
 func (n *notifier) deliver(ctx context.Context) {
 	for {
 		select {
@@ -79,20 +113,24 @@ func (n *notifier) deliver(ctx context.Context) {
 		case <-n.kick:
 		}
 		n.mu.Lock()
-		state := n.latest
-		n.latest = nil
+		delta := n.pending
+		n.pending = nil
 		n.mu.Unlock()
-		if state == nil {
-			continue
-		}
-		for _, s := range changedShards(n.sent, state) {
+		for _, s := range slices.Sorted(maps.Keys(delta)) {
 			if ctx.Err() != nil {
 				return
 			}
-			p := state[s]
+			p := delta[s]
+			if n.sent[s] == p {
+				continue
+			}
+			if p == (published{}) {
+				delete(n.sent, s)
+			} else {
+				n.sent[s] = p
+			}
 			n.fn(s, p.Member, p.Token)
 		}
-		n.sent = state
 	}
 }
 

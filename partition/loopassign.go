@@ -28,7 +28,8 @@ func (l *loop) decide() {
 
 // recompute computes the assignment from the view: from what changed
 // since the last step (loopassign.go). A shard some member publishes as
-// unavailable makes the step build the whole map (member.DealUnavailable).
+// unavailable is dealt elsewhere (member.UnavailableMoves): that costs
+// the unavailable shards, not the whole map.
 func (l *loop) recompute() {
 	l.steps.Dirty = false
 	if !l.selfLive() {
@@ -40,11 +41,15 @@ func (l *loop) recompute() {
 	res, p := l.assignment(time.Now()) // from what changed (loopassign.go)
 	prev := l.targets
 	var assigned int
+	l.targets, assigned = l.concerningUsOf(res)
 	if byMember := l.unavailableByMember(); len(byMember) > 0 {
 		in := l.unavailableInput(p, byMember)
-		l.targets, assigned = l.concerningUs(member.DealUnavailable(res.All(), in, byMember))
-	} else {
-		l.targets, assigned = l.concerningUsOf(res)
+		count := make(map[string]int, len(p.Members))
+		for _, m := range p.Members {
+			count[m] = res.Count(m)
+		}
+		moved := member.UnavailableMoves(res.Target, count, in, byMember)
+		assigned = withMoves(l.targets, assigned, moved, l.m.cfg.MemberID, func(s string) bool { return l.runners[s] != nil })
 	}
 	l.steps.Acted = l.steps.Acted || targetsMoved(prev, l.targets)
 	l.noteOperatorMetrics(p.Frozen, assigned)
@@ -114,6 +119,33 @@ func (l *loop) concerningUsOf(res *assign.Result) (map[string]string, int) {
 		}
 	}
 	return out, n
+}
+
+// withMoves applies moved (shard → its new target) to targets, the
+// shards targeted to me and those a runner runs for (runs) with their
+// targets, of which assigned are targeted to me, and returns how many are
+// targeted to me then: what concerningUs gives for the whole assignment
+// with the moves applied.
+func withMoves(targets map[string]string, assigned int, moved map[string]string, me string, runs func(string) bool) int {
+	for s, to := range moved {
+		was, had := targets[s]
+		switch {
+		case to == me:
+			targets[s] = me
+			if !had || was != me {
+				assigned++
+			}
+			continue
+		case had && was == me:
+			assigned--
+		}
+		if runs(s) {
+			targets[s] = to
+		} else {
+			delete(targets, s)
+		}
+	}
+	return assigned
 }
 
 // unavailableInput is the part of the assignment's input member.DealUnavailable

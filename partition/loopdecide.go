@@ -53,10 +53,10 @@ func (l *loop) concerningUs(all map[string]string) (map[string]string, int) {
 	return out, n
 }
 
-// noteLeaders hands the leaders of the loop's view to OnLeaderChanged's
-// notifier, if there is one.
+// noteLeaders hands what changed in the leaders of the loop's view to
+// OnLeaderChanged's notifier, if there is one.
 func (l *loop) noteLeaders() {
 	if l.leaders != nil {
-		l.leaders.set(l.view.Leaders())
+		l.leaders.follow(l.view)
 	}
 }

@@ -164,6 +164,7 @@ type leaseWaiter struct {
 	margin  time.Duration
 	session int64 // the session whose lease it waits for
 	wake    func()
+	since   time.Time // when it began waiting (awaitLease)
 }
 
 // leaseWait is the session's set of waiting candidates.
@@ -172,6 +173,7 @@ type leaseWait struct {
 	waiting map[*leaseWaiter]struct{}
 	timer   *time.Timer // armed while anyone waits
 	closed  bool
+	log     leaseWaitLog // what the session said about a long wait (leasewaitlog.go)
 }
 
 // leasePoll is how often the session checks the lease for waiting
@@ -190,6 +192,7 @@ func (s *Session) awaitLease(w *leaseWaiter) {
 	if lw.waiting == nil {
 		lw.waiting = map[*leaseWaiter]struct{}{}
 	}
+	w.since = time.Now()
 	lw.waiting[w] = struct{}{}
 	if lw.timer == nil {
 		lw.timer = time.AfterFunc(leasePoll(s.Timeout()), s.checkLease)
@@ -200,15 +203,22 @@ func (s *Session) awaitLease(w *leaseWaiter) {
 func (s *Session) cancelLease(w *leaseWaiter) {
 	lw := &s.leaseWait
 	lw.mu.Lock()
-	defer lw.mu.Unlock()
 	delete(lw.waiting, w)
+	var ended bool
+	if len(lw.waiting) == 0 {
+		_, ended = lw.log.observe(time.Now(), 0, time.Time{}, s.Timeout())
+	}
+	lw.mu.Unlock()
+	s.logLeaseWait(false, ended, 0, 0)
 }
 
 // checkLease wakes the waiters whose lease holds now and re-arms the timer
-// while others wait.
+// while others wait; it warns of a long wait (leasewaitlog.go).
 func (s *Session) checkLease() {
 	lw := &s.leaseWait
 	var wake []func()
+	now := time.Now()
+	oldest := now
 	lw.mu.Lock()
 	for w := range lw.waiting {
 		// Wake with a poll interval of lease left at least, as the candidate
@@ -217,13 +227,18 @@ func (s *Session) checkLease() {
 		if d, ok := s.leaseDeadline(w.session, w.margin); ok && time.Until(d) >= leasePoll(s.Timeout()) {
 			wake = append(wake, w.wake)
 			delete(lw.waiting, w)
+		} else if w.since.Before(oldest) {
+			oldest = w.since
 		}
 	}
 	lw.timer = nil
 	if len(lw.waiting) > 0 && !lw.closed {
 		lw.timer = time.AfterFunc(leasePoll(s.Timeout()), s.checkLease)
 	}
+	waiting := len(lw.waiting)
+	warn, ended := lw.log.observe(now, waiting, oldest, s.Timeout())
 	lw.mu.Unlock()
+	s.logLeaseWait(warn, ended, waiting, now.Sub(oldest))
 	for _, f := range wake {
 		f()
 	}

@@ -174,7 +174,10 @@ func (p *Proxy) Cut() {
 func (p *Proxy) Blackhole() { p.gate.shut() }
 
 // SetLatency delays each server-to-client frame by d from its arrival at
-// the proxy (order is kept). Zero removes the delay.
+// the proxy (order is kept). Zero removes the delay. A connection reads at
+// most 64 frames ahead of delivery, so it also caps the replies at about
+// 64 per d: a slow server's throughput as well as a long link's latency
+// (the test of a cold start on a slow server relies on that).
 func (p *Proxy) SetLatency(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -81,6 +81,25 @@ func DealUnavailable(all map[string]string, in assign.Input, byMember map[string
 	if len(byMember) == 0 {
 		return all
 	}
+	count := map[string]int{}
+	for _, m := range all {
+		count[m]++
+	}
+	moved := UnavailableMoves(func(s string) string { return all[s] }, count, in, byMember)
+	if len(moved) == 0 {
+		return all
+	}
+	out := maps.Clone(all)
+	maps.Copy(out, moved)
+	return out
+}
+
+// UnavailableMoves is DealUnavailable's decision alone, from the
+// assignment's target of a shard ("" for none) and count (member → shards
+// the assignment gives it, for every live member; edited): the shards it
+// moves, each to its new target. It costs the unavailable shards times
+// the members, not the assignment's size.
+func UnavailableMoves(target func(shard string) string, count map[string]int, in assign.Input, byMember map[string][]string) map[string]string {
 	cannot := map[string]map[string]bool{} // shard → members that cannot lead it
 	for m, shards := range byMember {
 		for _, s := range shards {
@@ -91,28 +110,21 @@ func DealUnavailable(all map[string]string, in assign.Input, byMember map[string
 		}
 	}
 	pool := takersOf(in)
-	count := map[string]int{}
-	for _, m := range all {
-		count[m]++
-	}
-	out, cloned := all, false
+	moved := map[string]string{}
 	for _, s := range slices.Sorted(maps.Keys(cannot)) {
-		from, ok := all[s]
-		if !ok || !cannot[s][from] || in.Pins[s] == from {
+		from := target(s)
+		if from == "" || !cannot[s][from] || in.Pins[s] == from {
 			continue
 		}
 		to := pickTaker(pool, cannot[s], in.Current[s], count)
 		if to == "" {
 			continue
 		}
-		if !cloned {
-			out, cloned = maps.Clone(all), true
-		}
-		out[s] = to
+		moved[s] = to
 		count[from]--
 		count[to]++
 	}
-	return out
+	return moved
 }
 
 // takersOf returns in's live members that are not drained, sorted (all of

@@ -55,3 +55,21 @@ func (f LeaderFloor) Admit(leaders map[string]Published) map[string]Published {
 	}
 	return leaders
 }
+
+// AdmitOne is Admit for one shard's claim p (the zero Published: no
+// record claims s): it returns p, or the zero Published for a claim below
+// the floor (a stale record's). A shard no record claims forgets its
+// floor. A stream fed by AdmitOne from View.LeaderChanges admits, shard by
+// shard, what Admit admits from View.Leaders.
+func (f LeaderFloor) AdmitOne(s string, p Published) Published {
+	floor, ok := f[s]
+	switch {
+	case p.Member == "":
+		delete(f, s)
+	case p.Token < floor:
+		return Published{}
+	case !ok || p.Token != floor:
+		f[s] = p.Token
+	}
+	return p
+}

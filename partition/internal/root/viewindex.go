@@ -19,6 +19,7 @@ type holderIndex struct {
 	eff     map[string]*effRecord   // member to the record its claims come from
 	ownID   string                  // SetOwn's member ("" when none)
 	changed map[string]struct{}     // shards whose holder may have changed
+	leaders map[string]struct{}     // shards whose leader may have changed; nil until TrackLeaders
 }
 
 // claimEntry is one record's claim on a shard: a leading entry with its
@@ -48,8 +49,11 @@ const (
 
 // Track makes v keep per-shard claims from now on (Holder, Changed,
 // SetOwn). It costs O(shards in the records) once; every shard held then
-// counts as changed.
+// counts as changed. Once v tracks, it does nothing.
 func (v *View) Track() {
+	if v.idx != nil {
+		return
+	}
 	v.idx = &holderIndex{claims: map[string][]claimEntry{}, eff: map[string]*effRecord{}, changed: map[string]struct{}{}}
 	for id, r := range v.Records {
 		v.idx.replace(v, id, effOf(&r.Record))
@@ -212,7 +216,7 @@ func (x *holderIndex) replaceReserved(id string, old, next []string) {
 // add sets member e.member's claim of its kind (leading or reserved) on
 // shard s.
 func (x *holderIndex) add(s string, e claimEntry) {
-	x.changed[s] = struct{}{}
+	x.mark(s)
 	cs := x.claims[s]
 	for i := range cs {
 		if cs[i].member == e.member && cs[i].reserved == e.reserved {
@@ -225,7 +229,7 @@ func (x *holderIndex) add(s string, e claimEntry) {
 
 // drop removes member id's claim of its kind on shard s.
 func (x *holderIndex) drop(s, id string, reserved bool) {
-	x.changed[s] = struct{}{}
+	x.mark(s)
 	cs := x.claims[s]
 	cs = slices.DeleteFunc(cs, func(e claimEntry) bool { return e.member == id && e.reserved == reserved })
 	if len(cs) == 0 {
@@ -238,10 +242,18 @@ func (x *holderIndex) drop(s, id string, reserved bool) {
 // markAll marks every shard record r claims as changed.
 func (x *holderIndex) markAll(r *effRecord) {
 	for s := range r.leading {
-		x.changed[s] = struct{}{}
+		x.mark(s)
 	}
 	for _, s := range r.reserved {
-		x.changed[s] = struct{}{}
+		x.mark(s)
+	}
+}
+
+// mark notes that shard s's holder, and its leader, may have changed.
+func (x *holderIndex) mark(s string) {
+	x.changed[s] = struct{}{}
+	if x.leaders != nil {
+		x.leaders[s] = struct{}{}
 	}
 }
 

@@ -57,6 +57,13 @@ raw ZooKeeper operation that bounds it from below in the same run:
             expiry) the router's view lag after each new leader's own report,
             the election's time, the delete→notification floor, and misroutes
             per 1,000 requests
+  fleetsim  one real member (its own process, its share real elections) in
+            a fleet whose other members a driver simulates (their member
+            znodes and records), per --fleet-shards size with a
+            --fleet-share share each: time to lead its share after it
+            joins, its heap, CPU a step and bytes read per change (a
+            record write), a rolling restart of simulated members and a
+            crash of one; not in the default run
 Prints a table; --out also writes the report as JSON. The defaults run in
 about five minutes on 2 cores (peers restarts a JVM for every exit and
 kill). Needs Java and ZooKeeper, and for peers javac, Curator and
@@ -84,8 +91,10 @@ python3-kazoo (make deps).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "scenarios to run: raw, failover, herd, shards, peers, routing")
+	f.StringSliceVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "scenarios to run: raw, failover, herd, shards, peers, routing, fleetsim (not in the default run)")
 	f.IntSliceVar(&cfg.RoutingShards, "routing-shards", cfg.RoutingShards, "shard counts of the routing scenario")
+	f.IntSliceVar(&cfg.FleetShards, "fleet-shards", cfg.FleetShards, "fleet sizes of the fleetsim scenario (each a multiple of --fleet-share)")
+	f.IntVar(&cfg.FleetShare, "fleet-share", cfg.FleetShare, "the fleetsim scenario's real member's share: a fleet has fleet-shards/fleet-share members")
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write this process's CPU profile (members and bench, not the servers) to this file")
 	f.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "session timeout candidates request")
@@ -119,6 +128,7 @@ var benchFlagOf = map[string]string{
 	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members", "MaxHandoffs": "max-handoffs",
 	"PeerTrials": "peer-trials", "PeerKillTrials": "peer-kill-trials",
 	"Servers": "servers", "ShardIDs": "shard-ids", "StepLimit": "step-limit", "RoutingShards": "routing-shards",
+	"FleetShards": "fleet-shards", "FleetShare": "fleet-share",
 }
 
 // checkBenchFlags refuses, before the run rather than after it, what
