@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
@@ -81,8 +82,8 @@ func clusterOf(v *rootdata.View, leaders map[string]rootdata.Published) Cluster 
 }
 
 // ReadCluster reads root's picture once: the live members, their records
-// and the operator state (one read each), and every election (a listing
-// per bucket, two reads per election). It returns ErrNilSession, an
+// and the operator state (one read each), and every election (in
+// multiReads of 128 elections' listings, then of 128 candidates' data). It returns ErrNilSession, an
 // error wrapping ErrInvalidRoot, ctx's error, or ZooKeeper's wrapped with
 // the path. A root nobody registered under gives an empty Cluster.
 func ReadCluster(ctx context.Context, sess *recipe.Session, root string) (Cluster, error) {
@@ -154,7 +155,8 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*rootdata.
 // up only this watch, never the members' elections). Like WatchLeaders it
 // reads without registering and takes leaders from the elections (one
 // persistent recursive watch on root, ZooKeeper 3.6+): it lags an election
-// by one notification and two reads. It is advice for routing, not a
+// by one notification and the reads of the changed elections (batched:
+// partition/README.md "Leader reports"). It is advice for routing, not a
 // safety signal. A shard's token in Cluster.Leaders never goes down within
 // one call (each is a later election's czxid). It blocks until ctx is done
 // and returns nil, or an error wrapping recipe.ErrSessionClosed when sess
@@ -165,9 +167,18 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*rootdata.
 // It reads the records within the bounds of a reader without a shard
 // list (up to 16 MiB decompressed, up to 4,096 members and records: see
 // partition/README.md); Manager.WatchCluster reads within a member's.
+// WatchClusterSynced also tells when its picture is in sync.
 func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn func(Cluster)) error {
+	return WatchClusterSynced(ctx, sess, root, fn, nil)
+}
+
+// WatchClusterSynced is WatchCluster keeping sync (unless nil) told
+// whether its picture is in sync with ZooKeeper (ClusterSync.InSync), for
+// those who vouch for the picture, as the daemon's /v1/watch heartbeats
+// do. Give each call its own ClusterSync. Errors as WatchCluster's.
+func WatchClusterSynced(ctx context.Context, sess *recipe.Session, root string, fn func(Cluster), sync *ClusterSync) error {
 	outside := rootdata.OutsideBounds()
-	return watchCluster(ctx, sess, root, func() *rootdata.Bounds { return outside }, fn)
+	return watchCluster(ctx, sess, root, func() *rootdata.Bounds { return outside }, fn, sync)
 }
 
 // WatchCluster is the package's WatchCluster as this member reads its
@@ -178,20 +189,62 @@ func WatchCluster(ctx context.Context, sess *recipe.Session, root string, fn fun
 // zkelecthttp) that run beside a member follow the root this way. Errors
 // as WatchCluster's.
 func (m *Manager) WatchCluster(ctx context.Context, fn func(Cluster)) error {
-	return watchCluster(ctx, m.sess, m.root, m.bounds, fn)
+	return m.WatchClusterSynced(ctx, fn, nil)
+}
+
+// WatchClusterSynced is Manager.WatchCluster keeping sync (unless nil)
+// told whether its picture is in sync, as WatchClusterSynced; the daemon's
+// /v1/watch sends heartbeats only while it is. Errors as WatchCluster's.
+func (m *Manager) WatchClusterSynced(ctx context.Context, fn func(Cluster), sync *ClusterSync) error {
+	return watchCluster(ctx, m.sess, m.root, m.bounds, fn, sync)
 }
 
 // bounds returns the bounds of the member's shard list now
 // (rootdata.Bounds): what it reads from its root, replaced by SetShards.
 func (m *Manager) bounds() *rootdata.Bounds { return m.readBounds.Load() }
 
-// watchCluster is WatchCluster within bounds.
-func watchCluster(ctx context.Context, sess *recipe.Session, root string, bounds func() *rootdata.Bounds, fn func(Cluster)) error {
+// ClusterSync tells any goroutine whether the picture of the
+// WatchClusterSynced call it was given to is in sync with ZooKeeper now:
+// the call's session is connected, its tree watch is held on the session's
+// current connection and every election listed since the watch was added
+// there has been read. It is not before the first picture, nor right after
+// a reconnect until the root has been listed and read again (a change made
+// while the watch was away is known only then), nor once the call
+// returned. The routing client's ZooKeeper source (partition/routing)
+// vouches for its view by the same rule. The zero value is ready to use;
+// its methods are safe for concurrent use.
+type ClusterSync struct {
+	sess atomic.Pointer[recipe.Session]   // the watching call's, while it runs
+	view atomic.Pointer[electview.Synced] // its view's, from its first picture
+}
+
+// InSync reports whether the picture is in sync now (see ClusterSync).
+func (s *ClusterSync) InSync() bool {
+	sess, v := s.sess.Load(), s.view.Load()
+	return sess != nil && v != nil && sess.Connected() && v.Now()
+}
+
+// follow ties s to a watching call on sess; the returned func unties it.
+func (s *ClusterSync) follow(sess *recipe.Session) func() {
+	s.view.Store(nil)
+	s.sess.Store(sess)
+	return func() { s.sess.Store(nil); s.view.Store(nil) }
+}
+
+// watchCluster is WatchCluster within bounds, telling sync (unless nil)
+// whether its picture is in sync.
+func watchCluster(ctx context.Context, sess *recipe.Session, root string, bounds func() *rootdata.Bounds, fn func(Cluster), sync *ClusterSync) error {
 	if err := checkWatch(sess, root, fn == nil); err != nil {
 		return err
 	}
+	if sync != nil {
+		defer sync.follow(sess)()
+	}
 	var last *Cluster
 	return electview.FollowWithin(ctx, sess, root, "watch cluster", bounds, func(v *rootdata.View, e *electview.Elections) (bool, error) {
+		if sync != nil {
+			sync.view.Store(e.Synced())
+		}
 		if c := clusterOf(v, e.Published()); last == nil || !c.equal(*last) {
 			last = &c
 			fn(c.clone())

@@ -165,9 +165,10 @@ func changedShards(old, next map[string]published) []string {
 // route requests; no member record is a source of leaders. fn runs on the
 // calling goroutine, one call at a time, in order; when it is slower than
 // the changes, intermediate states are skipped and the latest is
-// delivered. It lags an election by one notification and two reads
-// (Config.OnLeaderChanged, from the records, by up to the publish
-// interval plus a write): it is advice for routing, not a safety signal
+// delivered. It lags an election by one notification, plus a batched
+// read when the new leader's candidate was created as it won
+// (partition/README.md; Config.OnLeaderChanged, from the records, by up
+// to the publish interval plus a write): it is advice for routing, not a safety signal
 // (the fencing token, checked by a zxidfence guard, is).
 //
 // It creates root's znodes if they are missing (as a member would), so it

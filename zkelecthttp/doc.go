@@ -18,7 +18,10 @@
 // shard led by its writer. An idle /v1/watch stream gets a comment line
 // every ?heartbeat= (100ms to 15s, 15s by default), by which a client
 // (partition/routing's Daemons source) tells a live daemon from a paused
-// one.
+// one, only while the daemon's picture is in sync (partition.ClusterSync:
+// its session connected and, after a reconnect, the root read again), the
+// rule by which the routing client's ZooKeeper source vouches for its
+// own view; a new stream is refused with 503 meanwhile.
 //
 // # Health
 //

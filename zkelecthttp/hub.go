@@ -29,7 +29,7 @@ type hub struct {
 	root   string
 	shards []string // this member's shards: /v1/owners lists them all
 	closed chan struct{}
-	live   func() bool // whether the picture is vouched for now: the session is connected
+	live   func() bool // whether the picture is vouched for now: in sync (partition.ClusterSync.InSync)
 
 	mu      sync.Mutex
 	ready   bool // the first picture arrived

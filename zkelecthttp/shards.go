@@ -63,6 +63,7 @@ type Shards struct {
 	hub         *hub
 	streams     watchStreams
 	leaderships *Leaderships
+	synced      *partition.ClusterSync // whether Run's picture is in sync: /v1/watch vouches for it only then
 	ran         atomic.Bool
 }
 
@@ -82,11 +83,12 @@ func NewShards(sess *recipe.Session, mgr *partition.Manager, opts ShardsOptions)
 	case opts.MaxWatchStreams == 0:
 		opts.MaxWatchStreams = DefaultMaxWatchStreams
 	}
+	synced := &partition.ClusterSync{}
 	return &Shards{
-		sess: sess, mgr: mgr, opts: opts,
+		sess: sess, mgr: mgr, opts: opts, synced: synced,
 		health:      append(Health{SessionHealth(sess)}, opts.Checks...),
 		ready:       newReadiness(sess, mgr, opts.Root, opts.Member, opts.OnReadiness),
-		hub:         newHub(opts.Root, opts.Shards, sess.Connected),
+		hub:         newHub(opts.Root, opts.Shards, synced.InSync),
 		streams:     make(watchStreams, opts.MaxWatchStreams),
 		leaderships: opts.Leaderships,
 	}, nil
@@ -104,8 +106,11 @@ func NewShards(sess *recipe.Session, mgr *partition.Manager, opts ShardsOptions)
 //   - GET /v1/watch: leader changes as Server-Sent Events: an "owners"
 //     event (Owners) first unless the client resumes with Last-Event-ID
 //     (or ?last_event_id=) within the last 8192 events, then one "leader"
-//     event (LeaderEvent) per change, each with the id <stream>-<n>; at
-//     most MaxWatchStreams at once, 503 beyond.
+//     event (LeaderEvent) per change, each with the id <stream>-<n>, and
+//     a heartbeat comment while Run's picture is in sync
+//     (partition.ClusterSync: the session connected and the root read
+//     again since its last reconnect); at most MaxWatchStreams at once,
+//     503 beyond, and 503 while the picture is not in sync.
 //
 // It panics, as http.ServeMux does, if a pattern is already registered.
 func (s *Shards) Register(mux *http.ServeMux) {
@@ -131,7 +136,7 @@ func (s *Shards) Run(ctx context.Context) error {
 	go func() { defer close(readyDone); s.ready.follow(ctx, ReadinessInterval) }()
 	defer func() { cancel(); <-readyDone }()
 	return s.hub.follow(ctx, func(ctx context.Context, fn func(partition.Cluster)) error {
-		return s.mgr.WatchCluster(ctx, fn)
+		return s.mgr.WatchClusterSynced(ctx, fn, s.synced)
 	})
 }
 

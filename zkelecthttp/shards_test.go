@@ -14,15 +14,17 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/zkelecthttp"
 	"github.com/zkelect/zkelect/zxidfence"
 )
 
 // member is one partition member served by zkelecthttp on a real server.
 type member struct {
-	mgr *partition.Manager
-	api *zkelecthttp.Shards
-	url string
+	sess *recipe.Session
+	mgr  *partition.Manager
+	api  *zkelecthttp.Shards
+	url  string
 }
 
 // startMember runs member id of root over shards on sess, with its
@@ -47,7 +49,7 @@ func startMember(t *testing.T, servers []string, root, id string, shards []strin
 	mux := http.NewServeMux()
 	api.Register(mux)
 	runShards(t, api)
-	return &member{mgr: mgr, api: api, url: serve(t, mux)}
+	return &member{sess: sess, mgr: mgr, api: api, url: serve(t, mux)}
 }
 
 // TestShardsServesTheDaemonsEndpoints mounts a member's endpoints on a

@@ -61,11 +61,14 @@ func (s watchStreams) release() { <-s }
 // the hub stops or the client falls too far behind; clients reconnect
 // with the last id they saw. An idle stream gets a comment line every
 // heartbeat (?heartbeat=, 100ms to 15s; 15s by default) while the
-// member's session is connected, none while it is not: a client counting
-// heartbeats as freshness (partition/routing) sees a cut-off daemon's
-// view go stale.
+// picture is in sync (partition.ClusterSync: the member's session
+// connected, and the root listed and read again since its last
+// reconnect, as partition/routing's ZooKeeper source vouches for its
+// view), none while it is not: a client counting heartbeats as freshness
+// (partition/routing) sees a cut-off daemon's view go stale, and stay so
+// after the reconnect until the changes made meanwhile have been read.
 // Beyond the stream cap it answers 503 with the cap and a Retry-After;
-// while the session is not connected, 503 too.
+// while the picture is not in sync, 503 too.
 func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -83,7 +86,7 @@ func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.
 		return
 	}
 	if !h.live() {
-		http.Error(w, "not connected: the member's ZooKeeper session is cut off, its picture is not vouched for", http.StatusServiceUnavailable)
+		http.Error(w, "not in sync: the member's ZooKeeper session is cut off, or its picture is not read again since a reconnect; it is not vouched for", http.StatusServiceUnavailable)
 		return
 	}
 	if !streams.acquire() {
@@ -114,7 +117,7 @@ func (h *hub) serveWatch(streams watchStreams, w http.ResponseWriter, req *http.
 			return
 		case <-keep.C:
 			if !h.live() {
-				continue // no heartbeat while the session is cut off: the client sees the view as stale
+				continue // no heartbeat while not in sync (cut off, or not read again since a reconnect): the client sees the view as stale
 			}
 			fmt.Fprint(w, ": keep-alive\n\n")
 		case ev, open := <-ch:

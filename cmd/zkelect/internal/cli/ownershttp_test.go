@@ -34,18 +34,27 @@ type sseClient struct {
 	done   chan struct{}
 }
 
+// watchSSE opens url's /v1/watch (resuming after lastID unless empty),
+// retrying a 503 for up to 30s: the daemon refuses streams until its
+// picture of the root is in sync (read first, or again after a reconnect).
 func watchSSE(t *testing.T, ctx context.Context, url string, lastID string) *sseClient {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, "GET", url+"/v1/watch", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lastID != "" {
-		req.Header.Set("Last-Event-ID", lastID)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("GET /v1/watch: %v", err)
+	var resp *http.Response
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		req, err := http.NewRequestWithContext(ctx, "GET", url+"/v1/watch", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatalf("GET /v1/watch: %v", err)
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			break
+		}
+		resp.Body.Close()
 	}
 	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
 		t.Fatalf("GET /v1/watch: %d %s", resp.StatusCode, ct)
