@@ -45,13 +45,7 @@ func TestViewHolderEqualsCurrent(t *testing.T) {
 			for step := range 300 {
 				switch op := r.IntN(10); {
 				case op == 0:
-					live := map[string]int64{}
-					for _, id := range ids {
-						if r.IntN(4) > 0 {
-							live[id] = int64(1 + r.IntN(2))
-						}
-					}
-					v.Apply(Update{Members: live})
+					v.Apply(Update{Members: randomLive(r, ids)})
 				case op == 1:
 					v.Apply(Update{Member: ids[r.IntN(len(ids))]})
 				case op == 2 && v.idx != nil:
@@ -104,4 +98,16 @@ func TestViewHolderEqualsCurrent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// randomLive returns a random live set of ids for the views' property
+// tests: each id live with probability 3/4, under session 1 or 2.
+func randomLive(r *rand.Rand, ids []string) map[string]int64 {
+	live := map[string]int64{}
+	for _, id := range ids {
+		if r.IntN(4) > 0 {
+			live[id] = int64(1 + r.IntN(2))
+		}
+	}
+	return live
 }

@@ -31,13 +31,7 @@ func TestViewLeaderChangesFollowLeaders(t *testing.T) {
 			for step := range 300 {
 				switch op := r.IntN(10); {
 				case op == 0:
-					live := map[string]int64{}
-					for _, id := range ids {
-						if r.IntN(4) > 0 {
-							live[id] = int64(1 + r.IntN(2))
-						}
-					}
-					v.Apply(Update{Members: live})
+					v.Apply(Update{Members: randomLive(r, ids)})
 				case op == 1:
 					v.Apply(Update{Member: ids[r.IntN(len(ids))]})
 				default:
