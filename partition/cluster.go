@@ -161,7 +161,9 @@ func readRecord(ctx context.Context, sess *recipe.Session, p string) (*rootdata.
 // one call (each is a later election's czxid). It blocks until ctx is done
 // and returns nil, or an error wrapping recipe.ErrSessionClosed when sess
 // is closed, or the error of adding the watch or listing root at the start
-// (a server before 3.6 refuses the watch); ErrNilSession, ErrNilCallback or
+// for a cause other than the connection (a server before 3.6 refuses the
+// watch; a start cut off from ZooKeeper, even past the session timeout,
+// waits for the session to connect again); ErrNilSession, ErrNilCallback or
 // an error wrapping ErrInvalidRoot for bad arguments.
 //
 // It reads the records within the bounds of a reader without a shard

@@ -16,8 +16,10 @@ import (
 // been read, until step returns false or an error (returned), ctx is done
 // (nil) or sess is closed (an error wrapping recipe.ErrSessionClosed,
 // naming what). step runs on the calling goroutine; while it runs,
-// changes wait. It fails at the start if the watch cannot be added (a
-// server before ZooKeeper 3.6 among others) or the root cannot be listed.
+// changes wait. It fails at the start if the watch is refused (a server
+// before ZooKeeper 3.6, an ACL) or the root cannot be listed for a reason
+// other than the connection: a start cut off from ZooKeeper, even past
+// the session timeout, waits for the session to connect again.
 //
 // It reads the records within the bounds of a reader without a shard list
 // (rootdata.OutsideBounds); FollowWithin takes others.

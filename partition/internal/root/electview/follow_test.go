@@ -18,17 +18,19 @@ type follower struct {
 	mu      sync.Mutex
 	leaders map[string]Leader
 	synced  *Synced
-	done    chan error
+	ended   chan struct{} // closed once Follow returned
+	err     error         // what Follow returned, once ended is closed
 	cancel  context.CancelFunc
 }
 
 func follow(t *testing.T, run func(ctx context.Context, step func(*rootdata.View, *Elections) (bool, error)) error) *follower {
 	t.Helper()
-	f := &follower{done: make(chan error, 1)}
+	f := &follower{ended: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel
 	go func() {
-		f.done <- run(ctx, func(_ *rootdata.View, e *Elections) (bool, error) {
+		defer close(f.ended)
+		f.err = run(ctx, func(_ *rootdata.View, e *Elections) (bool, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.leaders, f.synced = e.Leaders(), e.Synced()
@@ -37,8 +39,8 @@ func follow(t *testing.T, run func(ctx context.Context, step func(*rootdata.View
 	}()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-f.done; err != nil {
-			t.Errorf("Follow: %v", err)
+		if <-f.ended; f.err != nil {
+			t.Errorf("Follow: %v", f.err)
 		}
 	})
 	return f
@@ -57,8 +59,8 @@ func (f *follower) await(t *testing.T, limit time.Duration, what string, ok func
 			return
 		}
 		select {
-		case err := <-f.done:
-			t.Fatalf("Follow ended (%v) while waiting for %s", err, what)
+		case <-f.ended:
+			t.Fatalf("Follow ended (%v) while waiting for %s", f.err, what)
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -115,6 +117,39 @@ func TestViewReadsTheRootAgainAfterTheWatchEnded(t *testing.T) {
 			waitTrue(t, 30*time.Second, "the view in sync again", f.syncedNow)
 		})
 	}
+}
+
+// TestViewStartsOnceTheSessionIsBack: the view is started while its
+// session is cut off past the session timeout (the daemon's /v1/watch
+// starting during a partition). Its start once failed for good with the
+// expired session's error; it waits instead, and once the link heals
+// (a new session) it shows the leader and is in sync.
+func TestViewStartsOnceTheSessionIsBack(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // after the sessions' cleanups
+	root := testRoot(t)
+	members := connectTo(t, zkc.Addrs(), 10*time.Second)
+	campaign(t, members, root, "0", "a")
+	p := zkc.NewProxyT(t)
+	const timeout = 2 * time.Second
+	obs := connectTo(t, p.Addrs(), timeout)
+	p.Blackhole()
+	p.Cut()
+	waitTrue(t, 30*time.Second, "the observer disconnected", func() bool { return !obs.Connected() })
+	if err := testenv.ExpireConn(t.Context(), zkc.Addrs(), obs.Conn()); err != nil {
+		t.Fatalf("expire the observer's session: %v", err)
+	}
+	f := follow(t, func(ctx context.Context, step func(*rootdata.View, *Elections) (bool, error)) error {
+		return Follow(ctx, obs, root, "test", step)
+	})
+	select { // past the reads' own retries (twice the session timeout)
+	case <-f.ended:
+		t.Fatalf("Follow ended while cut off: %v", f.err)
+	case <-time.After(3 * timeout):
+	}
+	p.Heal()
+	f.await(t, 30*time.Second, "a leading shard 0 once the session is back", func(l map[string]Leader) bool { return l["0"].Member == "a" })
+	waitTrue(t, 30*time.Second, "the view in sync", f.syncedNow)
 }
 
 // waitTrue polls cond until it holds, failing after limit with what was

@@ -74,9 +74,12 @@ func newElections(sess *recipe.Session, root string, log zerolog.Logger) *Electi
 }
 
 // start adds the watch, lists the root and starts the pump of its
-// changes; the reads start with dispatch.
+// changes; the reads start with dispatch. A start cut off from ZooKeeper
+// (the connection lost, the session expired and replaced) waits for the
+// session and tries again: only a refusal (an ACL, a server before 3.6),
+// the session's end or ctx's end stops it.
 func (t *Elections) start(ctx context.Context) error {
-	w, err := t.sess.WatchTree(ctx, t.root)
+	w, err := t.watchRetry(ctx)
 	if err != nil {
 		return fmt.Errorf("partition: watch the elections under %s: %w", t.root, err)
 	}
@@ -84,7 +87,24 @@ func (t *Elections) start(ctx context.Context) error {
 	t.sync.watch = w
 	t.wg.Add(1)
 	go func() { defer t.wg.Done(); t.pump(ctx) }()
-	return t.relist(ctx)
+	return t.relistRetry(ctx)
+}
+
+// watchRetry adds the tree watch, retrying transient errors as soon as
+// the session connects again, while ctx lives.
+func (t *Elections) watchRetry(ctx context.Context) (*recipe.TreeWatch, error) {
+	var b retry.Backoff
+	for {
+		next := t.sess.NextConnect()
+		w, err := t.sess.WatchTree(ctx, t.root)
+		if err == nil || !transient(err) || ctx.Err() != nil || t.sessionOver() {
+			return w, err
+		}
+		t.log.Warn().Err(err).Msg("watch the elections for the leaders' view; again once connected")
+		if !b.WaitOr(ctx, next) {
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // stop waits for the pump and the reads (ctx must be done) and removes
@@ -362,17 +382,31 @@ func (t *Elections) Published() map[string]rootdata.Published {
 	return out
 }
 
+// sessionOver reports whether the session was closed or ended for good:
+// nothing is worth retrying then.
+func (t *Elections) sessionOver() bool {
+	select {
+	case <-t.sess.Done():
+		return true
+	case <-t.sess.Ended():
+		return true
+	default:
+		return false
+	}
+}
+
 // relistRetry lists the root again (relist), retrying transient errors
 // while ctx lives.
 func (t *Elections) relistRetry(ctx context.Context) error {
 	var b retry.Backoff
 	for {
+		next := t.sess.NextConnect()
 		err := t.relist(ctx)
-		if err == nil || !transient(err) || ctx.Err() != nil {
+		if err == nil || !transient(err) || ctx.Err() != nil || t.sessionOver() {
 			return err
 		}
-		t.log.Warn().Err(err).Msg("list the elections for the leaders' view; again")
-		if !b.Wait(ctx) {
+		t.log.Warn().Err(err).Msg("list the elections for the leaders' view; again once connected")
+		if !b.WaitOr(ctx, next) {
 			return ctx.Err()
 		}
 	}
