@@ -363,8 +363,8 @@ func (r *routeRun) results(windows map[string][2]int64, costs map[string]routeCo
 				Note: fmt.Sprintf("member's OnStartedLeading → router's view, %d leaderships (%d never shown, superseded)", len(lags)+unseen, unseen)},
 			Result{Scenario: name + " election", Dist: &ed, Note: "command → each new leader's OnStartedLeading"},
 			Result{Scenario: name + " misroutes", Value: perThousand(t.wrong, t.reqs), Unit: "per 1,000 requests",
-				Note: fmt.Sprintf("%d requests: %d to a member not leading (or an older token), %d in a handoff's gap or to the %s member before its session expired (no live leader), %s",
-					t.reqs, t.wrong, t.gap, goneWord(class), t.noLeaderNote(goneIn(class)))},
+				Note: fmt.Sprintf("%d requests: %d to a member not leading (or an older token), %d in a handoff's gap%s (no live leader), %s",
+					t.reqs, t.wrong, t.gap, gapWord(class), t.noLeaderNote(goneIn(class)))},
 		)
 	}
 	return out
@@ -381,12 +381,24 @@ func goneIn(class string) string {
 	return ""
 }
 
-// goneWord names what the event of class does to its member.
-func goneWord(class string) string {
-	if class == "resume after expiry" {
-		return "stopped"
+// goneWordOr names the gone member, "gone" when none.
+func goneWordOr(gone string) string {
+	if gone == "" {
+		return "gone"
 	}
-	return "killed"
+	return gone
+}
+
+// gapWord adds to a gap count, for a class that kills or stops a member,
+// that requests routed to it before its session expired count there.
+func gapWord(class string) string {
+	switch goneIn(class) {
+	case "":
+		return ""
+	case "m3":
+		return " or to the stopped m3 before its session expired"
+	}
+	return " or to the killed m2 before its session expired"
 }
 
 // noLeaderNote describes the requests that found no leader in view.
@@ -402,8 +414,8 @@ func (t reqTally) noLeaderNote(gone string) string {
 	}
 	if len(t.waits) > 0 {
 		d := NewDist(t.waits)
-		s += fmt.Sprintf("; %d found no leader at first and waited (WaitRoute, at most %v): %d then found one, waits p50 %s / max %s",
-			len(t.waits), routeWait, t.waitedOK, ms(d.P50), ms(d.Max))
+		s += fmt.Sprintf("; %d found no leader at first and waited (WaitRoute, at most %v): %d then found one, waits p50 %s / max %s; when they began, %d had a new leader leading >10ms (the view's lag), %d one leading <10ms, %d awaited the %s member's successor, %d were in a handoff's gap",
+			len(t.waits), routeWait, t.waitedOK, ms(d.P50), ms(d.Max), t.atFirst[0], t.atFirst[1], t.atFirst[2], goneWordOr(gone), t.atFirst[3])
 	}
 	return s
 }
@@ -436,6 +448,24 @@ type reqTally struct {
 	// many of them then found one.
 	waits    []time.Duration
 	waitedOK int
+	// atFirst: what the requests that waited found when they began: [0] a
+	// leadership begun over 10 ms before (the view's lag), [1] one begun
+	// within 10 ms, [2] the gone member's shard awaiting its new leader,
+	// [3] no member leading (a handoff's gap).
+	atFirst [4]int
+}
+
+// waitedOf returns how long a REQ line's request waited for a leader (0:
+// it found one at once, or the line is no REQ).
+func waitedOf(l stampedLine) time.Duration {
+	if l.fields[0] != "REQ" || len(l.fields) != 7 {
+		return 0
+	}
+	w, err := strconv.ParseInt(l.fields[6], 10, 64)
+	if err != nil || w <= 0 {
+		return 0
+	}
+	return time.Duration(w) * time.Microsecond
 }
 
 // misroutes checks each request of window w against the leader the
@@ -455,6 +485,11 @@ func misroutes(ls []stampedLine, w [2]int64, gone string, views map[string]int64
 	led := map[string]lead{}
 	goneLed := map[string]bool{} // shards whose last report is gone's leadership cut at w[0]
 	sorted := append([]stampedLine(nil), ls...)
+	for _, l := range ls { // a request that waited: where it began, to tell what it found then
+		if w := waitedOf(l); w > 0 {
+			sorted = append(sorted, stampedLine{who: l.who, at: l.at - w.Microseconds(), fields: []string{"REQ0", "", l.fields[2]}})
+		}
+	}
 	sortByStamp(sorted)
 	cut := false
 	var t reqTally
@@ -478,17 +513,30 @@ func misroutes(ls []stampedLine, w [2]int64, gone string, views map[string]int64
 			if led[l.fields[2]].who == l.who {
 				delete(led, l.fields[2])
 			}
+		case "REQ0": // a request that found no leader at first (and waited)
+			if l.at < w[0] || l.at >= w[1] {
+				continue
+			}
+			truth, ok := led[l.fields[2]]
+			switch {
+			case ok && l.at-truth.at > 10_000:
+				t.atFirst[0]++
+			case ok:
+				t.atFirst[1]++
+			case goneLed[l.fields[2]]:
+				t.atFirst[2]++
+			default:
+				t.atFirst[3]++
+			}
 		case "REQ":
 			if l.at < w[0] || l.at >= w[1] || len(l.fields) < 6 {
 				continue
 			}
 			t.reqs++
-			if len(l.fields) == 7 {
-				if w, err := strconv.ParseInt(l.fields[6], 10, 64); err == nil && w > 0 {
-					t.waits = append(t.waits, time.Duration(w)*time.Microsecond)
-					if l.fields[5] == "ok" {
-						t.waitedOK++
-					}
+			if w := waitedOf(l); w > 0 {
+				t.waits = append(t.waits, w)
+				if l.fields[5] == "ok" {
+					t.waitedOK++
 				}
 			}
 			truth, ok := led[l.fields[2]]
