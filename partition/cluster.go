@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"slices"
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
@@ -242,33 +241,16 @@ func watchCluster(ctx context.Context, sess *recipe.Session, root string, bounds
 	if sync != nil {
 		defer sync.follow(sess)()
 	}
-	var last *Cluster
+	var p picture
 	return electview.FollowWithin(ctx, sess, root, "watch cluster", bounds, func(v *rootdata.View, e *electview.Elections) (bool, error) {
 		if sync != nil {
 			sync.view.Store(e.Synced())
 		}
-		if c := clusterOf(v, e.Published()); last == nil || !c.equal(*last) {
-			last = &c
-			fn(c.clone())
+		if p.step(v, e) {
+			fn(p.c.clone())
 		}
 		return true, nil
 	})
-}
-
-// equal reports whether two pictures are the same.
-func (c Cluster) equal(d Cluster) bool {
-	if !maps.Equal(c.Leaders, d.Leaders) || len(c.Members) != len(d.Members) {
-		return false
-	}
-	for id, m := range c.Members {
-		n, ok := d.Members[id]
-		if !ok || m.Address != n.Address || m.Weight != n.Weight || m.Drained != n.Drained || m.Leads != n.Leads || !maps.Equal(m.Labels, n.Labels) {
-			return false
-		}
-	}
-	a, _ := c.Operator.Encode()
-	b, _ := d.Operator.Encode()
-	return slices.Equal(a, b)
 }
 
 // clone returns a copy fn may keep.
