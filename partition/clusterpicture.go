@@ -32,6 +32,8 @@ type leaderSource interface {
 type picture struct {
 	c        Cluster
 	started  bool
+	whole    bool              // the last step rebuilt the picture
+	shards   []string          // the shards whose leader the last step changed
 	leads    map[string]int    // member → shards it leads (in c.Leaders)
 	address  map[string]string // member → the address c.Leaders carries for it
 	operator []byte            // c.Operator encoded
@@ -44,14 +46,16 @@ func (p *picture) step(v *rootdata.View, e leaderSource) bool {
 	address := addressesOf(v)
 	if !p.started || !maps.Equal(address, p.address) {
 		p.rebuild(v, e.Published(), address)
+		p.whole, p.shards = true, nil
 		return true
 	}
-	diff := false
+	p.whole, p.shards = false, p.shards[:0]
 	for _, s := range changed {
 		if p.setLeader(s, e) {
-			diff = true
+			p.shards = append(p.shards, s)
 		}
 	}
+	diff := len(p.shards) > 0
 	members := p.membersOf(v)
 	if !membersEqual(members, p.c.Members) {
 		p.c.Members, diff = members, true
@@ -60,6 +64,15 @@ func (p *picture) step(v *rootdata.View, e leaderSource) bool {
 		p.c.Operator, p.operator, diff = v.Operator.OperatorState.Clone(), op, true
 	}
 	return diff
+}
+
+// change is the last step's change, sharing the picture.
+func (p *picture) change() ClusterChange {
+	ch := ClusterChange{Cluster: p.c, Whole: p.whole}
+	if !p.whole {
+		ch.Shards = slices.Clone(p.shards)
+	}
+	return ch
 }
 
 // rebuild makes the picture whole from the view and every leader.

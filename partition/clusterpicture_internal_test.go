@@ -91,9 +91,32 @@ func TestPictureIsTheWholePictureAfterEveryStep(t *testing.T) {
 			if differs, _ := sameCluster(prev, want); i > 0 && changed == differs {
 				t.Fatalf("seed %d, step %d: step reported changed=%v, the picture before was the same: %v", seed, i, changed, differs)
 			}
-			prev = p.c.clone()
+			if ch := p.change(); changed && !ch.Whole {
+				if got, want := sorted(ch.Shards), leadersChanged(prev.Leaders, want.Leaders); !slices.Equal(got, want) {
+					t.Fatalf("seed %d, step %d: the change lists shards %v, the leaders changed of %v", seed, i, got, want)
+				}
+			}
+			prev = p.c.Clone()
 		}
 	}
+}
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
+
+// leadersChanged returns, sorted, the shards whose leader differs.
+func leadersChanged(old, next map[string]ShardLeader) []string {
+	var out []string
+	for s, l := range next {
+		if o, ok := old[s]; !ok || o != l {
+			out = append(out, s)
+		}
+	}
+	for s := range old {
+		if _, ok := next[s]; !ok {
+			out = append(out, s)
+		}
+	}
+	return sorted(out)
 }
 
 // randomStep changes the view or the elections at random.
@@ -134,10 +157,13 @@ func randomStep(rng *rand.Rand, v *rootdata.View, e *elections, members map[stri
 
 // BenchmarkWatchClusterStep: one step of WatchCluster at 100,000 shards
 // over 5 members in which 10 shards' leaders changed (a notification's
-// worth), and one in which only a member's record changed (a publish):
+// worth), and one in which only a member's record was written again (a
+// publish: nothing the picture shows changed):
 // "whole" is the picture rebuilt at each step, compared with the last and
 // copied for fn (the code before the picture was kept incrementally);
-// "incremental" is picture.step, and the copy for fn when it changed.
+// "incremental+copy" is picture.step and the copy for fn when it changed
+// (WatchCluster now); "changes" is picture.step and the change handed to
+// fn without a copy (WatchClusterChanges).
 func BenchmarkWatchClusterStep(b *testing.B) {
 	const n, changes = 100000, 10
 	v := rootdata.NewView(false)
@@ -162,14 +188,14 @@ func BenchmarkWatchClusterStep(b *testing.B) {
 			e.set(strconv.Itoa((i*changes+j)*7919%n), "m"+strconv.Itoa((i+j)%5), token)
 		}
 	}
-	publish := func(i int) { // a record written again: its labels change, no leader does
+	publish := func(i int) { // a record written again (its leading map), nothing the picture shows changed
 		v.Apply(rootdata.Update{Member: "m0", Rec: &rootdata.StoredRecord{Record: rootdata.Record{Session: 1, Address: "m0:8080",
-			Labels: map[string]string{"n": strconv.Itoa(i)}}, Version: int32(i)}})
+			Leading: map[string]uint64{strconv.Itoa(i): uint64(i)}}, Version: int32(i)}})
 	}
 	for _, what := range []struct {
 		name  string
 		apply func(int)
-	}{{"10 leaders changed", change}, {"a record changed", publish}} {
+	}{{"10 leaders changed", change}, {"a record written", publish}} {
 		b.Run(what.name+"/whole", func(b *testing.B) {
 			last := clusterOf(v, e.Published())
 			b.ResetTimer()
@@ -178,18 +204,29 @@ func BenchmarkWatchClusterStep(b *testing.B) {
 				e.TakeChanged()
 				if c := clusterOf(v, e.Published()); !equalWhole(c, last) {
 					last = c
-					_ = c.clone()
+					_ = c.Clone()
 				}
 			}
 		})
-		b.Run(what.name+"/incremental", func(b *testing.B) {
+		b.Run(what.name+"/incremental+copy", func(b *testing.B) {
 			var p picture
 			p.step(v, e)
 			b.ResetTimer()
 			for i := range b.N {
 				what.apply(i)
 				if p.step(v, e) {
-					_ = p.c.clone()
+					_ = p.change().Cluster.Clone()
+				}
+			}
+		})
+		b.Run(what.name+"/changes", func(b *testing.B) {
+			var p picture
+			p.step(v, e)
+			b.ResetTimer()
+			for i := range b.N {
+				what.apply(i)
+				if p.step(v, e) {
+					_ = p.change()
 				}
 			}
 		})
