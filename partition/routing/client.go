@@ -310,7 +310,20 @@ func (c *Client) Staleness() time.Duration {
 // changes, the current one first once there is one; a reader slower than
 // the changes gets the latest, its Changed listing every shard changed
 // since the Table it took before. It is closed when ctx ends.
-func (c *Client) Subscribe(ctx context.Context) <-chan Table {
+func (c *Client) Subscribe(ctx context.Context) <-chan Table { return subscribe(ctx, c, c.take) }
+
+// Changes returns a channel that receives, each time the view changes,
+// the shards whose route changed (or went) since the last receive: every
+// shard the view has first, once there is a view; Leader gives each one's
+// route now. A reader slower than the changes gets them merged. Unlike
+// Subscribe it copies no routes, so a change costs in proportion to the
+// shards it changed (a Table of 100,000 routes takes milliseconds to
+// copy). It is closed when ctx ends.
+func (c *Client) Changes(ctx context.Context) <-chan []string { return subscribe(ctx, c, c.takeShards) }
+
+// subscribe registers a subscriber and returns the channel its goroutine
+// feeds with take's value at each change, until ctx ends (closed then).
+func subscribe[T any](ctx context.Context, c *Client, take func(*subscriber) T) <-chan T {
 	sub := &subscriber{wake: make(chan struct{}, 1), first: true, changed: map[string]bool{}}
 	c.mu.Lock()
 	c.waiters[sub] = struct{}{}
@@ -318,7 +331,7 @@ func (c *Client) Subscribe(ctx context.Context) <-chan Table {
 		sub.wake <- struct{}{}
 	}
 	c.mu.Unlock()
-	out := make(chan Table)
+	out := make(chan T)
 	go func() {
 		defer close(out)
 		defer func() {
@@ -332,14 +345,29 @@ func (c *Client) Subscribe(ctx context.Context) <-chan Table {
 			case <-ctx.Done():
 				return
 			}
-			t := c.take(sub)
 			select {
-			case out <- t:
+			case out <- take(sub):
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
+	return out
+}
+
+// takeShards returns the shards changed for sub since its last take
+// (every shard in the view at its first).
+func (c *Client) takeShards(sub *subscriber) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	if sub.first {
+		out = slices.Collect(maps.Keys(c.routes))
+	} else {
+		out = slices.Collect(maps.Keys(sub.changed))
+	}
+	sub.first = false
+	clear(sub.changed)
 	return out
 }
 

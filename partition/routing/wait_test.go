@@ -57,3 +57,52 @@ func TestWaitLeaderWaitsForTheViewToShowALeader(t *testing.T) {
 		t.Errorf("WaitRoute(some key) with b leading = %+v, %v", r, err)
 	}
 }
+
+// TestChangesListsTheShardsWhoseRouteChanged: Changes first lists every
+// shard in the view, then each shard whose route changed: when member a
+// stops, every shard it led is listed again, and Leader then gives b.
+func TestChangesListsTheShardsWhoseRouteChanged(t *testing.T) {
+	_, shards, a, _, c := routedPair(t)
+	eventually(t, 30*time.Second, "every shard routed, a leading some", func() (bool, string) {
+		n := 0
+		for _, s := range shards {
+			r, err := c.Leader(s)
+			if err != nil {
+				return false, s + ": " + err.Error()
+			}
+			if r.Member == "a" {
+				n++
+			}
+		}
+		return n > 0, "a leads none"
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	changes := c.Changes(ctx)
+	first := <-changes
+	if len(first) != len(shards) {
+		t.Fatalf("the first receive lists %v, want every shard of the view: %v", first, shards)
+	}
+	ofA := map[string]bool{}
+	for _, s := range shards {
+		if r, _ := c.Leader(s); r.Member == "a" {
+			ofA[s] = true
+		}
+	}
+	a.stop()
+	for len(ofA) > 0 {
+		select {
+		case listed, open := <-changes:
+			if !open {
+				t.Fatalf("Changes closed with a's shards %v never listed routed to b", ofA)
+			}
+			for _, s := range listed {
+				if r, err := c.Leader(s); err == nil && r.Member == "b" {
+					delete(ofA, s)
+				}
+			}
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for Changes to list a's shards %v routed to b", ofA)
+		}
+	}
+}
