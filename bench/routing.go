@@ -143,13 +143,19 @@ func (r *routeRun) snapshot() []stampedLine {
 // 0: any), the router's view shows every shard led and no line of a
 // leadership or of the view came for quiet, at most limit.
 func (r *routeRun) settle(ctx context.Context, since int64, quiet, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
+	begin := time.Now()
+	deadline, report := begin.Add(limit), begin.Add(30*time.Second)
 	for {
 		r.mu.Lock()
 		led, last, lead := r.state.led, time.UnixMicro(r.state.lastAt), r.state.lastLead
 		r.mu.Unlock()
 		if led == r.shards && time.Since(last) > quiet && lead >= since {
 			return nil
+		}
+		if time.Now().After(report) { // a long settle says how far it is
+			r.e.logf("bench: routing %d shards: after %v the router's view shows %d led, the last change %v ago",
+				r.shards, time.Since(begin).Round(time.Second), led, time.Since(last).Round(time.Millisecond))
+			report = time.Now().Add(30 * time.Second)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not settled after %v: the router's view shows %d of %d shards led", limit, led, r.shards)
