@@ -52,6 +52,7 @@ func newLoop(m *Manager) *loop {
 		cancel:  cancel,
 	}
 	l.grace, l.steps = &l.core.Grace, &l.core.Steps
+	l.view.Expect(len(m.currentShards())) // the view's index is made that large at once (a join reads every record)
 	l.starts.Workers = &l.workers
 	l.member = l.shardMember()
 	return l
