@@ -93,8 +93,8 @@ func parseLeading(data []byte, i int, b *Bounds) (out map[string]uint64, end int
 		if !ok || next >= len(data) {
 			return nil, 0, false
 		}
-		if b.knowsBytes(key) {
-			out[string(key)] = tok
+		if id, ok := b.knownID(key); ok {
+			out[id] = tok
 		}
 		switch data[next] {
 		case '}':
