@@ -122,6 +122,16 @@ func (r *Record) dropUnknown(b *Bounds) {
 		return
 	}
 	maps.DeleteFunc(r.Leading, func(s string, _ uint64) bool { return !b.Knows(s) })
+	r.dropUnknownLists(b)
+}
+
+// dropUnknownLists drops the shards b does not know from r's lists
+// (Reserved, Unavailable), not from its leading map: for a leading map
+// already decoded within b.
+func (r *Record) dropUnknownLists(b *Bounds) {
+	if b.known == nil {
+		return
+	}
 	r.Reserved = slices.DeleteFunc(r.Reserved, func(s string) bool { return !b.Knows(s) })
 	r.Unavailable = slices.DeleteFunc(r.Unavailable, func(s string) bool { return !b.Knows(s) })
 }

@@ -55,7 +55,7 @@ func decodeFast(data []byte, b *Bounds) (r Record, ok bool) {
 		return Record{}, false
 	}
 	r.Leading = leading
-	r.dropUnknown(b) // the lists; the leading map holds known shards only
+	r.dropUnknownLists(b) // the leading map holds known shards only: looking its ids up again cost a quarter of a decode
 	return r, true
 }
 
