@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
 // This file collects the records (<root>/owners/<member>) of members
@@ -46,7 +48,7 @@ func (l *loop) collect(now time.Time) {
 		}
 		l.collecting[id] = rec.Version
 		l.background(func() {
-			err := l.m.sess.Delete(l.base, path.Join(l.m.root, ownersDir, id), rec.Version)
+			err := l.m.sess.Delete(l.base, path.Join(l.m.root, rootdata.OwnersDir, id), rec.Version)
 			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 				l.m.log.Warn().Err(err).Str("absent_member", id).Msg("delete record after restart grace")
 			}

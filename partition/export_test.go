@@ -58,9 +58,9 @@ func ReservedAfterAssigning(m *Manager, members map[string]int64, others map[str
 	live := map[string]int64{m.cfg.MemberID: m.sess.ID()}
 	for id, sess := range members {
 		live[id] = sess
-		l.view.Apply(update{Member: id, Rec: &storedRecord{Record: record{Session: sess, Leading: others[id]}}})
+		l.view.Apply(rootdata.Update{Member: id, Rec: &rootdata.StoredRecord{Record: rootdata.Record{Session: sess, Leading: others[id]}}})
 	}
-	l.view.Apply(update{Members: live})
+	l.view.Apply(rootdata.Update{Members: live})
 	l.view.OpRead = true
 	for _, s := range reserved {
 		l.core.Grace.ReserveFor(s, time.Now())

@@ -25,7 +25,7 @@ import (
 
 func newLoop(m *Manager) *loop {
 	base, cancel := context.WithCancel(context.Background())
-	updates := make(chan update, 64)
+	updates := make(chan rootdata.Update, 64)
 	var leaders *notifier
 	if f := m.cfg.OnLeaderChanged; f != nil {
 		leaders = newNotifier(f)
@@ -51,7 +51,6 @@ func newLoop(m *Manager) *loop {
 		base:    base,
 		cancel:  cancel,
 	}
-	l.grace, l.steps = &l.core.Grace, &l.core.Steps
 	l.starts.Workers = &l.workers
 	l.member = l.shardMember()
 	return l
@@ -104,14 +103,14 @@ func (l *loop) serve(ctx context.Context) error {
 		case ev := <-l.events:
 			l.handle(ev)
 		case <-l.m.changed:
-			l.steps.Dirty, l.recordChanged, l.steps.Due = true, true, true // the record carries the list's digest
+			l.core.Steps.Dirty, l.recordChanged, l.core.Steps.Due = true, true, true // the record carries the list's digest
 		case <-tick.C:
 			l.collect(time.Now())
 			l.checkPublished()
 		case <-l.pub.Idle(): // a record write ended: the next may go (publish)
 		case <-l.wake.C:
-			l.wakeAt, l.steps.Due = time.Time{}, true // armed for a step then (wakeIn)
-			l.steps.Stale = l.steps.Stale || l.core.Handoffs.Settling()
+			l.wakeAt, l.core.Steps.Due = time.Time{}, true // armed for a step then (wakeIn)
+			l.core.Steps.Stale = l.core.Steps.Stale || l.core.Handoffs.Settling()
 		}
 		l.drain()
 		l.step()
@@ -149,14 +148,14 @@ func (l *loop) step() {
 	if !plan.Decide {
 		return
 	}
-	l.steps.Acted = false
+	l.core.Steps.Acted = false
 	l.decide()
 	due := l.core.ReconcileDue(l.startupFacts(time.Now()))
 	l.carryOutPlan(due)
 	if due.Reconcile {
 		l.reconcile()
 	}
-	l.steps.NoteCost(time.Since(l.steps.LastStep()), l.steps.Acted)
+	l.core.Steps.NoteCost(time.Since(l.core.Steps.LastStep()), l.core.Steps.Acted)
 }
 
 // fail reports an error that ends Run.
@@ -168,13 +167,13 @@ func (l *loop) fail(err error) {
 }
 
 // apply merges a watcher's update into the view.
-func (l *loop) apply(u update) {
-	l.steps.Dirty, l.steps.ViewNew = true, true
+func (l *loop) apply(u rootdata.Update) {
+	l.core.Steps.Dirty, l.core.Steps.ViewNew = true, true
 	old := l.view.Operator
 	if u.Members != nil && !maps.Equal(u.Members, l.view.Members) {
 		// After the startup wait a join, a stop or a crash is acted on at
 		// once; during it, steps would only find the wait longer.
-		l.steps.Urgent = l.core.Startup.MembersChanged(time.Now()) || l.steps.Urgent
+		l.core.Steps.Urgent = l.core.Startup.MembersChanged(time.Now()) || l.core.Steps.Urgent
 	}
 	l.view.Apply(u)
 	if u.Rec != nil && u.Rec.Session == l.view.Members[u.Member] {
@@ -183,7 +182,7 @@ func (l *loop) apply(u update) {
 	l.noticeOwnRecord(u)
 	switch {
 	case u.Operator != nil:
-		l.steps.Urgent = true
+		l.core.Steps.Urgent = true
 		l.noticeOperator(old.OperatorState, u.Operator.OperatorState)
 		clear(l.clearing)
 	case u.Members != nil:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zkelect/zkelect/partition/assign"
 	"github.com/zkelect/zkelect/partition/internal/member"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
 // This file is the loop's second stage (step, loop.go), decide: it feeds
@@ -17,9 +18,9 @@ import (
 
 // decide recomputes the assignment if the view or the member changed.
 func (l *loop) decide() {
-	if l.steps.Dirty {
-		if l.steps.ViewNew {
-			l.steps.ViewNew = false
+	if l.core.Steps.Dirty {
+		if l.core.Steps.ViewNew {
+			l.core.Steps.ViewNew = false
 			l.noteLeaders()
 		}
 		l.recompute()
@@ -31,7 +32,7 @@ func (l *loop) decide() {
 // unavailable is dealt elsewhere (member.UnavailableMoves): that costs
 // the unavailable shards, not the whole map.
 func (l *loop) recompute() {
-	l.steps.Dirty = false
+	l.core.Steps.Dirty = false
 	if !l.selfLive() {
 		return // our session is being replaced: keep everything as it is
 	}
@@ -51,7 +52,7 @@ func (l *loop) recompute() {
 		moved := member.UnavailableMoves(res.Target, count, in, byMember)
 		assigned = withMoves(l.targets, assigned, moved, l.m.cfg.MemberID, func(s string) bool { return l.runners[s] != nil })
 	}
-	l.steps.Acted = l.steps.Acted || targetsMoved(prev, l.targets)
+	l.core.Steps.Acted = l.core.Steps.Acted || targetsMoved(prev, l.targets)
 	l.noteOperatorMetrics(p.Frozen, assigned)
 	if len(p.Pins) > 0 {
 		l.clearMoves(p)
@@ -60,11 +61,11 @@ func (l *loop) recompute() {
 	targets := l.targets
 	l.sharedTargets.Store(&targets)
 	l.m.met.assignments.Inc()
-	l.steps.Stale = true
-	for s := range l.grace.Reserved() { // a reservation the balance gave elsewhere is void
+	l.core.Steps.Stale = true
+	for s := range l.core.Grace.Reserved() { // a reservation the balance gave elsewhere is void
 		if targets[s] != l.m.cfg.MemberID {
-			l.grace.Release(s)
-			l.recordChanged, l.steps.Acted = true, true
+			l.core.Grace.Release(s)
+			l.recordChanged, l.core.Steps.Acted = true, true
 		}
 	}
 }
@@ -77,7 +78,7 @@ func (l *loop) assignment(now time.Time) (*assign.Result, assign.Params) {
 		a.assigner = assign.NewAssigner()
 		l.view.Track()
 	}
-	l.view.SetOwn(&memberRecord{ID: l.m.cfg.MemberID, Record: l.ownRecord()})
+	l.view.SetOwn(&rootdata.MemberRecord{ID: l.m.cfg.MemberID, Record: l.ownRecord()})
 	if shards := l.m.currentShards(); !sameSlice(shards, a.listOf) {
 		a.listOf = shards
 		a.assigner.SetShards(shards)

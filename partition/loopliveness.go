@@ -49,7 +49,7 @@ func (l *loop) checkSeats(now time.Time) {
 		case wasDown:
 			s.Down.Store(false)
 			if l.core.Unavail.ClearSeat(s) {
-				l.steps.Dirty, l.recordChanged = true, true
+				l.core.Steps.Dirty, l.recordChanged = true, true
 			}
 			l.m.log.Info().Int64("session_id", s.Sess.ID()).Msg("sibling session up again: its shards are dealt as before")
 		}
@@ -61,7 +61,7 @@ func (l *loop) checkSeats(now time.Time) {
 // (member.Core.MarkUnavailable).
 func (l *loop) markUnavailable(s *shard.Seat) {
 	if l.core.MarkUnavailable(l.m.pool.ShardsOn(s), s, time.Now()) {
-		l.steps.Dirty = true
+		l.core.Steps.Dirty = true
 	}
 }
 

@@ -26,23 +26,19 @@ import (
 // and the records it publishes and collects (recordState).
 type loop struct {
 	m       *Manager
-	view    *view
-	updates chan update
+	view    *rootdata.View
+	updates chan rootdata.Update
 	events  chan shard.Event
 	fatal   chan error
 
 	core *member.Core[*shard.Seat] // the member's decisions' state (member.Core: Report, Step)
-	// grace and steps are core's Grace and Steps (what changed since the
-	// last step, and its pacing), for loopassign.go.
-	grace *member.Grace
-	steps *member.Steps
 	shardState
 	stepState
 	startupState
 	recordState
 
 	pub     *rootdata.Publisher
-	watch   *watcher
+	watch   *rootdata.Watcher
 	leaders *notifier       // OnLeaderChanged's; nil without one
 	base    context.Context // parent of runner contexts, cancelled last
 	cancel  context.CancelFunc
@@ -113,7 +109,7 @@ type startupState struct {
 // about the others' (records.go, collect.go).
 type recordState struct {
 	session       int64 // the session the loop last saw
-	published     *record
+	published     *rootdata.Record
 	recordChanged bool                 // leading or reserved changed since published
 	absentSince   map[string]time.Time // records of members not live
 	collecting    map[string]int32     // record deletions issued, by version
@@ -175,8 +171,8 @@ func (l *loop) selfLive() bool {
 
 // ownRecord is the member's record now, sharing the loop's leadership map
 // (read it only while the loop does not change it).
-func (l *loop) ownRecord() record {
-	rec := record{
+func (l *loop) ownRecord() rootdata.Record {
+	rec := rootdata.Record{
 		Session: l.m.sess.ID(), Leading: l.core.Leading.Map(), ShardSet: l.m.currentShardSet(),
 		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
 		Buckets: !l.beforeBuckets, Migrate: !l.beforeBuckets,

@@ -105,7 +105,7 @@ func (l *loop) stopRemoved() {
 	}
 	for s, r := range l.runners {
 		if (!l.listed(s) || !l.m.runnableShard(s)) && r.StopReason() == nil {
-			l.steps.Acted = true
+			l.core.Steps.Acted = true
 			l.book(r).removed = true
 			r.Stop(l.m.removalReason(s))
 		}
