@@ -38,18 +38,18 @@ func newLoop(m *Manager) *loop {
 		fatal:   make(chan error, 1),
 		shardState: shardState{
 			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
-			targets: map[string]string{}, clearing: map[string]bool{}, seatHealth: map[*shard.Seat]*member.SeatHealth{},
+			seatHealth: map[*shard.Seat]*member.SeatHealth{},
 		},
-		core:      member.NewCore[*shard.Seat](member.Config{RestartGrace: m.cfg.RestartGrace, StartupSettle: m.cfg.StartupSettle, Started: time.Now()}),
-		stepState: stepState{wake: stoppedTimer()},
-		recordState: recordState{
-			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
-		},
-		pub:     m.newPublisher(),
-		watch:   rootdata.NewWatcher(m.sess, m.root, updates, m.log).Within(m.bounds, m.cfg.MemberID, m.met.setRefused),
-		leaders: leaders,
-		base:    base,
-		cancel:  cancel,
+		core: member.NewCore[*shard.Seat](member.Config{
+			Me: m.cfg.MemberID, RestartGrace: m.cfg.RestartGrace, StartupSettle: m.cfg.StartupSettle, Started: time.Now(),
+		}),
+		stepState:   stepState{wake: stoppedTimer()},
+		recordState: recordState{otherLists: map[string]string{}},
+		pub:         m.newPublisher(),
+		watch:       rootdata.NewWatcher(m.sess, m.root, updates, m.log).Within(m.bounds, m.cfg.MemberID, m.met.setRefused),
+		leaders:     leaders,
+		base:        base,
+		cancel:      cancel,
 	}
 	l.starts.Workers = &l.workers
 	l.member = l.shardMember()
@@ -184,12 +184,11 @@ func (l *loop) apply(u rootdata.Update) {
 	case u.Operator != nil:
 		l.core.Steps.Urgent = true
 		l.noticeOperator(old.OperatorState, u.Operator.OperatorState)
-		clear(l.clearing)
+		l.core.Assign.OperatorChanged()
 	case u.Members != nil:
 		l.collect(time.Now())
 	case u.Rec == nil:
-		delete(l.absentSince, u.Member)
-		delete(l.collecting, u.Member)
+		l.core.Records.Forget(u.Member)
 	}
 }
 
@@ -201,7 +200,7 @@ func (l *loop) handle(ev shard.Event) {
 	mev := member.Event{
 		Shard: id, Kind: eventKinds[ev.Kind], Token: ev.Token,
 		Expired:      ev.Kind == shard.Stopped && errors.Is(ev.Reason, recipe.ErrSessionExpired),
-		AssignedHere: l.targets[id] == l.m.cfg.MemberID,
+		AssignedHere: l.core.Assign.Target(id) == l.m.cfg.MemberID,
 	}
 	if b != nil {
 		mev.Handoff, mev.AskedAt, mev.Removed = b.handoff, b.stopAt, b.removed

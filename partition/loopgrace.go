@@ -15,47 +15,24 @@ import "time"
 // and we would pass them on when we regained them (and get them back
 // later): two moves for a failover every session survived. The claim ends
 // when the shard is led again, its runner ends, a new session replaces
-// ours (noticeSession), or after one session timeout (dropSuspended): by
-// then the session may have expired and the znode gone. Either way the
+// ours (noticeSession), or after one session timeout (member.Core.Collect):
+// by then the session may have expired and the znode gone. Either way the
 // claim becomes a reservation for the restart grace, as after an expiry:
 // a record that showed the shard unclaimed while we are cut off, even for
 // one write, would let the others' assignment deal it elsewhere for good.
 //
-// dropSuspended ends the claims suspended for longer than a session
-// timeout.
-func (l *loop) dropSuspended(now time.Time) {
-	for _, s := range l.core.Grace.DropSuspended(now, l.m.sess.Timeout()) {
-		l.core.Leading.End(s, now)
-	}
-}
-
-// noticeSession reserves the shards assigned here when the session changes
-// (the old one expired): this member comes back with new znodes, like a
-// restart, and should get the same shards back within the restart grace.
-// The grace counts from the old session's last lease deadline
-// (grace.afterLoss), as the others count it: a member cut off for longer,
-// whose record the others deleted and whose shards they took over, comes
-// back reserving nothing, as a member restarted after its grace does.
+// noticeSession feeds the core a replaced session (member.Core.NewSession:
+// the old one expired, and the shards assigned here are reserved for the
+// rest of the grace).
 func (l *loop) noticeSession() {
 	id := l.m.sess.ID()
 	if id == 0 || id == l.session {
 		return
 	}
-	now := time.Now()
-	until := l.core.Grace.AfterLoss(now)
-	for _, s := range l.core.Grace.SuspendedLost(now, until) { // their znodes went with the old session
-		l.core.Leading.End(s, now)
-	}
-	l.expireReservation(now)
-	if l.session != 0 && now.Before(until) {
-		n := 0
-		for s, m := range l.targets {
-			if m == l.m.cfg.MemberID && l.core.Grace.Reserve(s, now, until) {
-				n++
-			}
-		}
-		l.recordChanged = true
-		l.m.log.Info().Int64("session_id", id).Int("shards", n).Dur("grace_left", until.Sub(now)).
+	n, left, p := l.core.NewSession(time.Now(), l.session == 0)
+	l.carryOutPlan(p)
+	if left > 0 {
+		l.m.log.Info().Int64("session_id", id).Int("shards", n).Dur("grace_left", left).
 			Msg("new session: shards reserved")
 	}
 	l.session = id
@@ -71,11 +48,4 @@ func (l *loop) noteLease() {
 	if d, ok := l.m.sess.LeaseDeadlineOf(l.session); ok {
 		l.core.Grace.NoteLease(d)
 	}
-}
-
-// expireReservation ends the reservations and unseated marks whose time
-// is over (member.Core.Expire), and wakes the loop when the next one's
-// is.
-func (l *loop) expireReservation(now time.Time) {
-	l.carryOutPlan(l.core.Expire(now))
 }

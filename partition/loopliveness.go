@@ -64,18 +64,3 @@ func (l *loop) markUnavailable(s *shard.Seat) {
 		l.core.Steps.Dirty = true
 	}
 }
-
-// unavailableByMember returns the shards each live member of the view
-// (this one included) publishes as unavailable, for member.DealUnavailable.
-func (l *loop) unavailableByMember() map[string][]string {
-	out := map[string][]string{}
-	if own := l.ownUnavailable(); len(own) > 0 {
-		out[l.m.cfg.MemberID] = own
-	}
-	for id, rec := range l.view.Records {
-		if id != l.m.cfg.MemberID && len(rec.Unavailable) > 0 && rec.Session == l.view.Members[id] {
-			out[id] = rec.Unavailable
-		}
-	}
-	return out
-}

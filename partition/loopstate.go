@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkelect/zkelect/partition/assign"
 	"github.com/zkelect/zkelect/partition/internal/member"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/shard"
@@ -48,7 +47,6 @@ type loop struct {
 
 	unwithdrawn   unwithdrawn // candidates a stopping member could not withdraw
 	beforeBuckets bool        // the run speaks a release before buckets (release, run.go)
-	assigning     assigning   // the assignment kept from changes (loopassign.go)
 }
 
 // runnerBook is what the loop records about a runner.
@@ -63,22 +61,13 @@ type runnerBook struct {
 type shardState struct {
 	runners map[string]*shard.Runner
 	books   map[*shard.Runner]*runnerBook // the loop's records of its runners (see book)
-	targets map[string]string             // the latest assignment's shards targeted here or run here (concerningUs)
-	// sharedTargets is targets as the loop last decided it, for the
-	// runners (shardEnv.TargetOf) and Manager.Assigned: the map is never
-	// changed once stored.
+	// sharedTargets is the core's targets (member.Assignment.Targets) as
+	// the loop last decided them, for the runners (shardEnv.TargetOf) and
+	// Manager.Assigned: the map is never changed once stored.
 	sharedTargets atomic.Pointer[map[string]string]
 	// seatHealth is what the loop saw of each sibling session
 	// (loopliveness.go).
 	seatHealth map[*shard.Seat]*member.SeatHealth
-	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
-}
-
-// assigning is the loop's assignment kept from changes; the first step
-// sets it up (Track on the view: O(records) once; loopassign.go).
-type assigning struct {
-	assigner *assign.Assigner
-	listOf   []string // the shard list last given to SetShards
 }
 
 // stepState is the shell's side of the steps' pacing (member.Steps
@@ -110,15 +99,39 @@ type startupState struct {
 type recordState struct {
 	session       int64 // the session the loop last saw
 	published     *rootdata.Record
-	recordChanged bool                 // leading or reserved changed since published
-	absentSince   map[string]time.Time // records of members not live
-	collecting    map[string]int32     // record deletions issued, by version
-	otherLists    map[string]string    // members warned about running another shard list, with its digest
+	recordChanged bool              // leading or reserved changed since published
+	otherLists    map[string]string // members warned about running another shard list, with its digest
 }
 
-// carryOutPlan does what a plan asks beside the stages: mark the record
-// and arm the wake.
+// carryOutPlan is the one place the loop carries out what the core
+// planned (member.Plan): runners to start, withdraw and stop, a new
+// assignment to hand to the runners, operator moves to clear, records of
+// absent members to delete, the record to publish again and the wake.
+// Deciding and carrying out stay apart: nothing here decides.
 func (l *loop) carryOutPlan(p member.Plan) {
+	for _, s := range p.Start {
+		l.start(s)
+	}
+	for _, s := range p.Withdraw {
+		l.runners[s].Withdraw()
+	}
+	for _, s := range p.Stop {
+		r := l.runners[s]
+		l.book(r).removed = true
+		r.Stop(l.m.removalReason(s))
+	}
+	if p.Computed {
+		targets := l.core.Assign.Targets()
+		l.sharedTargets.Store(&targets)
+		l.m.met.assignments.Inc()
+		l.noteOperatorMetrics(p.Assigned)
+	}
+	if len(p.ClearMoves) > 0 {
+		l.clearMoves(p.ClearMoves)
+	}
+	for _, r := range p.DeleteRecords {
+		l.deleteRecord(r)
+	}
 	l.recordChanged = l.recordChanged || p.RecordChanged
 	if p.WakeIn > 0 {
 		l.wakeIn(p.WakeIn)

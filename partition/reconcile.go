@@ -41,16 +41,8 @@ func (l *loop) reconcile() {
 	if !l.selfLive() {
 		return
 	}
-	plan := l.core.Reconcile(l.m.cfg.MemberID, l.concerns(), time.Now(), l.settleDelay(), l.drainHonoured())
-	for _, s := range plan.Start {
-		l.start(s)
-	}
-	for _, s := range plan.Withdraw {
-		l.runners[s].Withdraw()
-	}
-	l.carryOutPlan(plan)
+	l.carryOutPlan(l.core.Reconcile(l.concerns(), time.Now(), l.settleDelay(), l.drainHonoured()))
 	l.nextHandoffs()
-	l.stopRemoved()
 	// The shards dealt to others are created by their candidates; one
 	// assigned here later finds its znode made, or makes it the slow way.
 	l.newShards = nil
@@ -64,9 +56,10 @@ func (l *loop) concerns() []member.Concern {
 	for i, s := range shards {
 		r := l.runners[s]
 		out[i] = member.Concern{
-			Shard: s, Target: l.targets[s], Runner: r != nil,
-			Busy: r != nil && (r.Stopping() || l.books[r] != nil && l.books[r].handoff),
-			Skip: !l.listed(s) || !l.m.runnableShard(s),
+			Shard: s, Target: l.core.Assign.Target(s), Runner: r != nil,
+			Busy:     r != nil && (r.Stopping() || l.books[r] != nil && l.books[r].handoff),
+			Stopping: r != nil && r.StopReason() != nil,
+			Skip:     !l.core.Assign.Listed(s) || !l.m.runnableShard(s),
 		}
 	}
 	return out
@@ -76,40 +69,18 @@ func (l *loop) concerns() []member.Concern {
 // assigned here and those it runs a runner for (whose targets l.targets
 // also holds, concerningUsOf).
 func (l *loop) concerned() []string {
-	out := make([]string, 0, len(l.targets)+len(l.runners))
-	for s := range l.targets {
+	targets := l.core.Assign.Targets()
+	out := make([]string, 0, len(targets)+len(l.runners))
+	for s := range targets {
 		out = append(out, s)
 	}
 	for s := range l.runners {
-		if _, ok := l.targets[s]; !ok {
+		if _, ok := targets[s]; !ok {
 			out = append(out, s)
 		}
 	}
 	slices.Sort(out)
 	return out
-}
-
-// listed reports whether shard s is in the shard list the assignment was
-// last computed for.
-func (l *loop) listed(s string) bool {
-	return l.assigning.assigner != nil && l.assigning.assigner.Listed(s)
-}
-
-// stopRemoved stops the runners of shards no longer in the list, and
-// those that may not run now (a flat election's runner in a root moving
-// to buckets: ErrMovedToBuckets, removalReason). It walks our runners
-// only; before the first assignment it knows no list and stops nothing.
-func (l *loop) stopRemoved() {
-	if l.assigning.assigner == nil {
-		return
-	}
-	for s, r := range l.runners {
-		if (!l.listed(s) || !l.m.runnableShard(s)) && r.StopReason() == nil {
-			l.core.Steps.Acted = true
-			l.book(r).removed = true
-			r.Stop(l.m.removalReason(s))
-		}
-	}
 }
 
 // nextHandoffs starts queued handoffs while fewer than
@@ -125,10 +96,11 @@ func (l *loop) nextHandoffs() {
 func (l *loop) askHandoff(s string) bool {
 	r := l.runners[s]
 	leading := l.core.Leading.Leads(s)
-	if r == nil || !leading || r.Stopping() || l.book(r).handoff || l.targets[s] == l.m.cfg.MemberID {
+	to := l.core.Assign.Target(s)
+	if r == nil || !leading || r.Stopping() || l.book(r).handoff || to == l.m.cfg.MemberID {
 		return false
 	}
-	if !r.AskHandoff(l.targets[s]) { // an unanswered request is still queued
+	if !r.AskHandoff(to) { // an unanswered request is still queued
 		return false
 	}
 	b := l.book(r)

@@ -18,9 +18,22 @@ type Plan struct {
 	// RecordChanged: the record must be published again (a reservation or
 	// an unseated mark ended).
 	RecordChanged bool
-	// Start and Withdraw (Reconcile): the shards whose runner to start,
-	// and those whose runner to withdraw, sorted.
-	Start, Withdraw []string
+	// Start, Withdraw and Stop (Reconcile): the shards whose runner to
+	// start, those whose runner to withdraw, and those whose runner to
+	// stop (the shard removed from the list, or its election moving to
+	// buckets: Concern.Skip), each sorted.
+	Start, Withdraw, Stop []string
+	// Computed (Decide): a new assignment was computed: hand its targets
+	// (Assignment.Targets) to the runners; Assigned is how many shards it
+	// targets here.
+	Computed bool
+	Assigned int
+	// ClearMoves (Decide): the operator's moves to clear, by target.
+	ClearMoves []MoveClear
+	// DeleteRecords (Collect): the records of absent members to delete,
+	// each at the version read (a member that came back and rewrote its
+	// record keeps it).
+	DeleteRecords []RecordVersion
 	// WakeIn: a step must run within it at the latest; zero: no wake.
 	WakeIn time.Duration
 }
