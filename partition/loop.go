@@ -105,7 +105,7 @@ func (l *loop) serve(ctx context.Context) error {
 		case <-l.m.changed:
 			l.core.Steps.Dirty, l.recordChanged, l.core.Steps.Due = true, true, true // the record carries the list's digest
 		case <-tick.C:
-			l.collect(time.Now())
+			l.carryOutPlan(l.collect(time.Now()))
 			l.checkPublished()
 		case <-l.pub.Idle(): // a record write ended: the next may go (publish)
 		case <-l.wake.C:
@@ -137,11 +137,11 @@ func (l *loop) drain() {
 // (member.Core.Step: what time changed, the pacing) and carry it out:
 // decide the assignment (loopassign.go), reconcile the runners with it
 // when the core says (member.Core.ReconcileDue: they lag it, the startup
-// wait is over; reconcile.go), publish the record (looppublish.go).
+// wait is over; reconcile.go), publish the record (records.go).
 // Deciding and reconciling run only when the plan says (the state
 // changed, at most once per step gap); notice and publish run every step.
 func (l *loop) step() {
-	l.notice()
+	l.carryOutPlan(l.notice())
 	plan := l.core.Step(l.facts(time.Now()))
 	l.carryOutPlan(plan)
 	defer l.publish()
@@ -149,11 +149,14 @@ func (l *loop) step() {
 		return
 	}
 	l.core.Steps.Acted = false
-	l.decide()
+	l.carryOutPlan(l.decide())
 	due := l.core.ReconcileDue(l.startupFacts(time.Now()))
 	l.carryOutPlan(due)
-	if due.Reconcile {
-		l.reconcile()
+	if due.Reconcile && l.selfLive() {
+		l.carryOutPlan(l.reconcile())
+		// The shards dealt to others are created by their candidates; one
+		// assigned here later finds its znode made, or makes it the slow way.
+		l.newShards = nil
 	}
 	l.core.Steps.NoteCost(time.Since(l.core.Steps.LastStep()), l.core.Steps.Acted)
 }
@@ -186,7 +189,7 @@ func (l *loop) apply(u rootdata.Update) {
 		l.noticeOperator(old.OperatorState, u.Operator.OperatorState)
 		l.core.Assign.OperatorChanged()
 	case u.Members != nil:
-		l.collect(time.Now())
+		l.carryOutPlan(l.collect(time.Now()))
 	case u.Rec == nil:
 		l.core.Records.Forget(u.Member)
 	}
@@ -205,7 +208,7 @@ func (l *loop) handle(ev shard.Event) {
 	if b != nil {
 		mev.Handoff, mev.AskedAt, mev.Removed = b.handoff, b.stopAt, b.removed
 	}
-	eff := l.core.Report(mev, l.facts(time.Now()))
+	p := l.core.Report(mev, l.facts(time.Now()))
 	if ev.Kind == shard.Finished {
 		delete(l.books, r)
 		if ev.Reason != nil { // its candidate's znode is left to the session (member stopping)
@@ -216,7 +219,10 @@ func (l *loop) handle(ev shard.Event) {
 		}
 		l.m.runnerGone(id) // layout.go
 	}
-	l.carryOut(id, b, eff)
+	if p.HandoffDeferred { // only of a runner asked for a handoff: b is set
+		b.handoff = false
+	}
+	l.carryOutPlan(p)
 }
 
 // eventKinds translates the runners' event kinds into the core's.
@@ -224,41 +230,6 @@ var eventKinds = [...]member.EventKind{
 	shard.Started: member.RunnerStarted, shard.Stopped: member.RunnerStopped,
 	shard.Suspended: member.RunnerSuspended, shard.Unseated: member.RunnerUnseated,
 	shard.Deferred: member.RunnerDeferred, shard.Finished: member.RunnerFinished,
-}
-
-// carryOut does what the core decided of the event about shard s of the
-// runner whose book is b (nil: none).
-func (l *loop) carryOut(s string, b *runnerBook, eff member.Effects) {
-	if eff.Failover > 0 {
-		l.m.met.failovers.Observe(eff.Failover.Seconds())
-	}
-	switch {
-	case eff.HandoffDeferred: // only of a runner asked for a handoff: b is set
-		b.handoff = false
-		l.m.met.deferred.Inc()
-		l.nextHandoffs()
-	case eff.HandoffDone:
-		l.m.met.handoffs.Observe(eff.Handoff.Seconds())
-		l.nextHandoffs()
-	}
-	if eff.DeleteElection {
-		l.deleteShard(s)
-	}
-	l.recordChanged = l.recordChanged || eff.RecordChanged
-	if eff.WakeIn > 0 {
-		l.wakeIn(eff.WakeIn)
-	}
-}
-
-// deleteShard deletes a removed shard's election znode; it stays while
-// other members' candidates are still in it (the last one out deletes it).
-func (l *loop) deleteShard(s string) {
-	l.background(func() {
-		err := l.m.sess.Delete(l.base, l.m.shardPath(s), -1)
-		if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
-			l.m.log.Warn().Err(err).Str("shard", s).Msg("delete removed shard")
-		}
-	})
 }
 
 // shutdown leaves gracefully: it records what we lead (reserved for our

@@ -15,12 +15,13 @@ import (
 // view's updates changed, the shard list when SetShards replaced it), so a
 // step costs the change and our own share, not the whole shard list, and
 // hands the core what it reads of the view (member.View); the core decides
-// (member.Core.Decide) and the loop carries out its plan (carryOutPlan).
+// (member.Core.Decide); the loop carries out its plan (carryOutPlan).
 
-// decide computes the assignment if the view or the member changed.
-func (l *loop) decide() {
+// decide computes the assignment if the view or the member changed, and
+// returns the core's plan.
+func (l *loop) decide() member.Plan {
 	if !l.core.Steps.Dirty {
-		return
+		return member.Plan{}
 	}
 	if l.core.Steps.ViewNew {
 		l.core.Steps.ViewNew = false
@@ -28,7 +29,7 @@ func (l *loop) decide() {
 	}
 	now := time.Now()
 	l.feedAssignment()
-	l.carryOutPlan(l.core.Decide(l.decideView(now), now))
+	return l.core.Decide(l.decideView(now), now)
 }
 
 // feedAssignment tells the core's assignment what changed in the view

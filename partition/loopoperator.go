@@ -1,10 +1,8 @@
 package partition
 
 import (
-	"context"
 	"time"
 
-	"github.com/zkelect/zkelect/partition/internal/member"
 	"github.com/zkelect/zkelect/partition/operator"
 )
 
@@ -49,22 +47,6 @@ func (l *loop) noteOperatorMetrics(assigned int) {
 	l.m.met.frozen.Set(boolGauge(frozen))
 }
 
-// drainHonoured reports whether an operator drained this member and the
-// assignment honours it: some other live member is not drained (drains
-// that name every live member are ignored, assign.Assign's rule 0).
-func (l *loop) drainHonoured() bool {
-	op := l.view.Operator
-	if !op.IsDrained(l.m.cfg.MemberID) {
-		return false
-	}
-	for _, id := range l.view.LiveMembers() {
-		if !op.IsDrained(id) {
-			return true
-		}
-	}
-	return false
-}
-
 func boolGauge(b bool) float64 {
 	if b {
 		return 1
@@ -102,40 +84,6 @@ func (l *loop) noticeOperator(old, next operator.State) {
 	case was && !is:
 		l.m.log.Info().Msg("undrained by an operator: taking a share again")
 	}
-}
-
-// clearMoves carries out the clears of operator moves the core planned
-// (member.Core.Decide: moves to this member that are done, and void moves
-// when this member has the smallest id): one version-checked write per
-// target in the background (operator.ClearMoves keeps a move re-aimed
-// meanwhile); a lost race is planned again once the operator's state
-// changed. The member writes them, not an operator's tool, because only
-// the member knows when a move is done (it leads the shard), and a void
-// move left behind would hold the shard on its target when it comes back.
-func (l *loop) clearMoves(clears []member.MoveClear) {
-	me := l.m.cfg.MemberID
-	l.background(func() {
-		ctx, cancel := context.WithTimeout(l.base, l.m.sess.Timeout())
-		defer cancel()
-		o, err := operator.New(l.m.sess, l.m.root, l.m.cfg.ACL)
-		for _, c := range clears {
-			if err == nil {
-				_, err = o.ClearMoves(ctx, c.Shards, c.To)
-			}
-			switch {
-			case err != nil && c.To == me:
-				l.m.log.Warn().Err(err).Strs("shards", c.Shards).Msg("clear completed moves")
-				return
-			case err != nil:
-				l.m.log.Warn().Err(err).Strs("shards", c.Shards).Str("member", c.To).Msg("clear moves that cannot take effect")
-				return
-			case c.To == me:
-				l.m.log.Info().Strs("shards", c.Shards).Msg("moves completed")
-			default:
-				l.m.log.Info().Strs("shards", c.Shards).Str("member", c.To).Msg("moves expired: their target is not live, is drained, or the shard is pinned elsewhere")
-			}
-		}
-	})
 }
 
 // flatRelease stands in the loop's otherLists for a member of a release

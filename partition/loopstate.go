@@ -15,7 +15,7 @@ import (
 // This file is the loop's state: the loop itself, its state by concern
 // (the loop embeds each), and the few things several stages use of it
 // (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopassign.go,
-// reconcile.go, looppublish.go) and step (loop.go) sit above it. Only the
+// reconcile.go, records.go) and step (loop.go) sit above it. Only the
 // loop goroutine touches any of it.
 
 // loop is the state of one Run, owned by its goroutine. Its state is
@@ -43,7 +43,7 @@ type loop struct {
 	cancel  context.CancelFunc
 	workers sync.WaitGroup   // runners, callbacks, deletions, the start queue
 	starts  shard.StartQueue // runners to start
-	member  *shard.Member    // what the runners share (shardenv.go)
+	member  *shard.Member    // what the runners share (reconcile.go)
 
 	unwithdrawn   unwithdrawn // candidates a stopping member could not withdraw
 	beforeBuckets bool        // the run speaks a release before buckets (release, run.go)
@@ -66,7 +66,7 @@ type shardState struct {
 	// Manager.Assigned: the map is never changed once stored.
 	sharedTargets atomic.Pointer[map[string]string]
 	// seatHealth is what the loop saw of each sibling session
-	// (loopliveness.go).
+	// (loopnotice.go).
 	seatHealth map[*shard.Seat]*member.SeatHealth
 }
 
@@ -101,41 +101,6 @@ type recordState struct {
 	published     *rootdata.Record
 	recordChanged bool              // leading or reserved changed since published
 	otherLists    map[string]string // members warned about running another shard list, with its digest
-}
-
-// carryOutPlan is the one place the loop carries out what the core
-// planned (member.Plan): runners to start, withdraw and stop, a new
-// assignment to hand to the runners, operator moves to clear, records of
-// absent members to delete, the record to publish again and the wake.
-// Deciding and carrying out stay apart: nothing here decides.
-func (l *loop) carryOutPlan(p member.Plan) {
-	for _, s := range p.Start {
-		l.start(s)
-	}
-	for _, s := range p.Withdraw {
-		l.runners[s].Withdraw()
-	}
-	for _, s := range p.Stop {
-		r := l.runners[s]
-		l.book(r).removed = true
-		r.Stop(l.m.removalReason(s))
-	}
-	if p.Computed {
-		targets := l.core.Assign.Targets()
-		l.sharedTargets.Store(&targets)
-		l.m.met.assignments.Inc()
-		l.noteOperatorMetrics(p.Assigned)
-	}
-	if len(p.ClearMoves) > 0 {
-		l.clearMoves(p.ClearMoves)
-	}
-	for _, r := range p.DeleteRecords {
-		l.deleteRecord(r)
-	}
-	l.recordChanged = l.recordChanged || p.RecordChanged
-	if p.WakeIn > 0 {
-		l.wakeIn(p.WakeIn)
-	}
 }
 
 // facts are the session's facts at now, for the core.

@@ -31,21 +31,31 @@ func (l *loop) settleDelay() time.Duration {
 }
 
 // reconcile is the loop's third stage (step, loop.go), run when the
-// runners lag the assignment once the startup wait is over: it starts
-// runners for shards assigned here, withdraws the others,
-// hands off leaderships assigned elsewhere (at most MaxConcurrentHandoffs
-// at once) and stops the runners of removed shards. It walks only the
-// shards that concern this member (concerned: our targets and our
-// runners), so it costs our share, not the whole shard list.
-func (l *loop) reconcile() {
-	if !l.selfLive() {
-		return
+// runners lag the assignment once the startup wait is over: the core
+// plans (member.Core.Reconcile) the runners to start for shards assigned
+// here, those to withdraw, the leaderships assigned elsewhere to hand
+// off (at most MaxConcurrentHandoffs at once: nextHandoffs) and the
+// runners of removed shards to stop. It walks only the shards that
+// concern this member (concerned: our targets and our runners), so it
+// costs our share, not the whole shard list.
+func (l *loop) reconcile() member.Plan {
+	return l.core.Reconcile(l.concerns(), time.Now(), l.settleDelay(), l.drainHonoured())
+}
+
+// drainHonoured reports whether an operator drained this member and the
+// assignment honours it: some other live member is not drained (drains
+// that name every live member are ignored, assign.Assign's rule 0).
+func (l *loop) drainHonoured() bool {
+	op := l.view.Operator
+	if !op.IsDrained(l.m.cfg.MemberID) {
+		return false
 	}
-	l.carryOutPlan(l.core.Reconcile(l.concerns(), time.Now(), l.settleDelay(), l.drainHonoured()))
-	l.nextHandoffs()
-	// The shards dealt to others are created by their candidates; one
-	// assigned here later finds its znode made, or makes it the slow way.
-	l.newShards = nil
+	for _, id := range l.view.LiveMembers() {
+		if !op.IsDrained(id) {
+			return true
+		}
+	}
+	return false
 }
 
 // concerns returns what the core's Reconcile reads of each shard that
@@ -114,4 +124,40 @@ func (l *loop) start(s string) {
 	l.runners[s] = r
 	l.workers.Add(1) // done by the runner's finish
 	l.starts.Push(r)
+}
+
+// What the loop gives its runners (partition/internal/shard): the Manager
+// seen through shard.Env, and the values they share.
+
+// shardEnv is the loop and its Manager as their runners see them.
+type shardEnv struct {
+	m *Manager
+	l *loop
+}
+
+func (e shardEnv) TargetOf(s string) string     { return e.l.targetOf(s) }
+func (e shardEnv) ElectionPath(s string) string { return e.m.runnerPath(s) }
+func (e shardEnv) CountStop(reason error)       { e.m.met.stopped.WithLabelValues(reasonLabel(reason)).Inc() }
+
+// shardMember returns what the loop's runners share, fixed for the run.
+func (l *loop) shardMember() *shard.Member {
+	m := l.m
+	return &shard.Member{
+		Env: shardEnv{m, l}, MemberID: m.cfg.MemberID, ACL: m.cfg.ACL, HandoffTimeout: m.cfg.HandoffTimeout,
+		Naming: m.naming, MetricsLabel: m.shardsLabel(),
+		OnStartedLeading: m.cfg.OnStartedLeading, OnStoppedLeading: m.cfg.OnStoppedLeading,
+		Log: m.log, PassedOn: m.met.passedOn, Started: m.met.started,
+		Held: m.held, Primary: m.sess, Sessions: m.pool, Events: l.events, Workers: &l.workers,
+	}
+}
+
+// book returns the loop's record of runner r, made on first use and
+// dropped when r reports shard.Finished.
+func (l *loop) book(r *shard.Runner) *runnerBook {
+	b := l.books[r]
+	if b == nil {
+		b = &runnerBook{}
+		l.books[r] = b
+	}
+	return b
 }

@@ -32,7 +32,7 @@ type Config struct {
 // (for the failover metric), the pacing of its steps (Steps), the
 // startup wait (Startup) and the freeze its last assignment honoured
 // (Freeze). Runner events are fed with Report, which returns what the
-// shell must do (Effects); a step begins with Step (expiries, pacing),
+// shell must do (a Plan); a step begins with Step (expiries, pacing),
 // and one that decided goes on with ReconcileDue (the startup wait) and
 // Reconcile (runners to start and withdraw, handoffs to queue): each
 // returns a Plan the shell carries out.

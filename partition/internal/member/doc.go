@@ -22,7 +22,7 @@
 //   - Startup: the startup wait before the first elections start;
 //   - Freeze: a freeze that lifts itself.
 //
-// It is fed the runners' events (Report, which returns the Effects the
+// It is fed the runners' events (Report, which returns the Plan the
 // shell carries out: metrics to observe, a removed shard's election to
 // delete, a step due) and stepped with the time and the session's facts
 // (Step: expiries, freeze, pacing; ReconcileDue: the startup wait), then

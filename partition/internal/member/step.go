@@ -7,7 +7,10 @@ import "time"
 // whether the step decides now (Steps.Pace); and, once it decided,
 // whether it may reconcile the runners (ReconcileDue: the startup wait).
 
-// Plan is what a step asks of the shell.
+// Plan is what the core asks of the shell: of a step (Step, Decide,
+// ReconcileDue, Reconcile), a runner's report (Report), a collect period
+// (Collect) or a replaced session (NewSession). The shell carries every
+// plan out in one place.
 type Plan struct {
 	// Decide: compute the assignment and reconcile the runners with it
 	// (the state changed and the step gap is over).
@@ -15,8 +18,8 @@ type Plan struct {
 	// Reconcile (ReconcileDue): reconcile the runners with the
 	// assignment now (they lag it, and the startup wait is over).
 	Reconcile bool
-	// RecordChanged: the record must be published again (a reservation or
-	// an unseated mark ended).
+	// RecordChanged: the record must be published again (beyond Leading's
+	// own changes: a reservation or an unseated mark ended or began).
 	RecordChanged bool
 	// Start, Withdraw and Stop (Reconcile): the shards whose runner to
 	// start, those whose runner to withdraw, and those whose runner to
@@ -34,6 +37,20 @@ type Plan struct {
 	// each at the version read (a member that came back and rewrote its
 	// record keeps it).
 	DeleteRecords []RecordVersion
+	// Failover (Report) is the time from the shard's leader's member seen
+	// gone to its leadership here (RunnerStarted of an orphaned shard), to
+	// observe; zero when none.
+	Failover time.Duration
+	// HandoffDone (Report): a handoff ended with its runner (done), after
+	// Handoff; HandoffDeferred: a handoff was given back (no successor):
+	// counted, and the runner's request is no longer pending. Either way
+	// the next queued handoff may start (Handoffs.Next).
+	HandoffDone     bool
+	Handoff         time.Duration
+	HandoffDeferred bool
+	// DeleteElection (Report): a removed shard whose runner finished:
+	// delete its election's znode (the last member out does); "" for none.
+	DeleteElection string
 	// WakeIn: a step must run within it at the latest; zero: no wake.
 	WakeIn time.Duration
 }
