@@ -14,13 +14,15 @@ import (
 
 // This file is the loop's state: the loop itself, its state by concern
 // (the loop embeds each), and the few things several stages use of it
-// (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopassign.go,
-// reconcile.go, records.go) and step (loop.go) sit above it. Only the
-// loop goroutine touches any of it.
+// (wakeIn, background, selfLive, and ownRecord, the record it amounts
+// to). The stages (loopnotice.go, loopassign.go, reconcile.go,
+// records.go), the plans' carrying out (loopplan.go) and step (loop.go)
+// sit above it. Only the loop goroutine touches any of it.
 
 // loop is the state of one Run, owned by its goroutine. Its state is
 // split by concern: the core's (member.Core: leaderships, grace,
-// handoffs, unavailability), the runners and the assignment (shardState),
+// handoffs, unavailability, the assignment and its targets, the records
+// to collect), the runners and the targets handed to them (shardState),
 // the pacing of its steps (stepState), the startup wait (startupState)
 // and the records it publishes and collects (recordState).
 type loop struct {
@@ -94,8 +96,8 @@ type startupState struct {
 	newShards map[string]bool
 }
 
-// recordState is the member's published record and what the loop keeps
-// about the others' (records.go, collect.go).
+// recordState is the member's published record and the other members
+// warned about (records.go).
 type recordState struct {
 	session       int64 // the session the loop last saw
 	published     *rootdata.Record
