@@ -38,7 +38,6 @@ func newLoop(m *Manager) *loop {
 		fatal:   make(chan error, 1),
 		shardState: shardState{
 			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
-			seatHealth: map[*shard.Seat]*member.SeatHealth{},
 		},
 		core: member.NewCore[*shard.Seat](member.Config{
 			Me: m.cfg.MemberID, RestartGrace: m.cfg.RestartGrace, StartupSettle: m.cfg.StartupSettle, Started: time.Now(),

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/zkelect/zkelect/partition/internal/member"
-	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
 // This file is the loop's first stage (step, loop.go): it feeds the core
@@ -20,8 +19,7 @@ import (
 func (l *loop) notice() member.Plan {
 	p := l.noticeSession()
 	l.noteLease()
-	l.checkSeats(time.Now())
-	return p
+	return p.And(l.checkSeats(time.Now()))
 }
 
 // startupFacts are the facts member.Core.ReconcileDue is given at now:
@@ -109,49 +107,28 @@ func (l *loop) noteLease() {
 // session is down leaves as a whole, as before: its member znode goes with
 // the session.
 
-// checkSeats looks at every sibling session, marks the shards of one that
-// went down and clears those of one that came back, and wakes the loop
-// when a session not connected now will be down.
-func (l *loop) checkSeats(now time.Time) {
+// checkSeats feeds the core a look at every sibling session
+// (member.Core.Seat: it marks the shards of one that went down and clears
+// those of one that came back), and tells the session pool and the log
+// what changed.
+func (l *loop) checkSeats(now time.Time) member.Plan {
+	var plan member.Plan
 	for _, s := range l.m.pool.Siblings() {
-		h := l.seatHealth[s]
-		if h == nil {
-			h = &member.SeatHealth{}
-			l.seatHealth[s] = h
-		}
 		lease, ok := s.Sess.LeaseDeadlineOf(s.Sess.ID())
-		wasDown := h.Down()
-		down, at := h.Observe(now, s.Sess.Connected(), lease, ok, s.Sess.Timeout())
-		if !at.IsZero() {
-			l.wakeIn(at.Sub(now))
-		}
-		switch {
-		case down:
-			if !wasDown {
-				s.Down.Store(true)
-				l.m.log.Warn().Int64("session_id", s.Sess.ID()).Dur("session_timeout", s.Sess.Timeout()).
-					Msg("sibling session down: its shards are published as unavailable and dealt to other members")
-			}
-			if h.DueMark(now, s.Sess.Timeout()/2) {
-				l.markUnavailable(s)
-			}
-		case wasDown:
+		look := member.SeatLook{Connected: s.Sess.Connected(), Lease: lease, LeaseKnown: ok, Timeout: s.Sess.Timeout()}
+		change, p := l.core.Seat(s, look, func() []string { return l.m.pool.ShardsOn(s) }, now)
+		switch change {
+		case member.SeatWentDown:
+			s.Down.Store(true)
+			l.m.log.Warn().Int64("session_id", s.Sess.ID()).Dur("session_timeout", s.Sess.Timeout()).
+				Msg("sibling session down: its shards are published as unavailable and dealt to other members")
+		case member.SeatCameUp:
 			s.Down.Store(false)
-			if l.core.Unavail.ClearSeat(s) {
-				l.core.Steps.Dirty, l.recordChanged = true, true
-			}
 			l.m.log.Info().Int64("session_id", s.Sess.ID()).Msg("sibling session up again: its shards are dealt as before")
 		}
+		plan = plan.And(p)
 	}
-}
-
-// markUnavailable marks the shards whose elections sit on the down seat s
-// and are not led here, and ends our claims on them
-// (member.Core.MarkUnavailable).
-func (l *loop) markUnavailable(s *shard.Seat) {
-	if l.core.MarkUnavailable(l.m.pool.ShardsOn(s), s, time.Now()) {
-		l.core.Steps.Dirty = true
-	}
+	return plan
 }
 
 // The collect period: the core is fed the other members' records

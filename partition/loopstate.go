@@ -67,9 +67,6 @@ type shardState struct {
 	// the loop last decided them, for the runners (shardEnv.TargetOf) and
 	// Manager.Assigned: the map is never changed once stored.
 	sharedTargets atomic.Pointer[map[string]string]
-	// seatHealth is what the loop saw of each sibling session
-	// (loopnotice.go).
-	seatHealth map[*shard.Seat]*member.SeatHealth
 }
 
 // stepState is the shell's side of the steps' pacing (member.Steps

@@ -45,6 +45,7 @@ type Core[S comparable] struct {
 	Handoffs Handoffs
 	Unavail  Unavailable[S]
 	Unseated Unseated
+	Seats    map[S]*SeatHealth // what the member saw of each sibling session (Seat)
 	Assign   Assignment
 	Records  Records
 	// orphaned maps each shard whose leader's member the shell saw gone to
@@ -59,7 +60,7 @@ func NewCore[S comparable](cfg Config) *Core[S] {
 	return &Core[S]{
 		Startup: NewStartup(cfg.Started),
 		Leading: NewLeaderships(), Grace: NewGrace(cfg.RestartGrace), Handoffs: NewHandoffs(),
-		Unavail: Unavailable[S]{}, Unseated: Unseated{}, orphaned: map[string]time.Time{}, settle: cfg.StartupSettle, me: cfg.Me,
+		Unavail: Unavailable[S]{}, Unseated: Unseated{}, Seats: map[S]*SeatHealth{}, orphaned: map[string]time.Time{}, settle: cfg.StartupSettle, me: cfg.Me,
 		Records: Records{absentSince: map[string]time.Time{}, collecting: map[string]int32{}},
 	}
 }

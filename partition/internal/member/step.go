@@ -128,3 +128,28 @@ func (c *Core[S]) startupOver(f Facts, p *Plan) bool {
 	p.wake(wait)
 	return ok
 }
+
+// And returns p and q as one plan, for the shell to carry out at once:
+// the lists appended (p's first), the flags or'ed, the earlier wake; the
+// fields one report or one assignment sets (Failover, the handoff's,
+// DeleteElection, Assigned) are q's where q sets them.
+func (p Plan) And(q Plan) Plan {
+	p.Decide, p.Reconcile = p.Decide || q.Decide, p.Reconcile || q.Reconcile
+	p.RecordChanged, p.Computed = p.RecordChanged || q.RecordChanged, p.Computed || q.Computed
+	p.Start, p.Withdraw, p.Stop = append(p.Start, q.Start...), append(p.Withdraw, q.Withdraw...), append(p.Stop, q.Stop...)
+	p.ClearMoves, p.DeleteRecords = append(p.ClearMoves, q.ClearMoves...), append(p.DeleteRecords, q.DeleteRecords...)
+	if q.Computed {
+		p.Assigned = q.Assigned
+	}
+	if q.Failover > 0 {
+		p.Failover = q.Failover
+	}
+	if q.HandoffDone || q.HandoffDeferred {
+		p.HandoffDone, p.Handoff, p.HandoffDeferred = q.HandoffDone, q.Handoff, q.HandoffDeferred
+	}
+	if q.DeleteElection != "" {
+		p.DeleteElection = q.DeleteElection
+	}
+	p.wake(q.WakeIn)
+	return p
+}
