@@ -201,8 +201,7 @@ func (l *loop) handle(ev shard.Event) {
 	b := l.books[r] // nil: nothing asked of the runner
 	mev := member.Event{
 		Shard: id, Kind: eventKinds[ev.Kind], Token: ev.Token,
-		Expired:      ev.Kind == shard.Stopped && errors.Is(ev.Reason, recipe.ErrSessionExpired),
-		AssignedHere: l.core.Assign.Target(id) == l.m.cfg.MemberID,
+		Expired: ev.Kind == shard.Stopped && errors.Is(ev.Reason, recipe.ErrSessionExpired),
 	}
 	if b != nil {
 		mev.Handoff, mev.AskedAt, mev.Removed = b.handoff, b.stopAt, b.removed

@@ -35,9 +35,6 @@ type Event struct {
 	// Removed (RunnerFinished): the runner was stopped because its shard
 	// was removed from the list.
 	Removed bool
-	// AssignedHere (RunnerFinished): the latest assignment targets the
-	// shard to this member (a runner must start again).
-	AssignedHere bool
 }
 
 // UnseatedFor is how long a shard whose election found no session counts
@@ -99,7 +96,7 @@ func (c *Core[S]) finished(ev Event, now time.Time, eff *Plan) {
 		eff.DeleteElection = s
 	}
 	c.Steps.Stale = true
-	c.Steps.Due = c.Steps.Due || ev.AssignedHere // ours still: started again
+	c.Steps.Due = c.Steps.Due || c.Assign.Target(s) == c.me // ours still: started again
 }
 
 // reserveLost reserves shard s, whose leadership a session expiry ended

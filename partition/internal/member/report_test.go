@@ -163,14 +163,15 @@ func TestReport(t *testing.T) {
 		},
 		{
 			name:   "finished while still assigned here: a step is due to start it again",
-			events: []Event{{Shard: "1", Kind: RunnerFinished, AssignedHere: true}},
+			setup:  func(c *Core[int]) { c.Assign.SetTargets(map[string]string{"1": "me"}) },
+			events: []Event{{Shard: "1", Kind: RunnerFinished}},
 			want:   coreState{},
 			steps:  "su",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewCore[int](Config{RestartGrace: time.Minute})
+			c := NewCore[int](Config{Me: "me", RestartGrace: time.Minute})
 			if tt.setup != nil {
 				tt.setup(c)
 			}
