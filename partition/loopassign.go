@@ -99,7 +99,7 @@ func (l *loop) params(now time.Time) assign.Params {
 // (this one included) publishes as unavailable, for the core's Decide.
 func (l *loop) unavailableByMember() map[string][]string {
 	out := map[string][]string{}
-	if own := l.ownUnavailable(); len(own) > 0 {
+	if own := l.core.Unavailable(); len(own) > 0 {
 		out[l.m.cfg.MemberID] = own
 	}
 	for id, rec := range l.view.Records {

@@ -7,8 +7,8 @@ import (
 )
 
 // This file brings the operator state (partition/internal/root) into the loop:
-// the members that run our shard list, the operator's metrics, logs of
-// what operators changed, and the clears of moves the core planned.
+// the members that run our shard list, their weights, the operator's
+// metrics and logs of what operators changed.
 
 // sameListMembers returns the live members that run our shard list, as
 // their records say (see assign.ListDigest); it warns once about each member

@@ -160,24 +160,8 @@ func (l *loop) ownRecord() rootdata.Record {
 		}
 	}
 	slices.Sort(rec.Reserved)
-	rec.Unavailable = l.ownUnavailable()
+	rec.Unavailable = l.core.Unavailable()
 	return rec
-}
-
-// ownUnavailable returns the shards this member publishes as unavailable,
-// sorted: those on a down session and those without one.
-func (l *loop) ownUnavailable() []string {
-	if len(l.core.Unseated) == 0 {
-		return l.core.Unavail.List()
-	}
-	out := l.core.Unavail.List()
-	for s := range l.core.Unseated {
-		if _, dup := l.core.Unavail[s]; !dup {
-			out = append(out, s)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // unwithdrawn counts the shards whose candidate a stopping member could
