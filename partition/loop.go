@@ -36,19 +36,17 @@ func newLoop(m *Manager) *loop {
 		updates: updates,
 		events:  make(chan shard.Event, 1024),
 		fatal:   make(chan error, 1),
-		shardState: shardState{
-			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
-		},
+		runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
 		core: member.NewCore[*shard.Seat](member.Config{
 			Me: m.cfg.MemberID, RestartGrace: m.cfg.RestartGrace, StartupSettle: m.cfg.StartupSettle, Started: time.Now(),
 		}),
-		stepState:   stepState{wake: stoppedTimer()},
-		recordState: recordState{otherLists: map[string]string{}},
-		pub:         m.newPublisher(),
-		watch:       rootdata.NewWatcher(m.sess, m.root, updates, m.log).Within(m.bounds, m.cfg.MemberID, m.met.setRefused),
-		leaders:     leaders,
-		base:        base,
-		cancel:      cancel,
+		wake:       stoppedTimer(),
+		otherLists: map[string]string{},
+		pub:        m.newPublisher(),
+		watch:      rootdata.NewWatcher(m.sess, m.root, updates, m.log).Within(m.bounds, m.cfg.MemberID, m.met.setRefused),
+		leaders:    leaders,
+		base:       base,
+		cancel:     cancel,
 	}
 	l.starts.Workers = &l.workers
 	l.member = l.shardMember()

@@ -12,19 +12,16 @@ import (
 	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
-// This file is the loop's state: the loop itself, its state by concern
-// (the loop embeds each), and the few things several stages use of it
-// (wakeIn, background, selfLive, and ownRecord, the record it amounts
-// to). The stages (loopnotice.go, loopassign.go, reconcile.go,
+// This file is the loop's state: the loop itself and the few things
+// several stages use of it (wakeIn, background, selfLive, and ownRecord,
+// the record it amounts to). The stages (loopnotice.go, loopassign.go, reconcile.go,
 // records.go), the plans' carrying out (loopplan.go) and step (loop.go)
 // sit above it. Only the loop goroutine touches any of it.
 
-// loop is the state of one Run, owned by its goroutine. Its state is
-// split by concern: the core's (member.Core: leaderships, grace,
-// handoffs, unavailability, the assignment and its targets, the records
-// to collect), the runners and the targets handed to them (shardState),
-// the pacing of its steps (stepState), the startup wait (startupState)
-// and the records it publishes and collects (recordState).
+// loop is the state of one Run, owned by its goroutine: the core's
+// (member.Core: every decision's state), and what the shell keeps to carry
+// the decisions out: the runners, the wake timer, the record last
+// published. No state is embedded: every name is the loop's own field.
 type loop struct {
 	m       *Manager
 	view    *rootdata.View
@@ -32,11 +29,34 @@ type loop struct {
 	events  chan shard.Event
 	fatal   chan error
 
-	core *member.Core[*shard.Seat] // the member's decisions' state (member.Core: Report, Step)
-	shardState
-	stepState
-	startupState
-	recordState
+	core *member.Core[*shard.Seat] // the member's decisions' state (member.Core)
+
+	// The runners, the loop's books of them, and the targets handed to
+	// them: sharedTargets is the core's targets (member.Assignment.Targets)
+	// as the loop last decided them, for the runners (shardEnv.TargetOf)
+	// and Manager.Assigned; the map is never changed once stored.
+	runners       map[string]*shard.Runner
+	books         map[*shard.Runner]*runnerBook // see book
+	sharedTargets atomic.Pointer[map[string]string]
+
+	// The timer that wakes the loop for a step put off (the core paces
+	// the steps: member.Steps); wakeAt is when it fires, zero when it is
+	// stopped.
+	wake   *time.Timer
+	wakeAt time.Time
+
+	// newShards are the shards without a znode when Run started (see
+	// root.NewShards), until the first reconcile has started its runners.
+	newShards map[string]bool
+
+	// The member's record (records.go): the session the loop last saw,
+	// the record last queued, whether it changed since (beyond the core's
+	// Leading), and the members warned about running another shard list,
+	// with its digest.
+	session       int64
+	published     *rootdata.Record
+	recordChanged bool
+	otherLists    map[string]string
 
 	pub     *rootdata.Publisher
 	watch   *rootdata.Watcher
@@ -58,48 +78,13 @@ type runnerBook struct {
 	stopAt  time.Time // when the handoff was asked
 }
 
-// shardState is what the loop knows of its shards' elections and the
-// assignment it acts on.
-type shardState struct {
-	runners map[string]*shard.Runner
-	books   map[*shard.Runner]*runnerBook // the loop's records of its runners (see book)
-	// sharedTargets is the core's targets (member.Assignment.Targets) as
-	// the loop last decided them, for the runners (shardEnv.TargetOf) and
-	// Manager.Assigned: the map is never changed once stored.
-	sharedTargets atomic.Pointer[map[string]string]
-}
-
-// stepState is the shell's side of the steps' pacing (member.Steps
-// decides it): the timer that wakes the loop for a step put off.
-type stepState struct {
-	wake   *time.Timer // wakes the loop for a settled move or a deferred step
-	wakeAt time.Time   // when wake fires; zero when it is stopped
-}
-
 // wakeIn makes the loop run a step in d at the latest.
-func (s *stepState) wakeIn(d time.Duration) {
+func (l *loop) wakeIn(d time.Duration) {
 	at := time.Now().Add(d)
-	if s.wakeAt.IsZero() || at.Before(s.wakeAt) {
-		s.wakeAt = at
-		s.wake.Reset(d)
+	if l.wakeAt.IsZero() || at.Before(l.wakeAt) {
+		l.wakeAt = at
+		l.wake.Reset(d)
 	}
-}
-
-// startupState is what the loop keeps beside the startup wait
-// (member.Startup).
-type startupState struct {
-	// newShards are the shards without a znode when Run started (see
-	// root.NewShards), until the first reconcile has started its runners.
-	newShards map[string]bool
-}
-
-// recordState is the member's published record and the other members
-// warned about (records.go).
-type recordState struct {
-	session       int64 // the session the loop last saw
-	published     *rootdata.Record
-	recordChanged bool              // leading or reserved changed since published
-	otherLists    map[string]string // members warned about running another shard list, with its digest
 }
 
 // facts are the session's facts at now, for the core.
