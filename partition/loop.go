@@ -131,12 +131,14 @@ func (l *loop) drain() {
 
 // step runs the loop's stages once, in order: feed the core what the
 // sessions changed (notice, loopnotice.go), take the core's plan
-// (member.Core.Step: what time changed, the pacing) and carry it out:
-// decide the assignment (loopassign.go), reconcile the runners with it
-// when the core says (member.Core.ReconcileDue: they lag it, the startup
-// wait is over; reconcile.go), publish the record (records.go).
-// Deciding and reconciling run only when the plan says (the state
-// changed, at most once per step gap); notice and publish run every step.
+// (member.Core.Step: what time changed, the pacing), decide the
+// assignment (member.Core.Decide, fed by loopassign.go), reconcile the
+// runners with it when the core says (member.Core.ReconcileDue: they lag
+// it, the startup wait is over; member.Core.Reconcile, fed by
+// reconcile.go), publish the record (records.go). Every stage returns the
+// core's plan, and carryOutPlan (loopplan.go) carries each out. Deciding
+// and reconciling run only when the plan says (the state changed, at most
+// once per step gap); notice and publish run every step.
 func (l *loop) step() {
 	l.carryOutPlan(l.notice())
 	plan := l.core.Step(l.facts(time.Now()))
