@@ -1,0 +1,80 @@
+package partition_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkelect/zkelect/partition/operator"
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/testenv"
+)
+
+// cutOff blackholes and cuts the link of sess (a session through p) and
+// expires its session once it saw the disconnection: a process cut off
+// from ZooKeeper past its session timeout, its session replaced once the
+// link heals.
+func cutOff(t *testing.T, p *testenv.Proxy, sess *recipe.Session) {
+	t.Helper()
+	p.Blackhole()
+	p.Cut()
+	waitFor(t, 30*time.Second, "the session disconnected", func() (bool, string) { return !sess.Connected(), "" })
+	if err := testenv.ExpireConn(t.Context(), zkc.Addrs(), sess.Conn()); err != nil {
+		t.Fatalf("expire the session: %v", err)
+	}
+}
+
+// TestWaitMigratedOutlastsACutOff: `zkelect shards migrate --wait`
+// (Operator.WaitMigrated) is started while its session is cut off past
+// the session timeout. It once failed at the first read ("session expired
+// before the request was sent"); it waits instead, and returns nil once
+// the link healed and the last flat election is gone.
+func TestWaitMigratedOutlastsACutOff(t *testing.T) {
+	root := newRoot(t)
+	s := connect(t, 10*time.Second)
+	acl := zk.WorldACL(zk.PermAll)
+	flat := root + "/shards/7" // a flat election no member follows: the move waits on it
+	for _, p := range []string{"/partition-test", root, root + "/members", root + "/owners", root + "/shards", flat} {
+		if _, err := s.Create(t.Context(), p, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+	proxy := zkc.NewProxyT(t)
+	const timeout = 2 * time.Second
+	opSess := connectTo(t, proxy.Addrs(), timeout)
+	op, err := operator.New(opSess, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := op.MigrateToBuckets(t.Context()); err != nil || !changed {
+		t.Fatalf("MigrateToBuckets = %v, %v; want started", changed, err)
+	}
+	cutOff(t, proxy, opSess)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- op.WaitMigrated(ctx) }()
+	select { // past the reads' own retries (twice the session timeout)
+	case err := <-done:
+		t.Fatalf("WaitMigrated ended while cut off: %v", err)
+	case <-time.After(3 * timeout):
+	}
+	proxy.Heal()
+	if err := s.Delete(t.Context(), flat, -1); err != nil {
+		t.Fatalf("delete the flat election: %v", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("WaitMigrated once healed and the flat election gone: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitMigrated still waiting 30s after the link healed and the flat election went")
+	}
+	if data, _, err := s.Get(t.Context(), root+"/buckets"); err != nil || string(data) != `{"layout":"buckets","buckets":1024}` {
+		t.Errorf("<root>/buckets holds %q (%v), want the bucketed layout without the move's mark", data, err)
+	}
+}
