@@ -78,3 +78,32 @@ func TestWaitMigratedOutlastsACutOff(t *testing.T) {
 		t.Errorf("<root>/buckets holds %q (%v), want the bucketed layout without the move's mark", data, err)
 	}
 }
+
+// TestRunStartedWhileCutOffLeadsOnceTheSessionIsBack: a member's Run is
+// started while its session is cut off past the session timeout (a daemon
+// starting during a partition, its session expired). Run does not fail
+// with the expired session's error: it waits, and leads every shard once
+// the link healed (a new session).
+func TestRunStartedWhileCutOffLeadsOnceTheSessionIsBack(t *testing.T) {
+	proxy := zkc.NewProxyT(t)
+	const timeout = 2 * time.Second
+	sess := connectTo(t, proxy.Addrs(), timeout)
+	cutOff(t, proxy, sess)
+	tr, shards := newTracker(), []string{"0", "1", "2", "3"}
+	m := startMemberOn(t, sess, newRoot(t), "a", shards, tr)
+	select { // past the reads' own retries (twice the session timeout)
+	case err := <-m.done:
+		t.Fatalf("Run ended while cut off: %v", err)
+	case <-time.After(3 * timeout):
+	}
+	proxy.Heal()
+	waitFor(t, 60*time.Second, "the member to lead every shard once the link healed", func() (bool, string) {
+		select {
+		case err := <-m.done:
+			t.Fatalf("Run ended once the link healed: %v", err)
+		default:
+		}
+		return len(m.m.Leaderships()) == len(shards), ""
+	})
+	tr.check(t, false)
+}
