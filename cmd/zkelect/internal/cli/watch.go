@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
@@ -110,23 +108,6 @@ func awaitShardTargets(ctx context.Context, stderr io.Writer, sess *recipe.Sessi
 			}
 		}
 	}
-}
-
-// cutOff reports whether err, from a read of a watch that waits (ctx
-// alive), came of the link to ZooKeeper, which comes back: connection
-// loss, the session expired (a new one follows), or a read bounded below
-// ctx that ran out while disconnected. Not once the session is closed or
-// ended for good.
-func cutOff(ctx context.Context, sess *recipe.Session, err error) bool {
-	select {
-	case <-sess.Done():
-		return false
-	case <-sess.Ended():
-		return false
-	default:
-	}
-	bounded := errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && !sess.Connected()
-	return recipe.Retryable(err) || errors.Is(err, zk.ErrSessionExpired) || bounded
 }
 
 // shardTargets lists the shards of a partition root: none when it has no
