@@ -29,11 +29,12 @@ type wholeRead struct {
 }
 
 // readWhole reads the elections of paths whole until the reads answer or
-// ctx ends, backing off after transient errors, and reports them.
+// ctx ends, backing off after transient errors (a pause the session's
+// next connect ends), and reports them.
 func (t *Elections) readWhole(ctx context.Context, paths []string) {
 	var b retry.Backoff
 	for {
-		begin := t.now()
+		begin, next := t.now(), t.sess.NextConnect()
 		ws, err := t.readWholeOnce(ctx, paths)
 		if err == nil || ctx.Err() != nil || !transient(err) {
 			if err != nil { // every election of the batch failed alike
@@ -48,7 +49,7 @@ func (t *Elections) readWhole(ctx context.Context, paths []string) {
 			}
 			return
 		}
-		if !b.Wait(ctx) {
+		if !b.WaitOr(ctx, next) {
 			return
 		}
 	}
