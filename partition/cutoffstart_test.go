@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/partition/operator"
 	"github.com/zkelect/zkelect/recipe"
 	"github.com/zkelect/zkelect/testenv"
@@ -106,4 +107,48 @@ func TestRunStartedWhileCutOffLeadsOnceTheSessionIsBack(t *testing.T) {
 		return len(m.m.Leaderships()) == len(shards), ""
 	})
 	tr.check(t, false)
+}
+
+// TestWaitDrainedOutlastsACutOff: `zkelect shards drain --wait`
+// (Operator.WaitDrained) is started while the operator's session is cut
+// off past the session timeout. It once failed at its start with the
+// expired session's error (the view's first listing); it waits instead,
+// and returns nil once the link healed and the drained member leads
+// nothing.
+func TestWaitDrainedOutlastsACutOff(t *testing.T) {
+	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 4)
+	ms := []*member{startMember(t, root, "a", shards, tr), startMember(t, root, "b", shards, tr)}
+	waitBalanced(t, shards, ms, 30*time.Second)
+	proxy := zkc.NewProxyT(t)
+	const timeout = 2 * time.Second
+	opSess := connectTo(t, proxy.Addrs(), timeout)
+	op, err := operator.New(opSess, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := op.Drain(t.Context(), "b", "test"); err != nil || !changed {
+		t.Fatalf("Drain(b) = %v, %v; want drained", changed, err)
+	}
+	cutOff(t, proxy, opSess)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- op.WaitDrained(ctx, "b") }()
+	select { // past the reads' own retries (twice the session timeout)
+	case err := <-done:
+		t.Fatalf("WaitDrained ended while cut off: %v", err)
+	case <-time.After(3 * timeout):
+	}
+	proxy.Heal()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("WaitDrained once healed: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitDrained still waiting 30s after the link healed")
+	}
+	waitFor(t, 10*time.Second, "b to lead nothing once WaitDrained returned", func() (bool, string) {
+		return len(ms[1].m.Leaderships()) == 0, ""
+	})
 }
