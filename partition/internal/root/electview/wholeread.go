@@ -105,9 +105,11 @@ func (t *Elections) readWholeOnce(ctx context.Context, paths []string) ([]wholeR
 func (t *Elections) wholeDone(ws []wholeRead) {
 	for _, w := range ws {
 		delete(t.reading, w.path)
-		if t.again[w.path] {
+		if t.again[w.path] { // asked again since it was sent (a listing among others)
 			delete(t.again, w.path)
 			t.dirty[w.path] = true
+		} else {
+			delete(t.unread, w.path)
 		}
 		if _, known := t.elections[w.path]; !known {
 			continue // gone meanwhile
