@@ -173,9 +173,15 @@ func changedShards(old, next map[string]rootdata.Published) []string {
 //
 // It creates root's znodes if they are missing (as a member would), so it
 // may start before any member. It blocks until ctx is done and then
-// returns nil, or returns an error wrapping recipe.ErrSessionClosed when
-// sess is closed. It returns ErrNilSession, ErrNilCallback or an error
-// wrapping ErrInvalidRoot for bad arguments.
+// returns nil. A cut from ZooKeeper (connection loss, the session expired
+// and replaced), even past the session timeout and at the start, is
+// waited out: the leaders are read again once the session connects. It
+// returns early with an error wrapping recipe.ErrSessionClosed when sess
+// is closed, the session's EndErr when it ended for good, or the error of
+// adding the watch or listing root for a cause other than the connection
+// (a server before 3.6 refuses the watch; an ACL). It returns
+// ErrNilSession, ErrNilCallback or an error wrapping ErrInvalidRoot for
+// bad arguments.
 func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn func(shard, member string, token zxidfence.Token)) error {
 	if err := checkWatch(sess, root, fn == nil); err != nil {
 		return err
