@@ -28,6 +28,32 @@ func cutOff(t *testing.T, p *testenv.Proxy, sess *recipe.Session) {
 	}
 }
 
+// stillWaiting fails the test if done delivers (what ended while cut
+// off) before three session timeouts passed (past the reads' own
+// retries, twice the session timeout), then heals p.
+func stillWaiting(t *testing.T, p *testenv.Proxy, timeout time.Duration, what string, done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		t.Fatalf("%s ended while cut off: %v", what, err)
+	case <-time.After(3 * timeout):
+	}
+	p.Heal()
+}
+
+// returnsOnceHealed fails the test unless done delivers nil within 30 s.
+func returnsOnceHealed(t *testing.T, what string, done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s once healed: %v", what, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s still waiting 30s after the link healed", what)
+	}
+}
+
 // TestWaitMigratedOutlastsACutOff: `zkelect shards migrate --wait`
 // (Operator.WaitMigrated) is started while its session is cut off past
 // the session timeout. It once failed at the first read ("session expired
@@ -58,23 +84,11 @@ func TestWaitMigratedOutlastsACutOff(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- op.WaitMigrated(ctx) }()
-	select { // past the reads' own retries (twice the session timeout)
-	case err := <-done:
-		t.Fatalf("WaitMigrated ended while cut off: %v", err)
-	case <-time.After(3 * timeout):
-	}
-	proxy.Heal()
+	stillWaiting(t, proxy, timeout, "WaitMigrated", done)
 	if err := s.Delete(t.Context(), flat, -1); err != nil {
 		t.Fatalf("delete the flat election: %v", err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("WaitMigrated once healed and the flat election gone: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("WaitMigrated still waiting 30s after the link healed and the flat election went")
-	}
+	returnsOnceHealed(t, "WaitMigrated (the flat election gone)", done)
 	if data, _, err := s.Get(t.Context(), root+"/buckets"); err != nil || string(data) != `{"layout":"buckets","buckets":1024}` {
 		t.Errorf("<root>/buckets holds %q (%v), want the bucketed layout without the move's mark", data, err)
 	}
@@ -92,12 +106,7 @@ func TestRunStartedWhileCutOffLeadsOnceTheSessionIsBack(t *testing.T) {
 	cutOff(t, proxy, sess)
 	tr, shards := newTracker(), []string{"0", "1", "2", "3"}
 	m := startMemberOn(t, sess, newRoot(t), "a", shards, tr)
-	select { // past the reads' own retries (twice the session timeout)
-	case err := <-m.done:
-		t.Fatalf("Run ended while cut off: %v", err)
-	case <-time.After(3 * timeout):
-	}
-	proxy.Heal()
+	stillWaiting(t, proxy, timeout, "Run", m.done)
 	waitFor(t, 60*time.Second, "the member to lead every shard once the link healed", func() (bool, string) {
 		select {
 		case err := <-m.done:
@@ -134,20 +143,8 @@ func TestWaitDrainedOutlastsACutOff(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- op.WaitDrained(ctx, "b") }()
-	select { // past the reads' own retries (twice the session timeout)
-	case err := <-done:
-		t.Fatalf("WaitDrained ended while cut off: %v", err)
-	case <-time.After(3 * timeout):
-	}
-	proxy.Heal()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("WaitDrained once healed: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("WaitDrained still waiting 30s after the link healed")
-	}
+	stillWaiting(t, proxy, timeout, "WaitDrained", done)
+	returnsOnceHealed(t, "WaitDrained", done)
 	waitFor(t, 10*time.Second, "b to lead nothing once WaitDrained returned", func() (bool, string) {
 		return len(ms[1].m.Leaderships()) == 0, ""
 	})
