@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/zkelect/zkelect/partition"
+	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/testenv"
 	"github.com/zkelect/zkelect/zkelecthttp"
 )
 
@@ -27,16 +29,7 @@ func TestWatchIsNotVouchedForUntilTheRootIsReadAgainAfterAReconnect(t *testing.T
 		return len(m.mgr.Leaderships()) == len(shards) && heartbeatSeen(t, m.url) == http.StatusOK
 	})
 
-	if err := proxy.ForwardOnlyPings(0); err != nil {
-		t.Fatal(err)
-	}
-	reconnected := m.sess.NextConnect()
-	proxy.Cut()
-	select {
-	case <-reconnected:
-	case <-time.After(30 * time.Second):
-		t.Fatal("timed out after 30s waiting for the member's session to reconnect (pings only)")
-	}
+	pingsOnly(t, proxy, m.sess)
 	var last int
 	eventually(t, 20*time.Second, "/v1/watch to answer 503 while the session is connected (pings only)", func() bool {
 		before := m.sess.Connected()
@@ -99,16 +92,7 @@ func TestOpenWatchStopsHeartbeatingWhileOutOfSync(t *testing.T) {
 		t.Fatal("timed out after 10s waiting for a heartbeat on the open stream")
 	}
 
-	if err := proxy.ForwardOnlyPings(0); err != nil {
-		t.Fatal(err)
-	}
-	reconnected := m.sess.NextConnect()
-	proxy.Cut()
-	select {
-	case <-reconnected:
-	case <-time.After(30 * time.Second):
-		t.Fatal("timed out after 30s waiting for the member's session to reconnect (pings only)")
-	}
+	pingsOnly(t, proxy, m.sess)
 	again := m.sess.NextConnect() // the request deadline ends the pings-only connection after a session timeout (2s here)
 	// The window: from 300ms after the reconnect (a heartbeat sent before
 	// the cut has been read by then) to 1.1s after it, 8 heartbeats long.
@@ -181,4 +165,21 @@ func openBeats(t *testing.T, url string) <-chan time.Time {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return beats
+}
+
+// pingsOnly has proxy forward only pings and cuts the link, and waits for
+// sess to reconnect through it: a session that stays connected while its
+// requests (the view's reads) get no answer.
+func pingsOnly(t *testing.T, proxy *testenv.Proxy, sess *recipe.Session) {
+	t.Helper()
+	if err := proxy.ForwardOnlyPings(0); err != nil {
+		t.Fatal(err)
+	}
+	reconnected := sess.NextConnect()
+	proxy.Cut()
+	select {
+	case <-reconnected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("timed out after 30s waiting for the member's session to reconnect (pings only)")
+	}
 }
