@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/testenv"
 )
 
 // TestBatchedCreatesStayWithinJuteMaxBuffer: election paths up to
@@ -19,11 +20,15 @@ import (
 // answering, and every candidate of the batch (and every leader on the
 // session) sees connection loss again at each retry.
 func TestBatchedCreatesStayWithinJuteMaxBuffer(t *testing.T) {
-	raw := rawConn(t, zkc.ConnectString())
-	// 20 s sessions: a server that drops the connection for a frame over
-	// jute.maxbuffer does so at once, while a loaded machine's late pings
-	// must not suspend a 6 s session and pass for it (seen at load 12).
-	s := session(t, zkc.ConnectString(), recipe.WithSessionTimeout(20*time.Second))
+	// 20 s sessions, on a server of its own that grants them (the shared
+	// one caps sessions at 20 ticks, 2 s): a server that drops the
+	// connection for a frame over jute.maxbuffer does so at once, while a
+	// loaded machine's late sync answers, queued behind 2.4 MB of creates,
+	// must not run a 2 s session's lease out and pass for it (seen at
+	// load 12-20).
+	ens := testenv.New(t, testenv.Options{Servers: 1, MaxSessionTimeout: 20 * time.Second})
+	raw := rawConn(t, ens.ConnectString())
+	s := session(t, ens.ConnectString(), recipe.WithSessionTimeout(20*time.Second), recipe.WithExactSessionTimeout())
 	base := electionPath(t)
 	ensurePath(t, raw, base)
 	// A leader of another election on the same session, before the batch.

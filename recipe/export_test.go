@@ -1,6 +1,9 @@
 package recipe
 
-import "unsafe"
+import (
+	"time"
+	"unsafe"
+)
 
 // GuardedLeases returns how many leaderships s checks the lease of, and
 // whether the timer of those checks is armed.
@@ -17,3 +20,10 @@ const CandidateSize = unsafe.Sizeof(Candidate{})
 // X509ID is x509ID: the x509 id ZooKeeper gives a client certificate's
 // DER-encoded subject.
 var X509ID = x509ID
+
+// LeaseEnd returns when c's lease for l runs out with the margin of c's
+// policy (the instant the leadership is ended at, on a process that is
+// not descheduled), and false if nothing vouches for l's session.
+func LeaseEnd(c *Candidate, l *Leadership) (time.Time, bool) {
+	return c.sess.leaseDeadline(l.sessionID, c.leaseMargin())
+}

@@ -30,12 +30,22 @@ func TestWatchStreamsBeyondTheCapAreRefused(t *testing.T) {
 		code, _ := get(t, m.url+"/v1/owners")
 		return code == http.StatusOK && len(m.mgr.Leaderships()) == len(shards)
 	})
-	before := m.mgr.Leaderships()
-	heapBefore, goBefore := heapInUse(), runtime.NumGoroutine()
-
 	tr := &http.Transport{MaxIdleConnsPerHost: clients}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
+	// /v1/watch serves only once the member's picture is in sync (read
+	// after /v1/owners may be): the storm starts from there.
+	eventually(t, 30*time.Second, "/v1/watch to stream (the picture in sync)", func() bool {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		kind, _ := watchOnce(ctx, client, m.url, cancel)
+		return kind == "stream"
+	})
+	eventually(t, 10*time.Second, "the probing stream to be let go", func() bool {
+		return zkelecthttp.WatchSubscribers(m.api) == 0 && zkelecthttp.WatchStreamsOpen(m.api) == 0
+	})
+	before := m.mgr.Leaderships()
+	heapBefore, goBefore := heapInUse(), runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(t.Context())
 	var (
 		mu                 sync.Mutex
