@@ -136,9 +136,11 @@ func (r *Runner) successorQueued(ctx context.Context, path, to string) (bool, er
 // cancels it, as it cancels a campaign's), or after d (never for d 0); done
 // drops it, and the runner again keeps no context while it leads.
 func (r *Runner) holdContext(d time.Duration) (ctx context.Context, done func()) {
-	ctx, cancel := context.WithCancel(r.held.lead.Context())
+	var cancel context.CancelFunc
 	if d > 0 {
 		ctx, cancel = context.WithTimeout(r.held.lead.Context(), d)
+	} else {
+		ctx, cancel = context.WithCancel(r.held.lead.Context())
 	}
 	r.mu.Lock()
 	r.ctx, r.cancel = ctx, cancel
