@@ -214,12 +214,16 @@
 // election keeps that shard unled until someone deletes it (the candidate
 // behind it logs a warning; Owners reports it as Owner.Stuck).
 //
-// How it is built: the member's decisions (the restart grace, what it
-// claims in its record, step pacing, the startup wait, the handoffs'
-// settle and throttle, seat health and unavailability, a freeze's end and
-// completed moves) are pure types in partition/internal/member, fed the
-// time and the session's facts as arguments and tested by tables; the
-// loop of this package is the shell that feeds them and carries out what
-// they decide (starting, withdrawing, handing off and stopping runners,
-// writing the record, clearing moves).
+// How it is built: the member's decisions (the assignment and its
+// targets, the restart grace, what it claims in its record, step pacing,
+// the startup wait, the handoffs' settle and throttle, seat health and
+// unavailability, a freeze's end, the operator moves to clear, the
+// removed shards to stop and the absent members' records to collect) are
+// a pure core in partition/internal/member, fed the time and the
+// session's facts as arguments and tested by tables; each decision
+// returns a plan. The loop of this package is the shell: one goroutine
+// that feeds the core what the root and the runners report, and one place
+// (loopplan.go) that carries out its plans (starting, withdrawing,
+// handing off and stopping runners, writing the record, clearing moves,
+// deleting records).
 package partition

@@ -19,7 +19,7 @@ import (
 func CampaignUnassigned(m *Manager, shard, assignedTo string) (done <-chan struct{}, stop func()) {
 	target := map[string]string{shard: assignedTo}
 	l := newLoop(m)
-	l.targets = target
+	l.core.Assign.SetTargets(target)
 	l.sharedTargets.Store(&target)
 	m.run.Store(runState(l))
 	l.start(shard)
@@ -58,17 +58,18 @@ func ReservedAfterAssigning(m *Manager, members map[string]int64, others map[str
 	live := map[string]int64{m.cfg.MemberID: m.sess.ID()}
 	for id, sess := range members {
 		live[id] = sess
-		l.view.Apply(update{Member: id, Rec: &storedRecord{Record: record{Session: sess, Leading: others[id]}}})
+		l.view.Apply(rootdata.Update{Member: id, Rec: &rootdata.StoredRecord{Record: rootdata.Record{Session: sess, Leading: others[id]}}})
 	}
-	l.view.Apply(update{Members: live})
+	l.view.Apply(rootdata.Update{Members: live})
 	l.view.OpRead = true
 	for _, s := range reserved {
 		l.core.Grace.ReserveFor(s, time.Now())
 	}
-	l.recompute()
+	l.core.Steps.Dirty = true
+	l.decide()
 	targets = map[string]string{}
 	for _, s := range reserved {
-		targets[s] = l.targets[s]
+		targets[s] = l.core.Assign.Target(s)
 		if l.core.Grace.IsReserved(s) {
 			kept = append(kept, s)
 		}
@@ -85,7 +86,7 @@ func RecordAfterLongSuspension(m *Manager, shard string) (leading map[string]uin
 	now := time.Now()
 	l.core.Leading.Start(shard, 7, now)
 	l.core.Grace.Suspend(shard, now.Add(-2*m.sess.Timeout()))
-	l.dropSuspended(now)
+	l.carryOutPlan(l.core.Collect(l.facts(now), false, nil))
 	rec := l.record()
 	return rec.Leading, rec.Reserved
 }
@@ -132,9 +133,11 @@ type HandLoop struct{ l *loop }
 // targets assigned to m.
 func NewHandLoop(m *Manager, assigned []string) *HandLoop {
 	l := newLoop(m)
+	targets := map[string]string{}
 	for _, s := range assigned {
-		l.targets[s] = m.cfg.MemberID
+		targets[s] = m.cfg.MemberID
 	}
+	l.core.Assign.SetTargets(targets)
 	return &HandLoop{l: l}
 }
 

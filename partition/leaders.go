@@ -44,27 +44,27 @@ func checkWatch(sess *recipe.Session, root string, fnIsNil bool) error {
 // rootdata.LeaderFloor).
 type notifier struct {
 	fn    func(shard, member string, token zxidfence.Token)
-	kick  chan struct{}        // capacity 1: changes are waiting
-	floor rootdata.LeaderFloor // owned by the feeding goroutine
-	last  map[string]published // set's previous state, owned by the feeding goroutine
+	kick  chan struct{}                 // capacity 1: changes are waiting
+	floor rootdata.LeaderFloor          // owned by the feeding goroutine
+	last  map[string]rootdata.Published // set's previous state, owned by the feeding goroutine
 
 	mu      sync.Mutex
-	pending map[string]published // shard to its leader, changed and not yet taken (zero: none)
+	pending map[string]rootdata.Published // shard to its leader, changed and not yet taken (zero: none)
 
-	sent map[string]published // the state delivered, owned by deliver
+	sent map[string]rootdata.Published // the state delivered, owned by deliver
 }
 
 func newNotifier(fn func(shard, member string, token zxidfence.Token)) *notifier {
-	return &notifier{fn: fn, kick: make(chan struct{}, 1), floor: rootdata.NewLeaderFloor(), sent: map[string]published{}}
+	return &notifier{fn: fn, kick: make(chan struct{}, 1), floor: rootdata.NewLeaderFloor(), sent: map[string]rootdata.Published{}}
 }
 
 // set hands over the whole state (shard to leader, shards without one
 // left out); the notifier owns it from now on, and leaves out a lagging
 // record's claim older than one it took before. It costs the state's
 // size. One goroutine feeds a notifier.
-func (n *notifier) set(state map[string]published) {
+func (n *notifier) set(state map[string]rootdata.Published) {
 	state = n.floor.Admit(state)
-	delta := map[string]published{}
+	delta := map[string]rootdata.Published{}
 	for _, s := range changedShards(n.last, state) {
 		delta[s] = state[s]
 	}
@@ -75,16 +75,16 @@ func (n *notifier) set(state map[string]published) {
 // follow hands over what changed in v's leaders since its last call (the
 // first call: every leader v's records publish), through the floor. It
 // costs the shards that changed. One goroutine feeds a notifier.
-func (n *notifier) follow(v *view) {
+func (n *notifier) follow(v *rootdata.View) {
 	v.TrackLeaders()
-	delta := map[string]published{}
-	v.LeaderChanges(func(s string, p published) { delta[s] = n.floor.AdmitOne(s, p) })
+	delta := map[string]rootdata.Published{}
+	v.LeaderChanges(func(s string, p rootdata.Published) { delta[s] = n.floor.AdmitOne(s, p) })
 	n.update(delta)
 }
 
 // update merges delta (shard to its leader, the zero value: none) into
 // the changes waiting for deliver.
-func (n *notifier) update(delta map[string]published) {
+func (n *notifier) update(delta map[string]rootdata.Published) {
 	if len(delta) == 0 {
 		return
 	}
@@ -124,7 +124,7 @@ func (n *notifier) deliver(ctx context.Context) {
 			if n.sent[s] == p {
 				continue
 			}
-			if p == (published{}) {
+			if p == (rootdata.Published{}) {
 				delete(n.sent, s)
 			} else {
 				n.sent[s] = p
@@ -136,7 +136,7 @@ func (n *notifier) deliver(ctx context.Context) {
 
 // changedShards returns, sorted, the shards whose leader differs between
 // two states.
-func changedShards(old, next map[string]published) []string {
+func changedShards(old, next map[string]rootdata.Published) []string {
 	var out []string
 	for s, p := range next {
 		if old[s] != p {
@@ -173,9 +173,15 @@ func changedShards(old, next map[string]published) []string {
 //
 // It creates root's znodes if they are missing (as a member would), so it
 // may start before any member. It blocks until ctx is done and then
-// returns nil, or returns an error wrapping recipe.ErrSessionClosed when
-// sess is closed. It returns ErrNilSession, ErrNilCallback or an error
-// wrapping ErrInvalidRoot for bad arguments.
+// returns nil. A cut from ZooKeeper (connection loss, the session expired
+// and replaced), even past the session timeout and at the start, is
+// waited out: the leaders are read again once the session connects. It
+// returns early with an error wrapping recipe.ErrSessionClosed when sess
+// is closed, the session's EndErr when it ended for good, or the error of
+// adding the watch or listing root for a cause other than the connection
+// (a server before 3.6 refuses the watch; an ACL). It returns
+// ErrNilSession, ErrNilCallback or an error wrapping ErrInvalidRoot for
+// bad arguments.
 func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn func(shard, member string, token zxidfence.Token)) error {
 	if err := checkWatch(sess, root, fn == nil); err != nil {
 		return err
@@ -195,7 +201,7 @@ func WatchLeaders(ctx context.Context, sess *recipe.Session, root string, fn fun
 	go func() {
 		defer wg.Done()
 		defer cancel() // ends deliver
-		followErr = electview.Follow(ctx, sess, root, "watch leaders of", func(_ *view, e *electview.Elections) (bool, error) {
+		followErr = electview.Follow(ctx, sess, root, "watch leaders of", func(_ *rootdata.View, e *electview.Elections) (bool, error) {
 			n.set(e.Published())
 			return true, nil
 		})

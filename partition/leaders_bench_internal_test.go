@@ -10,11 +10,11 @@ import (
 
 // benchView is a view of 3 live members leading 10,000 shards between
 // them, as at the end of a cold start.
-func benchView() (*view, []string) {
+func benchView() (*rootdata.View, []string) {
 	v := rootdata.NewView(true)
-	v.Apply(update{Members: map[string]int64{"m0": 1, "m1": 2, "m2": 3}})
+	v.Apply(rootdata.Update{Members: map[string]int64{"m0": 1, "m1": 2, "m2": 3}})
 	shards := Range(0, 10000)
-	recs := []record{{Session: 1}, {Session: 2}, {Session: 3}}
+	recs := []rootdata.Record{{Session: 1}, {Session: 2}, {Session: 3}}
 	for i := range recs {
 		recs[i].Leading = map[string]uint64{}
 	}
@@ -22,7 +22,7 @@ func benchView() (*view, []string) {
 		recs[i%3].Leading[s] = uint64(i + 1)
 	}
 	for i, r := range recs {
-		v.Apply(update{Member: fmt.Sprintf("m%d", i), Rec: &storedRecord{Record: r}})
+		v.Apply(rootdata.Update{Member: fmt.Sprintf("m%d", i), Rec: &rootdata.StoredRecord{Record: r}})
 	}
 	return v, shards
 }

@@ -25,7 +25,7 @@ import (
 
 func newLoop(m *Manager) *loop {
 	base, cancel := context.WithCancel(context.Background())
-	updates := make(chan update, 64)
+	updates := make(chan rootdata.Update, 64)
 	var leaders *notifier
 	if f := m.cfg.OnLeaderChanged; f != nil {
 		leaders = newNotifier(f)
@@ -36,22 +36,18 @@ func newLoop(m *Manager) *loop {
 		updates: updates,
 		events:  make(chan shard.Event, 1024),
 		fatal:   make(chan error, 1),
-		shardState: shardState{
-			runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
-			targets: map[string]string{}, clearing: map[string]bool{}, seatHealth: map[*shard.Seat]*member.SeatHealth{},
-		},
-		core:      member.NewCore[*shard.Seat](member.Config{RestartGrace: m.cfg.RestartGrace, StartupSettle: m.cfg.StartupSettle, Started: time.Now()}),
-		stepState: stepState{wake: stoppedTimer()},
-		recordState: recordState{
-			absentSince: map[string]time.Time{}, collecting: map[string]int32{}, otherLists: map[string]string{},
-		},
-		pub:     m.newPublisher(),
-		watch:   rootdata.NewWatcher(m.sess, m.root, updates, m.log).Within(m.bounds, m.cfg.MemberID, m.met.setRefused),
-		leaders: leaders,
-		base:    base,
-		cancel:  cancel,
+		runners: map[string]*shard.Runner{}, books: map[*shard.Runner]*runnerBook{},
+		core: member.NewCore[*shard.Seat](member.Config{
+			Me: m.cfg.MemberID, RestartGrace: m.cfg.RestartGrace, StartupSettle: m.cfg.StartupSettle, Started: time.Now(),
+		}),
+		wake:       stoppedTimer(),
+		otherLists: map[string]string{},
+		pub:        m.newPublisher(),
+		watch:      rootdata.NewWatcher(m.sess, m.root, updates, m.log).Within(m.bounds, m.cfg.MemberID, m.met.setRefused),
+		leaders:    leaders,
+		base:       base,
+		cancel:     cancel,
 	}
-	l.grace, l.steps = &l.core.Grace, &l.core.Steps
 	l.starts.Workers = &l.workers
 	l.member = l.shardMember()
 	return l
@@ -104,14 +100,14 @@ func (l *loop) serve(ctx context.Context) error {
 		case ev := <-l.events:
 			l.handle(ev)
 		case <-l.m.changed:
-			l.steps.Dirty, l.recordChanged, l.steps.Due = true, true, true // the record carries the list's digest
+			l.core.Steps.Dirty, l.recordChanged, l.core.Steps.Due = true, true, true // the record carries the list's digest
 		case <-tick.C:
-			l.collect(time.Now())
+			l.carryOutPlan(l.collect(time.Now()))
 			l.checkPublished()
 		case <-l.pub.Idle(): // a record write ended: the next may go (publish)
 		case <-l.wake.C:
-			l.wakeAt, l.steps.Due = time.Time{}, true // armed for a step then (wakeIn)
-			l.steps.Stale = l.steps.Stale || l.core.Handoffs.Settling()
+			l.wakeAt, l.core.Steps.Due = time.Time{}, true // armed for a step then (wakeIn)
+			l.core.Steps.Stale = l.core.Steps.Stale || l.core.Handoffs.Settling()
 		}
 		l.drain()
 		l.step()
@@ -135,28 +131,33 @@ func (l *loop) drain() {
 
 // step runs the loop's stages once, in order: feed the core what the
 // sessions changed (notice, loopnotice.go), take the core's plan
-// (member.Core.Step: what time changed, the pacing) and carry it out:
-// decide the assignment (loopassign.go), reconcile the runners with it
-// when the core says (member.Core.ReconcileDue: they lag it, the startup
-// wait is over; reconcile.go), publish the record (looppublish.go).
-// Deciding and reconciling run only when the plan says (the state
-// changed, at most once per step gap); notice and publish run every step.
+// (member.Core.Step: what time changed, the pacing), decide the
+// assignment (member.Core.Decide, fed by loopassign.go), reconcile the
+// runners with it when the core says (member.Core.ReconcileDue: they lag
+// it, the startup wait is over; member.Core.Reconcile, fed by
+// reconcile.go), publish the record (records.go). Every stage returns the
+// core's plan, and carryOutPlan (loopplan.go) carries each out. Deciding
+// and reconciling run only when the plan says (the state changed, at most
+// once per step gap); notice and publish run every step.
 func (l *loop) step() {
-	l.notice()
+	l.carryOutPlan(l.notice())
 	plan := l.core.Step(l.facts(time.Now()))
 	l.carryOutPlan(plan)
 	defer l.publish()
 	if !plan.Decide {
 		return
 	}
-	l.steps.Acted = false
-	l.decide()
+	l.core.Steps.Acted = false
+	l.carryOutPlan(l.decide())
 	due := l.core.ReconcileDue(l.startupFacts(time.Now()))
 	l.carryOutPlan(due)
-	if due.Reconcile {
-		l.reconcile()
+	if due.Reconcile && l.selfLive() {
+		l.carryOutPlan(l.reconcile())
+		// The shards dealt to others are created by their candidates; one
+		// assigned here later finds its znode made, or makes it the slow way.
+		l.newShards = nil
 	}
-	l.steps.NoteCost(time.Since(l.steps.LastStep()), l.steps.Acted)
+	l.core.Steps.NoteCost(time.Since(l.core.Steps.LastStep()), l.core.Steps.Acted)
 }
 
 // fail reports an error that ends Run.
@@ -168,13 +169,13 @@ func (l *loop) fail(err error) {
 }
 
 // apply merges a watcher's update into the view.
-func (l *loop) apply(u update) {
-	l.steps.Dirty, l.steps.ViewNew = true, true
+func (l *loop) apply(u rootdata.Update) {
+	l.core.Steps.Dirty, l.core.Steps.ViewNew = true, true
 	old := l.view.Operator
 	if u.Members != nil && !maps.Equal(u.Members, l.view.Members) {
 		// After the startup wait a join, a stop or a crash is acted on at
 		// once; during it, steps would only find the wait longer.
-		l.steps.Urgent = l.core.Startup.MembersChanged(time.Now()) || l.steps.Urgent
+		l.core.Steps.Urgent = l.core.Startup.MembersChanged(time.Now()) || l.core.Steps.Urgent
 	}
 	l.view.Apply(u)
 	if u.Rec != nil && u.Rec.Session == l.view.Members[u.Member] {
@@ -183,14 +184,13 @@ func (l *loop) apply(u update) {
 	l.noticeOwnRecord(u)
 	switch {
 	case u.Operator != nil:
-		l.steps.Urgent = true
+		l.core.Steps.Urgent = true
 		l.noticeOperator(old.OperatorState, u.Operator.OperatorState)
-		clear(l.clearing)
+		l.core.Assign.OperatorChanged()
 	case u.Members != nil:
-		l.collect(time.Now())
+		l.carryOutPlan(l.collect(time.Now()))
 	case u.Rec == nil:
-		delete(l.absentSince, u.Member)
-		delete(l.collecting, u.Member)
+		l.core.Records.Forget(u.Member)
 	}
 }
 
@@ -201,13 +201,12 @@ func (l *loop) handle(ev shard.Event) {
 	b := l.books[r] // nil: nothing asked of the runner
 	mev := member.Event{
 		Shard: id, Kind: eventKinds[ev.Kind], Token: ev.Token,
-		Expired:      ev.Kind == shard.Stopped && errors.Is(ev.Reason, recipe.ErrSessionExpired),
-		AssignedHere: l.targets[id] == l.m.cfg.MemberID,
+		Expired: ev.Kind == shard.Stopped && errors.Is(ev.Reason, recipe.ErrSessionExpired),
 	}
 	if b != nil {
 		mev.Handoff, mev.AskedAt, mev.Removed = b.handoff, b.stopAt, b.removed
 	}
-	eff := l.core.Report(mev, l.facts(time.Now()))
+	p := l.core.Report(mev, l.facts(time.Now()))
 	if ev.Kind == shard.Finished {
 		delete(l.books, r)
 		if ev.Reason != nil { // its candidate's znode is left to the session (member stopping)
@@ -218,7 +217,10 @@ func (l *loop) handle(ev shard.Event) {
 		}
 		l.m.runnerGone(id) // layout.go
 	}
-	l.carryOut(id, b, eff)
+	if p.HandoffDeferred { // only of a runner asked for a handoff: b is set
+		b.handoff = false
+	}
+	l.carryOutPlan(p)
 }
 
 // eventKinds translates the runners' event kinds into the core's.
@@ -226,41 +228,6 @@ var eventKinds = [...]member.EventKind{
 	shard.Started: member.RunnerStarted, shard.Stopped: member.RunnerStopped,
 	shard.Suspended: member.RunnerSuspended, shard.Unseated: member.RunnerUnseated,
 	shard.Deferred: member.RunnerDeferred, shard.Finished: member.RunnerFinished,
-}
-
-// carryOut does what the core decided of the event about shard s of the
-// runner whose book is b (nil: none).
-func (l *loop) carryOut(s string, b *runnerBook, eff member.Effects) {
-	if eff.Failover > 0 {
-		l.m.met.failovers.Observe(eff.Failover.Seconds())
-	}
-	switch {
-	case eff.HandoffDeferred: // only of a runner asked for a handoff: b is set
-		b.handoff = false
-		l.m.met.deferred.Inc()
-		l.nextHandoffs()
-	case eff.HandoffDone:
-		l.m.met.handoffs.Observe(eff.Handoff.Seconds())
-		l.nextHandoffs()
-	}
-	if eff.DeleteElection {
-		l.deleteShard(s)
-	}
-	l.recordChanged = l.recordChanged || eff.RecordChanged
-	if eff.WakeIn > 0 {
-		l.wakeIn(eff.WakeIn)
-	}
-}
-
-// deleteShard deletes a removed shard's election znode; it stays while
-// other members' candidates are still in it (the last one out deletes it).
-func (l *loop) deleteShard(s string) {
-	l.background(func() {
-		err := l.m.sess.Delete(l.base, l.m.shardPath(s), -1)
-		if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
-			l.m.log.Warn().Err(err).Str("shard", s).Msg("delete removed shard")
-		}
-	})
 }
 
 // shutdown leaves gracefully: it records what we lead (reserved for our

@@ -1,164 +1,119 @@
 package partition
 
 import (
+	"maps"
 	"time"
 
 	"github.com/zkelect/zkelect/partition/assign"
 	"github.com/zkelect/zkelect/partition/internal/member"
+	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 )
 
 // This file is the loop's second stage (step, loop.go), decide: it feeds
-// the loop's view into its assignment kept from changes
-// (assign.Assigner): each step tells it only what changed since the last
-// (our own record's delta, the holders the view's updates changed, the
-// shard list when SetShards replaced it), so a step costs the change and
-// our own share, not the whole shard list. Its targets are assign.Assign's
-// for the input the view amounts to (input, loopoperator.go).
+// the core's assignment kept from changes (member.Assignment) only what
+// changed since the last step (our own record's delta, the holders the
+// view's updates changed, the shard list when SetShards replaced it), so a
+// step costs the change and our own share, not the whole shard list, and
+// hands the core what it reads of the view (member.View); the core decides
+// (member.Core.Decide); the loop carries out its plan (carryOutPlan).
 
-// decide recomputes the assignment if the view or the member changed.
-func (l *loop) decide() {
-	if l.steps.Dirty {
-		if l.steps.ViewNew {
-			l.steps.ViewNew = false
-			l.noteLeaders()
-		}
-		l.recompute()
+// decide computes the assignment if the view or the member changed, and
+// returns the core's plan.
+func (l *loop) decide() member.Plan {
+	if !l.core.Steps.Dirty {
+		return member.Plan{}
 	}
+	if l.core.Steps.ViewNew {
+		l.core.Steps.ViewNew = false
+		l.noteLeaders()
+	}
+	now := time.Now()
+	l.feedAssignment()
+	return l.core.Decide(l.decideView(now), now)
 }
 
-// recompute computes the assignment from the view: from what changed
-// since the last step (loopassign.go). A shard some member publishes as
-// unavailable is dealt elsewhere (member.UnavailableMoves): that costs
-// the unavailable shards, not the whole map.
-func (l *loop) recompute() {
-	l.steps.Dirty = false
-	if !l.selfLive() {
-		return // our session is being replaced: keep everything as it is
-	}
-	if !l.view.OpRead {
-		return // a drain or a freeze we have not read yet must not be acted against
-	}
-	res, p := l.assignment(time.Now()) // from what changed (loopassign.go)
-	prev := l.targets
-	var assigned int
-	l.targets, assigned = l.concerningUsOf(res)
-	if byMember := l.unavailableByMember(); len(byMember) > 0 {
-		in := l.unavailableInput(p, byMember)
-		count := make(map[string]int, len(p.Members))
-		for _, m := range p.Members {
-			count[m] = res.Count(m)
-		}
-		moved := member.UnavailableMoves(res.Target, count, in, byMember)
-		assigned = withMoves(l.targets, assigned, moved, l.m.cfg.MemberID, func(s string) bool { return l.runners[s] != nil })
-	}
-	l.steps.Acted = l.steps.Acted || targetsMoved(prev, l.targets)
-	l.noteOperatorMetrics(p.Frozen, assigned)
-	if len(p.Pins) > 0 {
-		l.clearMoves(p)
-		l.expireMoves(p)
-	}
-	targets := l.targets
-	l.sharedTargets.Store(&targets)
-	l.m.met.assignments.Inc()
-	l.steps.Stale = true
-	for s := range l.grace.Reserved() { // a reservation the balance gave elsewhere is void
-		if targets[s] != l.m.cfg.MemberID {
-			l.grace.Release(s)
-			l.recordChanged, l.steps.Acted = true, true
-		}
-	}
-}
-
-// assignment brings the assigner up to date with the view and computes
-// the assignment.
-func (l *loop) assignment(now time.Time) (*assign.Result, assign.Params) {
-	a := &l.assigning
-	if a.assigner == nil {
-		a.assigner = assign.NewAssigner()
+// feedAssignment tells the core's assignment what changed in the view
+// since the last step; the first step sets it up (Track on the view:
+// O(records) once).
+func (l *loop) feedAssignment() {
+	a := &l.core.Assign
+	if a.Begin() {
 		l.view.Track()
 	}
-	l.view.SetOwn(&memberRecord{ID: l.m.cfg.MemberID, Record: l.ownRecord()})
-	if shards := l.m.currentShards(); !sameSlice(shards, a.listOf) {
-		a.listOf = shards
-		a.assigner.SetShards(shards)
-	}
+	l.view.SetOwn(&rootdata.MemberRecord{ID: l.m.cfg.MemberID, Record: l.ownRecord()})
+	a.SetShards(l.m.currentShards())
 	l.view.Changed(func(s, m string, tok uint64, held bool) {
 		if held {
-			a.assigner.Hold(s, m, tok)
+			a.Hold(s, m, tok)
 		} else {
-			a.assigner.Release(s)
+			a.Release(s)
 		}
 	})
+}
+
+// decideView is what the core's Decide reads of the view at now: the
+// assignment's input (params), the shards members publish as unavailable,
+// the operator's moves and pins, and the runners.
+func (l *loop) decideView(now time.Time) member.View {
+	op := l.view.Operator.OperatorState
 	p := l.params(now)
-	return a.assigner.Targets(p), p
+	v := member.View{
+		SelfLive: l.selfLive(), OpRead: l.view.OpRead, Params: p,
+		Unavailable: l.unavailableByMember(),
+		Moves:       op.Moves, Pins: op.Pins,
+		VoidMove: func(s string) bool { return op.VoidMove(s, l.view.Members) },
+		Runs:     func(s string) bool { return l.runners[s] != nil },
+		Running:  maps.Keys(l.runners),
+	}
+	if p.Frozen && op.Freeze != nil {
+		v.FreezeUntil = op.Freeze.Until
+	}
+	return v
 }
 
-// sameSlice reports whether x and y are the same slice (the shard list is
-// replaced by SetShards, never changed in place).
-func sameSlice(x, y []string) bool {
-	return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
-}
-
-// concerningUsOf is concerningUs for an assigner's result: the shards it
-// targets to us (O(our share)) and the targets of those we run a runner
-// for, and how many it targets to us.
-func (l *loop) concerningUsOf(res *assign.Result) (map[string]string, int) {
-	me := l.m.cfg.MemberID
-	out := make(map[string]string, max(len(l.targets), len(l.runners)))
-	n := 0
-	res.Of(me, func(s string) bool {
-		out[s] = me
-		n++
-		return true
-	})
-	for s, r := range l.runners {
-		if _, ours := out[s]; !ours && r != nil {
-			if m := res.Target(s); m != "" {
-				out[s] = m
+// params is the part of the assignment's input that is not per shard:
+// the live members that run our shard list, their weights and the
+// operator's state; the holders come from the view (feedAssignment), our
+// own claims from the loop, not from our record as read back: the record
+// lags them by a publish, and is missing for a moment when the others
+// deleted it while our session was replaced late in our restart grace.
+// An assignment from it would void our reservations. The same at every
+// member that sees the same znodes, the freeze's expiry aside (each
+// member reads its own clock).
+func (l *loop) params(now time.Time) assign.Params {
+	op := l.view.Operator.OperatorState
+	members := l.sameListMembers()
+	p := assign.Params{Members: members, Drained: op.DrainedList(), Pins: op.AssignPins(), Frozen: op.Frozen(now)}
+	for _, id := range members {
+		if w := l.weight(id); w != 1 {
+			if p.Weights == nil {
+				p.Weights = map[string]int{}
 			}
+			p.Weights[id] = w
 		}
 	}
-	return out, n
+	return p
 }
 
-// withMoves applies moved (shard → its new target) to targets, the
-// shards targeted to me and those a runner runs for (runs) with their
-// targets, of which assigned are targeted to me, and returns how many are
-// targeted to me then: what concerningUs gives for the whole assignment
-// with the moves applied.
-func withMoves(targets map[string]string, assigned int, moved map[string]string, me string, runs func(string) bool) int {
-	for s, to := range moved {
-		was, had := targets[s]
-		switch {
-		case to == me:
-			targets[s] = me
-			if !had || was != me {
-				assigned++
-			}
-			continue
-		case had && was == me:
-			assigned--
-		}
-		if runs(s) {
-			targets[s] = to
-		} else {
-			delete(targets, s)
+// unavailableByMember returns the shards each live member of the view
+// (this one included) publishes as unavailable, for the core's Decide.
+func (l *loop) unavailableByMember() map[string][]string {
+	out := map[string][]string{}
+	if own := l.core.Unavailable(); len(own) > 0 {
+		out[l.m.cfg.MemberID] = own
+	}
+	for id, rec := range l.view.Records {
+		if id != l.m.cfg.MemberID && len(rec.Unavailable) > 0 && rec.Session == l.view.Members[id] {
+			out[id] = rec.Unavailable
 		}
 	}
-	return assigned
+	return out
 }
 
-// unavailableInput is the part of the assignment's input member.DealUnavailable
-// reads: the takers, the pins, and the holders of the shards some member
-// cannot lead (byMember).
-func (l *loop) unavailableInput(p assign.Params, byMember map[string][]string) assign.Input {
-	in := assign.Input{Members: p.Members, Drained: p.Drained, Pins: p.Pins, Current: map[string]string{}}
-	for _, shards := range byMember {
-		for _, s := range shards {
-			if h := l.assigning.assigner.Holder(s); h != "" {
-				in.Current[s] = h
-			}
-		}
+// noteLeaders hands what changed in the leaders of the loop's view to
+// OnLeaderChanged's notifier, if there is one.
+func (l *loop) noteLeaders() {
+	if l.leaders != nil {
+		l.leaders.follow(l.view)
 	}
-	return in
 }

@@ -1,50 +1,14 @@
 package partition
 
 import (
-	"context"
 	"time"
 
-	"github.com/zkelect/zkelect/partition/assign"
-	"github.com/zkelect/zkelect/partition/internal/member"
 	"github.com/zkelect/zkelect/partition/operator"
 )
 
 // This file brings the operator state (partition/internal/root) into the loop:
-// the assignment's input (with the members that run our shard list), the
-// freeze's expiry, logs of what operators changed, and clearing a move this
-// member completed.
-
-// params is the part of the assignment's input that is not per shard:
-// the live members that run our shard list, their weights and the
-// operator's state; the holders come from the view (loopassign.go), our
-// own claims from the loop, not from our record as read back: the record
-// lags them by a publish, and is missing for a moment when the others
-// deleted it while our session was replaced late in our restart grace.
-// An assignment from it would void our reservations. The same at every
-// member that sees the same znodes, the freeze's expiry aside (each
-// member reads its own clock). It sets the wake timer for the freeze's
-// end.
-func (l *loop) params(now time.Time) assign.Params {
-	op := l.view.Operator.OperatorState
-	members := l.sameListMembers()
-	p := assign.Params{Members: members, Drained: op.DrainedList(), Pins: op.AssignPins(), Frozen: op.Frozen(now)}
-	for _, id := range members {
-		if w := l.weight(id); w != 1 {
-			if p.Weights == nil {
-				p.Weights = map[string]int{}
-			}
-			p.Weights[id] = w
-		}
-	}
-	var until time.Time
-	if p.Frozen {
-		until = op.Freeze.Until
-	}
-	if at := l.core.Freeze.Honoured(p.Frozen, until); !at.IsZero() {
-		l.wakeIn(at.Sub(now))
-	}
-	return p
-}
+// the members that run our shard list, their weights, the operator's
+// metrics and logs of what operators changed.
 
 // sameListMembers returns the live members that run our shard list, as
 // their records say (see assign.ListDigest); it warns once about each member
@@ -74,28 +38,13 @@ func (l *loop) sameListMembers() []string {
 // noteOperatorMetrics exports this member's weight, share (assigned: the
 // shards the assignment targets here), drain and the freeze after an
 // assignment.
-func (l *loop) noteOperatorMetrics(frozen bool, assigned int) {
+func (l *loop) noteOperatorMetrics(assigned int) {
+	frozen := l.view.Operator.Frozen(time.Now())
 	me := l.m.cfg.MemberID
 	l.m.met.assigned.Set(float64(assigned))
 	l.m.met.weight.Set(float64(l.weight(me)))
 	l.m.met.drained.Set(boolGauge(l.view.Operator.IsDrained(me)))
 	l.m.met.frozen.Set(boolGauge(frozen))
-}
-
-// drainHonoured reports whether an operator drained this member and the
-// assignment honours it: some other live member is not drained (drains
-// that name every live member are ignored, assign.Assign's rule 0).
-func (l *loop) drainHonoured() bool {
-	op := l.view.Operator
-	if !op.IsDrained(l.m.cfg.MemberID) {
-		return false
-	}
-	for _, id := range l.view.LiveMembers() {
-		if !op.IsDrained(id) {
-			return true
-		}
-	}
-	return false
 }
 
 func boolGauge(b bool) float64 {
@@ -135,39 +84,6 @@ func (l *loop) noticeOperator(old, next operator.State) {
 	case was && !is:
 		l.m.log.Info().Msg("undrained by an operator: taking a share again")
 	}
-}
-
-// clearMoves clears the moves to this member that are done: it leads the
-// shard, and the assignment without the move keeps it here. Each clear is
-// one version-checked write in the background; a lost race is retried at
-// the next recompute.
-func (l *loop) clearMoves(p assign.Params) {
-	op := l.view.Operator.OperatorState
-	me := l.m.cfg.MemberID
-	done := member.DoneMoves(me, op.Moves, op.Pins, p.Pins, l.core.Leading.Leads, l.clearing, func(pins map[string]string, s string) string {
-		without := p
-		without.Pins = pins
-		return l.assigning.assigner.Targets(without).Target(s)
-	})
-	if len(done) == 0 {
-		return
-	}
-	for _, s := range done {
-		l.clearing[s] = true
-	}
-	l.background(func() {
-		ctx, cancel := context.WithTimeout(l.base, l.m.sess.Timeout())
-		defer cancel()
-		op, err := operator.New(l.m.sess, l.m.root, l.m.cfg.ACL)
-		if err == nil {
-			_, err = op.ClearMoves(ctx, done, me)
-		}
-		if err != nil {
-			l.m.log.Warn().Err(err).Strs("shards", done).Msg("clear completed moves")
-			return
-		}
-		l.m.log.Info().Strs("shards", done).Msg("moves completed")
-	})
 }
 
 // flatRelease stands in the loop's otherLists for a member of a release

@@ -7,52 +7,68 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkelect/zkelect/partition/assign"
 	"github.com/zkelect/zkelect/partition/internal/member"
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/shard"
 )
 
-// This file is the loop's state: the loop itself, its state by concern
-// (the loop embeds each), and the few things several stages use of it
-// (wakeIn, background, selfLive, and ownRecord, the record it amounts to). The stages (loopnotice.go, loopassign.go,
-// reconcile.go, looppublish.go) and step (loop.go) sit above it. Only the
-// loop goroutine touches any of it.
+// This file is the loop's state: the loop itself and the few things
+// several stages use of it (wakeIn, background, selfLive, and ownRecord,
+// the record it amounts to). The stages (loopnotice.go, loopassign.go, reconcile.go,
+// records.go), the plans' carrying out (loopplan.go) and step (loop.go)
+// sit above it. Only the loop goroutine touches any of it.
 
-// loop is the state of one Run, owned by its goroutine. Its state is
-// split by concern: the core's (member.Core: leaderships, grace,
-// handoffs, unavailability), the runners and the assignment (shardState),
-// the pacing of its steps (stepState), the startup wait (startupState)
-// and the records it publishes and collects (recordState).
+// loop is the state of one Run, owned by its goroutine: the core's
+// (member.Core: every decision's state), and what the shell keeps to carry
+// the decisions out: the runners, the wake timer, the record last
+// published. No state is embedded: every name is the loop's own field.
 type loop struct {
 	m       *Manager
-	view    *view
-	updates chan update
+	view    *rootdata.View
+	updates chan rootdata.Update
 	events  chan shard.Event
 	fatal   chan error
 
-	core *member.Core[*shard.Seat] // the member's decisions' state (member.Core: Report, Step)
-	// grace and steps are core's Grace and Steps (what changed since the
-	// last step, and its pacing), for loopassign.go.
-	grace *member.Grace
-	steps *member.Steps
-	shardState
-	stepState
-	startupState
-	recordState
+	core *member.Core[*shard.Seat] // the member's decisions' state (member.Core)
+
+	// The runners, the loop's books of them, and the targets handed to
+	// them: sharedTargets is the core's targets (member.Assignment.Targets)
+	// as the loop last decided them, for the runners (shardEnv.TargetOf)
+	// and Manager.Assigned; the map is never changed once stored.
+	runners       map[string]*shard.Runner
+	books         map[*shard.Runner]*runnerBook // see book
+	sharedTargets atomic.Pointer[map[string]string]
+
+	// The timer that wakes the loop for a step put off (the core paces
+	// the steps: member.Steps); wakeAt is when it fires, zero when it is
+	// stopped.
+	wake   *time.Timer
+	wakeAt time.Time
+
+	// newShards are the shards without a znode when Run started (see
+	// root.NewShards), until the first reconcile has started its runners.
+	newShards map[string]bool
+
+	// The member's record (records.go): the session the loop last saw,
+	// the record last queued, whether it changed since (beyond the core's
+	// Leading), and the members warned about running another shard list,
+	// with its digest.
+	session       int64
+	published     *rootdata.Record
+	recordChanged bool
+	otherLists    map[string]string
 
 	pub     *rootdata.Publisher
-	watch   *watcher
+	watch   *rootdata.Watcher
 	leaders *notifier       // OnLeaderChanged's; nil without one
 	base    context.Context // parent of runner contexts, cancelled last
 	cancel  context.CancelFunc
 	workers sync.WaitGroup   // runners, callbacks, deletions, the start queue
 	starts  shard.StartQueue // runners to start
-	member  *shard.Member    // what the runners share (shardenv.go)
+	member  *shard.Member    // what the runners share (reconcile.go)
 
 	unwithdrawn   unwithdrawn // candidates a stopping member could not withdraw
 	beforeBuckets bool        // the run speaks a release before buckets (release, run.go)
-	assigning     assigning   // the assignment kept from changes (loopassign.go)
 }
 
 // runnerBook is what the loop records about a runner.
@@ -62,70 +78,12 @@ type runnerBook struct {
 	stopAt  time.Time // when the handoff was asked
 }
 
-// shardState is what the loop knows of its shards' elections and the
-// assignment it acts on.
-type shardState struct {
-	runners map[string]*shard.Runner
-	books   map[*shard.Runner]*runnerBook // the loop's records of its runners (see book)
-	targets map[string]string             // the latest assignment's shards targeted here or run here (concerningUs)
-	// sharedTargets is targets as the loop last decided it, for the
-	// runners (shardEnv.TargetOf) and Manager.Assigned: the map is never
-	// changed once stored.
-	sharedTargets atomic.Pointer[map[string]string]
-	// seatHealth is what the loop saw of each sibling session
-	// (loopliveness.go).
-	seatHealth map[*shard.Seat]*member.SeatHealth
-	clearing   map[string]bool // moves being cleared: ours done, or void (loopoperator.go, moveexpiry.go)
-}
-
-// assigning is the loop's assignment kept from changes; the first step
-// sets it up (Track on the view: O(records) once; loopassign.go).
-type assigning struct {
-	assigner *assign.Assigner
-	listOf   []string // the shard list last given to SetShards
-}
-
-// stepState is the shell's side of the steps' pacing (member.Steps
-// decides it): the timer that wakes the loop for a step put off.
-type stepState struct {
-	wake   *time.Timer // wakes the loop for a settled move or a deferred step
-	wakeAt time.Time   // when wake fires; zero when it is stopped
-}
-
 // wakeIn makes the loop run a step in d at the latest.
-func (s *stepState) wakeIn(d time.Duration) {
+func (l *loop) wakeIn(d time.Duration) {
 	at := time.Now().Add(d)
-	if s.wakeAt.IsZero() || at.Before(s.wakeAt) {
-		s.wakeAt = at
-		s.wake.Reset(d)
-	}
-}
-
-// startupState is what the loop keeps beside the startup wait
-// (member.Startup).
-type startupState struct {
-	// newShards are the shards without a znode when Run started (see
-	// root.NewShards), until the first reconcile has started its runners.
-	newShards map[string]bool
-}
-
-// recordState is the member's published record and what the loop keeps
-// about the others' (records.go, collect.go).
-type recordState struct {
-	session       int64 // the session the loop last saw
-	published     *record
-	recordChanged bool                 // leading or reserved changed since published
-	absentSince   map[string]time.Time // records of members not live
-	collecting    map[string]int32     // record deletions issued, by version
-	otherLists    map[string]string    // members warned about running another shard list, with its digest
-}
-
-// carryOutPlan does what a plan asks beside the stages: mark the record
-// and arm the wake.
-func (l *loop) carryOutPlan(p member.Plan) {
-	l.recordChanged = l.recordChanged || p.RecordChanged
-	if p.WakeIn > 0 {
-		l.wakeIn(p.WakeIn)
+	if l.wakeAt.IsZero() || at.Before(l.wakeAt) {
+		l.wakeAt = at
+		l.wake.Reset(d)
 	}
 }
 
@@ -175,8 +133,8 @@ func (l *loop) selfLive() bool {
 
 // ownRecord is the member's record now, sharing the loop's leadership map
 // (read it only while the loop does not change it).
-func (l *loop) ownRecord() record {
-	rec := record{
+func (l *loop) ownRecord() rootdata.Record {
+	rec := rootdata.Record{
 		Session: l.m.sess.ID(), Leading: l.core.Leading.Map(), ShardSet: l.m.currentShardSet(),
 		Address: l.m.cfg.Address, Labels: l.m.cfg.Labels, Weight: l.m.cfg.Weight,
 		Buckets: !l.beforeBuckets, Migrate: !l.beforeBuckets,
@@ -187,24 +145,8 @@ func (l *loop) ownRecord() record {
 		}
 	}
 	slices.Sort(rec.Reserved)
-	rec.Unavailable = l.ownUnavailable()
+	rec.Unavailable = l.core.Unavailable()
 	return rec
-}
-
-// ownUnavailable returns the shards this member publishes as unavailable,
-// sorted: those on a down session and those without one.
-func (l *loop) ownUnavailable() []string {
-	if len(l.core.Unseated) == 0 {
-		return l.core.Unavail.List()
-	}
-	out := l.core.Unavail.List()
-	for s := range l.core.Unseated {
-		if _, dup := l.core.Unavail[s]; !dup {
-			out = append(out, s)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // unwithdrawn counts the shards whose candidate a stopping member could

@@ -104,7 +104,7 @@ func NewManager(sess *recipe.Session, root string, cfg Config) (*Manager, error)
 		pool:      shard.NewSessions(sess, s.MaxShardsPerSession, s.MaxInFlight, met.sessions, log),
 		naming:    recipe.ShortNaming(),
 		newLayout: rootdata.NewRootLayout,
-		label:     path.Join(root, shardsDir) + "/*",
+		label:     path.Join(root, rootdata.ShardsDir) + "/*",
 		sess:      sess,
 		root:      root,
 		cfg:       s,
@@ -245,9 +245,9 @@ func (m *Manager) targetOf(shard string) string {
 	return ""
 }
 
-func (m *Manager) memberPath() string { return path.Join(m.root, membersDir, m.cfg.MemberID) }
+func (m *Manager) memberPath() string { return path.Join(m.root, rootdata.MembersDir, m.cfg.MemberID) }
 
-func (m *Manager) recordPath() string { return path.Join(m.root, ownersDir, m.cfg.MemberID) }
+func (m *Manager) recordPath() string { return path.Join(m.root, rootdata.OwnersDir, m.cfg.MemberID) }
 
 // shardsLabel is the election label of every shard's recipe metrics,
 // "<root>/shards/*": one series for all shards, however many there are.

@@ -254,10 +254,11 @@ func TestHandoffTimeoutBoundsAStuckCallback(t *testing.T) {
 	const handoffTimeout = 300 * time.Millisecond
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 2)
 	release := make(chan struct{})
-	var returned atomic.Int64
+	var started, returned atomic.Int64
 	stuck := func(c *partition.Config) {
 		c.HandoffTimeout = handoffTimeout
 		c.OnStartedLeading = func(ctx context.Context, shard string, token zxidfence.Token) {
+			started.Add(1)
 			<-ctx.Done()
 			<-release
 			returned.Add(1)
@@ -286,8 +287,10 @@ func TestHandoffTimeoutBoundsAStuckCallback(t *testing.T) {
 	}
 	close(release)
 	<-runReturned
-	if n := returned.Load(); n != 2 {
-		t.Errorf("%d callbacks returned, want 2", n)
+	// Every call Run made has returned (a loaded machine may have a lead a
+	// shard more than twice: a suspended session ends a leadership too).
+	if n, m := returned.Load(), started.Load(); n != m || n < 2 {
+		t.Errorf("%d of %d callbacks returned when Run did, want all, at least 2", n, m)
 	}
 }
 

@@ -31,29 +31,31 @@ func (l *loop) settleDelay() time.Duration {
 }
 
 // reconcile is the loop's third stage (step, loop.go), run when the
-// runners lag the assignment once the startup wait is over: it starts
-// runners for shards assigned here, withdraws the others,
-// hands off leaderships assigned elsewhere (at most MaxConcurrentHandoffs
-// at once) and stops the runners of removed shards. It walks only the
-// shards that concern this member (concerned: our targets and our
-// runners), so it costs our share, not the whole shard list.
-func (l *loop) reconcile() {
-	if !l.selfLive() {
-		return
+// runners lag the assignment once the startup wait is over: the core
+// plans (member.Core.Reconcile) the runners to start for shards assigned
+// here, those to withdraw, the leaderships assigned elsewhere to hand
+// off (at most MaxConcurrentHandoffs at once: nextHandoffs) and the
+// runners of removed shards to stop. It walks only the shards that
+// concern this member (concerned: our targets and our runners), so it
+// costs our share, not the whole shard list.
+func (l *loop) reconcile() member.Plan {
+	return l.core.Reconcile(l.concerns(), time.Now(), l.settleDelay(), l.drainHonoured())
+}
+
+// drainHonoured reports whether an operator drained this member and the
+// assignment honours it: some other live member is not drained (drains
+// that name every live member are ignored, assign.Assign's rule 0).
+func (l *loop) drainHonoured() bool {
+	op := l.view.Operator
+	if !op.IsDrained(l.m.cfg.MemberID) {
+		return false
 	}
-	plan := l.core.Reconcile(l.m.cfg.MemberID, l.concerns(), time.Now(), l.settleDelay(), l.drainHonoured())
-	for _, s := range plan.Start {
-		l.start(s)
+	for _, id := range l.view.LiveMembers() {
+		if !op.IsDrained(id) {
+			return true
+		}
 	}
-	for _, s := range plan.Withdraw {
-		l.runners[s].Withdraw()
-	}
-	l.carryOutPlan(plan)
-	l.nextHandoffs()
-	l.stopRemoved()
-	// The shards dealt to others are created by their candidates; one
-	// assigned here later finds its znode made, or makes it the slow way.
-	l.newShards = nil
+	return false
 }
 
 // concerns returns what the core's Reconcile reads of each shard that
@@ -64,9 +66,10 @@ func (l *loop) concerns() []member.Concern {
 	for i, s := range shards {
 		r := l.runners[s]
 		out[i] = member.Concern{
-			Shard: s, Target: l.targets[s], Runner: r != nil,
-			Busy: r != nil && (r.Stopping() || l.books[r] != nil && l.books[r].handoff),
-			Skip: !l.listed(s) || !l.m.runnableShard(s),
+			Shard: s, Target: l.core.Assign.Target(s), Runner: r != nil,
+			Busy:     r != nil && (r.Stopping() || l.books[r] != nil && l.books[r].handoff),
+			Stopping: r != nil && r.StopReason() != nil,
+			Skip:     !l.core.Assign.Listed(s) || !l.m.runnableShard(s),
 		}
 	}
 	return out
@@ -76,40 +79,18 @@ func (l *loop) concerns() []member.Concern {
 // assigned here and those it runs a runner for (whose targets l.targets
 // also holds, concerningUsOf).
 func (l *loop) concerned() []string {
-	out := make([]string, 0, len(l.targets)+len(l.runners))
-	for s := range l.targets {
+	targets := l.core.Assign.Targets()
+	out := make([]string, 0, len(targets)+len(l.runners))
+	for s := range targets {
 		out = append(out, s)
 	}
 	for s := range l.runners {
-		if _, ok := l.targets[s]; !ok {
+		if _, ok := targets[s]; !ok {
 			out = append(out, s)
 		}
 	}
 	slices.Sort(out)
 	return out
-}
-
-// listed reports whether shard s is in the shard list the assignment was
-// last computed for.
-func (l *loop) listed(s string) bool {
-	return l.assigning.assigner != nil && l.assigning.assigner.Listed(s)
-}
-
-// stopRemoved stops the runners of shards no longer in the list, and
-// those that may not run now (a flat election's runner in a root moving
-// to buckets: ErrMovedToBuckets, removalReason). It walks our runners
-// only; before the first assignment it knows no list and stops nothing.
-func (l *loop) stopRemoved() {
-	if l.assigning.assigner == nil {
-		return
-	}
-	for s, r := range l.runners {
-		if (!l.listed(s) || !l.m.runnableShard(s)) && r.StopReason() == nil {
-			l.steps.Acted = true
-			l.book(r).removed = true
-			r.Stop(l.m.removalReason(s))
-		}
-	}
 }
 
 // nextHandoffs starts queued handoffs while fewer than
@@ -125,10 +106,11 @@ func (l *loop) nextHandoffs() {
 func (l *loop) askHandoff(s string) bool {
 	r := l.runners[s]
 	leading := l.core.Leading.Leads(s)
-	if r == nil || !leading || r.Stopping() || l.book(r).handoff || l.targets[s] == l.m.cfg.MemberID {
+	to := l.core.Assign.Target(s)
+	if r == nil || !leading || r.Stopping() || l.book(r).handoff || to == l.m.cfg.MemberID {
 		return false
 	}
-	if !r.AskHandoff(l.targets[s]) { // an unanswered request is still queued
+	if !r.AskHandoff(to) { // an unanswered request is still queued
 		return false
 	}
 	b := l.book(r)
@@ -142,4 +124,41 @@ func (l *loop) start(s string) {
 	l.runners[s] = r
 	l.workers.Add(1) // done by the runner's finish
 	l.starts.Push(r)
+}
+
+// What the loop gives its runners (partition/internal/shard): the Manager
+// seen through shard.Env, and the values they share.
+
+// shardEnv is the loop and its Manager as their runners see them.
+type shardEnv struct {
+	m *Manager
+	l *loop
+}
+
+func (e shardEnv) TargetOf(s string) string     { return e.l.targetOf(s) }
+func (e shardEnv) ElectionPath(s string) string { return e.m.runnerPath(s) }
+func (e shardEnv) CountStop(reason error)       { e.m.met.stopped.WithLabelValues(reasonLabel(reason)).Inc() }
+
+// shardMember returns what the loop's runners share, fixed for the run.
+func (l *loop) shardMember() *shard.Member {
+	m := l.m
+	return &shard.Member{
+		Env: shardEnv{m, l}, MemberID: m.cfg.MemberID, ACL: m.cfg.ACL, HandoffTimeout: m.cfg.HandoffTimeout,
+		Naming: m.naming, MetricsLabel: m.shardsLabel(),
+		OnStartedLeading: m.cfg.OnStartedLeading, OnStoppedLeading: m.cfg.OnStoppedLeading,
+		Log: m.log, PassedOn: m.met.passedOn, Started: m.met.started,
+		Held: m.held, Primary: m.sess, Sessions: m.pool, Events: l.events, Workers: &l.workers,
+		Transitions: shard.NewTransitions(m.cfg.MaxConcurrentHandoffs),
+	}
+}
+
+// book returns the loop's record of runner r, made on first use and
+// dropped when r reports shard.Finished.
+func (l *loop) book(r *shard.Runner) *runnerBook {
+	b := l.books[r]
+	if b == nil {
+		b = &runnerBook{}
+		l.books[r] = b
+	}
+	return b
 }

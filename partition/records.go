@@ -2,6 +2,7 @@ package partition
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
@@ -11,8 +12,9 @@ import (
 // of ownRecord (loopstate.go: what we lead and what is reserved for us) that
 // we publish (through rootdata.Publisher), republishing it when another
 // writer replaced it, our own reservation after a restart, and the final
-// record a stop leaves. The records of absent members are collected in
-// collect.go.
+// record a stop leaves; publish, the loop's last stage, writes it when it
+// changed. The records of absent members are collected by collect
+// (loopnotice.go).
 
 // newPublisher returns the writer of this member's record: overwriting
 // another writer's only while this Manager holds the member id, measured
@@ -70,4 +72,42 @@ func (l *loop) finalRecord() rootdata.Record {
 	}
 	rec.Reserved = nil
 	return rec
+}
+
+// publish is the loop's last stage (step, loop.go): it queues the member's record if it changed and the publisher can
+// take it (rootdata.Publisher.ReadyIn: one write at a time, a small
+// batching delay apart); building it copies every leadership of the
+// member.
+func (l *loop) publish() {
+	changed, since := l.core.Leading.Changed()
+	if !l.recordChanged && !changed && l.published != nil && l.published.Session == l.m.sess.ID() {
+		return
+	}
+	switch wait := l.pub.ReadyIn(time.Now()); {
+	case wait < 0:
+		return // a write is under way: its end (pub.Idle) steps the loop again
+	case wait > 0:
+		l.wakeIn(wait)
+		return
+	}
+	rec := l.record()
+	l.pub.Set(rec, since)
+	l.published, l.recordChanged = &rec, false
+	l.core.Leading.TakeChange()
+}
+
+// checkPublished marks the record changed when the one last queued does
+// not show what the record is now: whatever a step missed to mark, the
+// record follows within a collect period (collectEvery), never stays
+// wrong.
+func (l *loop) checkPublished() {
+	if changed, _ := l.core.Leading.Changed(); changed || l.recordChanged || l.published == nil {
+		return
+	}
+	now, pub := l.ownRecord(), l.published
+	if now.Session != pub.Session || !maps.Equal(now.Leading, pub.Leading) ||
+		!slices.Equal(now.Reserved, pub.Reserved) || !slices.Equal(now.Unavailable, pub.Unavailable) {
+		l.m.log.Debug().Msg("member record out of date: published again")
+		l.recordChanged = true
+	}
 }

@@ -10,8 +10,8 @@ import (
 // The root's data (its layout, codecs, ids and bounds) lives in package
 // partition/internal/root, which users cannot import. The names below are
 // partition's API for it (the ids and bounds a Config is checked against,
-// LiveMembers for readiness checks and tools), and, last, the spellings
-// the member's loop uses.
+// LiveMembers for readiness checks and tools). The package's own files
+// name rootdata's directly.
 
 // MaxIDLength is the longest shard or member id accepted, in bytes (see
 // ValidateID).
@@ -59,22 +59,3 @@ func ListingBytes(ids []string) int { return rootdata.ListingBytes(ids) }
 func LiveMembers(ctx context.Context, sess *recipe.Session, root string) (map[string]int64, error) {
 	return rootdata.LiveMembers(ctx, sess, root)
 }
-
-// The loop's spellings of the root's names. Only the loop's and the
-// Manager's files use them (the rest of the package names rootdata's);
-// they go once those name rootdata's too.
-const (
-	membersDir = rootdata.MembersDir
-	ownersDir  = rootdata.OwnersDir
-	shardsDir  = rootdata.ShardsDir
-)
-
-type (
-	record       = rootdata.Record
-	view         = rootdata.View
-	update       = rootdata.Update
-	storedRecord = rootdata.StoredRecord
-	memberRecord = rootdata.MemberRecord
-	published    = rootdata.Published
-	watcher      = rootdata.Watcher
-)

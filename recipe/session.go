@@ -204,8 +204,16 @@ func (s *Session) Done() <-chan struct{} { return s.conn.Done() }
 // after a connection loss) or at Close. Take it before an attempt and
 // wait on it beside the retry's backoff: a call that failed for want of a
 // session is retried the moment one is there, not after a pause sized for
-// an ensemble that is down (partition's retry loops do).
-func (s *Session) NextConnect() <-chan struct{} { return s.conn.NextConnect() }
+// an ensemble that is down (partition's retry loops do). Taken once the
+// session is closed, it is a channel never closed (nil): nothing connects
+// again, and a loop that takes it after each failed attempt pauses by its
+// backoff instead of spinning until its own end.
+func (s *Session) NextConnect() <-chan struct{} {
+	if s.isClosed() {
+		return nil
+	}
+	return s.conn.NextConnect()
+}
 
 // Connected reports whether the session is connected and established now
 // (go-zookeeper's StateHasSession). It is advice: the connection may drop

@@ -124,9 +124,16 @@ func (s *Shards) Register(mux *http.ServeMux) {
 // Run follows the root as the member reads it (Manager.WatchCluster:
 // within the bounds of its shard list) for /v1/owners and /v1/watch, and
 // evaluates readiness every ReadinessInterval for OnReadiness, until ctx
-// is done, then ends every stream and returns
-// WatchCluster's error (nil when ctx ended it). Call it once: a second
-// call returns ErrAlreadyRun.
+// is done, then ends every stream and returns nil. A cut from ZooKeeper
+// (connection loss, the session expired and replaced), even past the
+// session timeout and at Run's start, is waited out: /v1/owners keeps the
+// last picture and /v1/watch is not vouched for until the root has been
+// read again. Run ends early, ending every stream and returning
+// WatchCluster's error, only when following cannot go on: the session
+// closed (wrapping recipe.ErrSessionClosed) or ended for good (its
+// EndErr), or ZooKeeper refused the watch or a read (an ACL, a server
+// before 3.6); the member itself may run on. Call it once: a second call
+// returns ErrAlreadyRun.
 func (s *Shards) Run(ctx context.Context) error {
 	if s.ran.Swap(true) {
 		return ErrAlreadyRun

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
+	"github.com/zkelect/zkelect/testenv"
 	"github.com/zkelect/zkelect/zkelecthttp"
 	"github.com/zkelect/zkelect/zxidfence"
 )
@@ -124,6 +125,71 @@ func TestHealthzFailsWhenCutOffPastTheLease(t *testing.T) {
 	eventually(t, 30*time.Second, "/healthz to pass again once healed", func() bool {
 		code, _ := get(t, m.url+"/healthz")
 		return code == http.StatusOK
+	})
+}
+
+// TestRunStartedWhileCutOffServesOnceTheSessionIsBack starts Shards.Run
+// (the daemon's follower of the root for /v1/owners and /v1/watch) while
+// its member is cut off from ZooKeeper past the session timeout, its
+// session expired. Run once failed for good with the expired session's
+// error (CI: "list the elections under ...: session 0x.. expired before
+// the request was sent"), leaving /v1/owners and /v1/watch dead while the
+// member lived on; it waits instead, and once the link heals /v1/owners
+// shows the member leading its shards again and /v1/watch streams.
+func TestRunStartedWhileCutOffServesOnceTheSessionIsBack(t *testing.T) {
+	proxy := zkc.NewProxyT(t)
+	root, shards := testPath(t), partition.Range(0, 2)
+	sess := connect(t, proxy.Addrs())
+	mgr := runManager(t, sess, root, partition.Config{MemberID: "m1", Shards: shards})
+	eventually(t, 30*time.Second, "m1 leading both shards", func() bool { return len(mgr.Leaderships()) == len(shards) })
+	api, err := zkelecthttp.NewShards(sess, mgr, zkelecthttp.ShardsOptions{Root: root, Member: "m1", Shards: shards})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	api.Register(mux)
+	url := serve(t, mux)
+	proxy.Blackhole()
+	proxy.Cut()
+	eventually(t, 30*time.Second, "the member disconnected", func() bool { return !sess.Connected() })
+	if err := testenv.ExpireConn(t.Context(), zkc.Addrs(), sess.Conn()); err != nil {
+		t.Fatalf("expire the member's session: %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- api.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Shards.Run once cancelled: %v", err)
+		}
+	}()
+	select { // past the reads' own retries (twice the session timeout)
+	case err := <-done:
+		done <- err
+		t.Fatalf("Shards.Run ended while cut off: %v", err)
+	case <-time.After(3 * sess.Timeout()):
+	}
+	proxy.Heal()
+	eventually(t, 30*time.Second, "/v1/owners to show m1 leading both shards", func() bool {
+		code, _ := get(t, url+"/v1/owners")
+		if code != http.StatusOK {
+			return false
+		}
+		var st zkelecthttp.Owners
+		getJSON(t, url+"/v1/owners", &st)
+		return st.Members["m1"] == len(shards)
+	})
+	eventually(t, 30*time.Second, "/v1/watch to stream", func() bool {
+		rctx, rcancel := context.WithCancel(t.Context())
+		defer rcancel()
+		req, _ := http.NewRequestWithContext(rctx, http.MethodGet, url+"/v1/watch", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
 	})
 }
 

@@ -66,8 +66,17 @@ func (o *Operator) MigrateToBuckets(ctx context.Context) (bool, error) {
 // layout is written without the move's mark (FinishMigration, which this
 // call makes once <root>/shards is empty). It returns nil for a root
 // already bucketed, an error wrapping ErrRefused for a flat root that is
-// not moving, and ctx's error when it ends first.
+// not moving, and ctx's error when it ends first. Cut off from ZooKeeper
+// (connection loss, the session expired and replaced), even past the
+// session timeout, it waits for the session and reads again (see retry);
+// other errors are ZooKeeper's (an ACL), wrapped, or an error wrapping
+// recipe.ErrSessionClosed once the session is closed.
 func (o *Operator) WaitMigrated(ctx context.Context) error {
+	return o.retry(ctx, func() error { return o.waitMigratedOnce(ctx) })
+}
+
+// waitMigratedOnce is WaitMigrated until a read fails.
+func (o *Operator) waitMigratedOnce(ctx context.Context) error {
 	for {
 		l, err := rootdata.ReadLayout(ctx, o.sess, o.root)
 		if err != nil {
@@ -80,17 +89,21 @@ func (o *Operator) WaitMigrated(ctx context.Context) error {
 		if err != nil || done {
 			return err
 		}
-		kids, _, ch, err := o.sess.ChildrenW(ctx, rootdata.ShardsPath(o.root))
+		wctx, forget := context.WithCancel(ctx)
+		kids, _, ch, err := o.sess.ChildrenW(wctx, rootdata.ShardsPath(o.root))
 		if err != nil {
+			forget()
 			return fmt.Errorf("partition: watch %s: %w", rootdata.ShardsPath(o.root), err)
 		}
-		if len(kids) == 0 {
-			continue // emptied since FinishMigration looked
+		if len(kids) > 0 { // not emptied since FinishMigration looked
+			select {
+			case <-ctx.Done():
+			case <-ch:
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ch:
+		forget() // the watch, if it has not fired
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 	}
 }

@@ -78,11 +78,14 @@ func (o *Operator) update(ctx context.Context, change func(*State) (bool, error)
 }
 
 // retry runs f until it succeeds, fails for a reason other than ZooKeeper
-// being out of reach (connection loss: the request may be tried again),
-// or ctx ends, backing off from 50ms to 2s.
+// being out of reach (connection loss, or the session expired: a new one
+// follows, and the request may be tried again on it), the session is
+// closed or ended for good, or ctx ends, backing off from 50ms to 2s; a
+// pause ends as soon as the session connects again.
 func (o *Operator) retry(ctx context.Context, f func() error) error {
 	b := rootdata.NewBackoff()
 	for {
+		next := o.sess.NextConnect()
 		err := f()
 		if err == nil || !rootdata.Unreachable(err) || ctx.Err() != nil {
 			return err
@@ -90,9 +93,11 @@ func (o *Operator) retry(ctx context.Context, f func() error) error {
 		select {
 		case <-o.sess.Done():
 			return err
+		case <-o.sess.Ended():
+			return err
 		default:
 		}
-		b.Wait(ctx)
+		b.WaitOr(ctx, next)
 	}
 }
 

@@ -10,7 +10,13 @@ import (
 // This file waits for the effect of an operator's change, following the
 // live members and the operator state with watches and the leaders with
 // the elections themselves (internal/root/electview), no polling: a wait ends
-// when the shards moved, not when a record says so.
+// when the shards moved, not when a record says so. A wait cut off from
+// ZooKeeper (connection loss, the session expired and replaced), even
+// past the session timeout and at its start, goes on once the session
+// connects again; it ends early only with an error wrapping
+// recipe.ErrSessionClosed once the session is closed, the session's
+// EndErr once it ended for good, or ZooKeeper's refusal of the watch or a
+// read (an ACL, a server before 3.6).
 
 // WaitDrained blocks until no election under the root has member as its
 // leader while it is live and drained (or it is no longer live), or ctx

@@ -18,6 +18,7 @@ type Facts struct {
 
 // Config is what a Core is made with, fixed for a run.
 type Config struct {
+	Me            string        // this member's id
 	RestartGrace  time.Duration // Config.RestartGrace; negative: nothing is ever reserved
 	StartupSettle time.Duration // Config.StartupSettle; negative: no startup wait
 	Started       time.Time     // when the run started (the startup wait's start)
@@ -31,7 +32,7 @@ type Config struct {
 // (for the failover metric), the pacing of its steps (Steps), the
 // startup wait (Startup) and the freeze its last assignment honoured
 // (Freeze). Runner events are fed with Report, which returns what the
-// shell must do (Effects); a step begins with Step (expiries, pacing),
+// shell must do (a Plan); a step begins with Step (expiries, pacing),
 // and one that decided goes on with ReconcileDue (the startup wait) and
 // Reconcile (runners to start and withdraw, handoffs to queue): each
 // returns a Plan the shell carries out.
@@ -44,10 +45,14 @@ type Core[S comparable] struct {
 	Handoffs Handoffs
 	Unavail  Unavailable[S]
 	Unseated Unseated
+	Seats    map[S]*SeatHealth // what the member saw of each sibling session (Seat)
+	Assign   Assignment
+	Records  Records
 	// orphaned maps each shard whose leader's member the shell saw gone to
 	// when it saw it (Orphan), until it is led again (failover metric).
 	orphaned map[string]time.Time
 	settle   time.Duration // Config.StartupSettle
+	me       string        // Config.Me
 }
 
 // NewCore returns the state of a run that leads nothing yet.
@@ -55,7 +60,8 @@ func NewCore[S comparable](cfg Config) *Core[S] {
 	return &Core[S]{
 		Startup: NewStartup(cfg.Started),
 		Leading: NewLeaderships(), Grace: NewGrace(cfg.RestartGrace), Handoffs: NewHandoffs(),
-		Unavail: Unavailable[S]{}, Unseated: Unseated{}, orphaned: map[string]time.Time{}, settle: cfg.StartupSettle,
+		Unavail: Unavailable[S]{}, Unseated: Unseated{}, Seats: map[S]*SeatHealth{}, orphaned: map[string]time.Time{}, settle: cfg.StartupSettle, me: cfg.Me,
+		Records: Records{absentSince: map[string]time.Time{}, collecting: map[string]int32{}},
 	}
 }
 

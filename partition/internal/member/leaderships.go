@@ -6,7 +6,10 @@ import "time"
 
 // Leaderships is what the member leads, each shard with its fencing token
 // (a leadership a runner reported started, or one suspended by a lost
-// connection that the record still claims: Grace). Every change goes
+// connection that the record still claims: Grace). It is the record's
+// claims, not the runners' shard.Held (what OnStartedLeading was handed):
+// the two differ by the suspended claims and by when they change (see the
+// package doc). Every change goes
 // through Start or End, which mark the record to publish again and note
 // when the first unpublished change came (the publish lag): no path can
 // change what the member claims without the record following.

@@ -40,6 +40,23 @@ func (u Unavailable[S]) List() []string {
 	return slices.Sorted(maps.Keys(u))
 }
 
+// Unavailable returns the shards the member publishes as unavailable,
+// sorted: those on a down session (Unavail) and those without one
+// (Unseated); nil when none.
+func (c *Core[S]) Unavailable() []string {
+	out := c.Unavail.List()
+	if len(c.Unseated) == 0 {
+		return out
+	}
+	for s := range c.Unseated {
+		if _, dup := c.Unavail[s]; !dup {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Unseated is the shards whose runner found no session to place its
 // election on (a sibling session could not be opened: refused, or over a
 // server's connection limit), each until when it counts as unavailable.

@@ -66,3 +66,19 @@ func TestUnseatedExpiresEachShardAtItsTime(t *testing.T) {
 		t.Fatalf("at b's time: changed %v, next %v, left %v", changed, next, u)
 	}
 }
+
+// TestCoreUnavailable: the record's unavailable shards are those on a
+// down seat and the unseated ones, once each, sorted.
+func TestCoreUnavailable(t *testing.T) {
+	c := NewCore[int](Config{})
+	if got := c.Unavailable(); got != nil {
+		t.Fatalf("none marked: %v, want nil", got)
+	}
+	c.Unavail.Mark("b", 1)
+	c.Unavail.Mark("d", 1)
+	c.Unseated.Mark("a", time.Unix(1, 0))
+	c.Unseated.Mark("d", time.Unix(1, 0))
+	if got, want := c.Unavailable(), []string{"a", "b", "d"}; !slices.Equal(got, want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+}

@@ -15,12 +15,18 @@ type Concern struct {
 	// Busy: its runner is stopping, or a handoff was asked of it and is
 	// not over.
 	Busy bool
+	// Stopping: its runner was asked to stop (Plan.Stop, or the member
+	// stopping).
+	Stopping bool
 	// Skip: it is not to be reconciled now (removed from the list, or its
-	// election moving to buckets: the shell stops its runner).
+	// election moving to buckets): its runner, if any, is stopped
+	// (Plan.Stop).
 	Skip bool
 }
 
-// Reconcile plans the runners against the targets at now: a runner for
+// Reconcile plans the runners against the targets at now: a stop of each
+// runner of a shard not to be reconciled (Skip: removed from the list, or
+// moving to buckets) not stopping yet (Stop); a runner for
 // each shard assigned to me without one (Start); a withdrawal of each
 // runner of a shard assigned elsewhere that does not lead it (Withdraw);
 // and, for each shard led here and assigned elsewhere, a handoff queued
@@ -30,8 +36,9 @@ type Concern struct {
 // marks the step as having acted (Steps.Acted) when it started, withdrew,
 // queued more handoffs than the last step left waiting or began a
 // settle, and clears Steps.Stale.
-func (c *Core[S]) Reconcile(me string, concerns []Concern, now time.Time, settle time.Duration, drained bool) Plan {
+func (c *Core[S]) Reconcile(concerns []Concern, now time.Time, settle time.Duration, drained bool) Plan {
 	var p Plan
+	me := c.me
 	c.Steps.Stale = false
 	pending := c.Handoffs.Requeue()
 	running := make(map[string]bool, len(concerns))
@@ -41,6 +48,9 @@ func (c *Core[S]) Reconcile(me string, concerns []Concern, now time.Time, settle
 	c.Handoffs.ForgetUnless(func(s string) bool { return running[s] })
 	for _, x := range concerns {
 		if x.Skip {
+			if x.Runner && !x.Stopping && c.Assign.assigner != nil { // before the first assignment no list is known
+				p.Stop = append(p.Stop, x.Shard)
+			}
 			continue
 		}
 		s, leading := x.Shard, c.Leading.Leads(x.Shard)
@@ -62,7 +72,7 @@ func (c *Core[S]) Reconcile(me string, concerns []Concern, now time.Time, settle
 			}
 		}
 	}
-	c.Steps.Acted = c.Steps.Acted || len(p.Start) > 0 || len(p.Withdraw) > 0 ||
+	c.Steps.Acted = c.Steps.Acted || len(p.Start) > 0 || len(p.Withdraw) > 0 || len(p.Stop) > 0 ||
 		c.Handoffs.Queued() > pending // more due than the last step left waiting
 	return p
 }

@@ -10,7 +10,7 @@ import (
 // assigned here without one; a withdrawal of a runner not leading a shard
 // assigned elsewhere; a leadership assigned elsewhere handed off only
 // once settled (at once when drained); busy runners and skipped shards
-// left alone.
+// left alone, but a skipped shard's runner stopped unless it is stopping.
 func TestReconcile(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	settle := time.Second
@@ -61,6 +61,15 @@ func TestReconcile(t *testing.T) {
 			want:     Plan{},
 		},
 		{
+			name: "removed or moving to buckets, its runner not stopping: stopped",
+			concerns: []Concern{
+				{Shard: "1", Target: "me", Runner: true, Skip: true},
+				{Shard: "2", Target: "b", Runner: true, Skip: true, Stopping: true, Busy: true},
+				{Shard: "3", Skip: true, Runner: true},
+			},
+			want: Plan{Stop: []string{"1", "3"}}, wantActed: true,
+		},
+		{
 			name:     "assigned here again while settling: the settle ends",
 			leads:    []string{"1"},
 			settling: map[string]time.Duration{"1": settle / 2},
@@ -70,7 +79,8 @@ func TestReconcile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewCore[int](Config{Started: t0})
+			c := NewCore[int](Config{Me: "me", Started: t0})
+			c.Assign.Begin()
 			for _, s := range tt.leads {
 				c.Leading.Start(s, 1, t0)
 			}
@@ -78,7 +88,7 @@ func TestReconcile(t *testing.T) {
 				c.Handoffs.Settled(s, t0.Add(-ago), settle, false)
 			}
 			c.Steps.Stale = true
-			got := c.Reconcile("me", tt.concerns, t0, settle, tt.drained)
+			got := c.Reconcile(tt.concerns, t0, settle, tt.drained)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("plan %+v, want %+v", got, tt.want)
 			}

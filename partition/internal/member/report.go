@@ -4,7 +4,7 @@ import "time"
 
 // This file is what the core decides of a runner's report (Report): the
 // shell translates each of partition/internal/shard's Events into an
-// Event and carries out the Effects.
+// Event and carries out the Plan it returns.
 
 // EventKind says what a shard's runner reported.
 type EventKind uint8
@@ -35,32 +35,6 @@ type Event struct {
 	// Removed (RunnerFinished): the runner was stopped because its shard
 	// was removed from the list.
 	Removed bool
-	// AssignedHere (RunnerFinished): the latest assignment targets the
-	// shard to this member (a runner must start again).
-	AssignedHere bool
-}
-
-// Effects is what the shell must do after an event.
-type Effects struct {
-	// Failover is the time from the shard's leader's member seen gone to
-	// its leadership here (RunnerStarted of an orphaned shard), to
-	// observe; zero when none.
-	Failover time.Duration
-	// HandoffDone: a handoff ended with its runner (done), after Handoff;
-	// HandoffDeferred: a handoff was given back (no successor): counted,
-	// and the runner's request is no longer pending. Either way the next
-	// queued handoff may start (Handoffs.Next).
-	HandoffDone     bool
-	Handoff         time.Duration
-	HandoffDeferred bool
-	// DeleteElection: a removed shard's runner finished: delete its
-	// election's znode (the last member out does).
-	DeleteElection bool
-	// RecordChanged: the record must be published again (beyond Leading's
-	// own changes).
-	RecordChanged bool
-	// WakeIn: a step must run within it at the latest; zero: no wake.
-	WakeIn time.Duration
 }
 
 // UnseatedFor is how long a shard whose election found no session counts
@@ -72,8 +46,8 @@ const UnseatedFor = 4
 // again (Dirty: a shard unseated), the runners (Stale: a runner finished,
 // a handoff or withdrawal dropped), soon (Due: a runner of a shard still
 // assigned here finished and must start again).
-func (c *Core[S]) Report(ev Event, f Facts) Effects {
-	var eff Effects
+func (c *Core[S]) Report(ev Event, f Facts) Plan {
+	var eff Plan
 	s, now := ev.Shard, f.Now
 	switch ev.Kind {
 	case RunnerStarted:
@@ -109,7 +83,7 @@ func (c *Core[S]) Report(ev Event, f Facts) Effects {
 }
 
 // finished is Report of RunnerFinished.
-func (c *Core[S]) finished(ev Event, now time.Time, eff *Effects) {
+func (c *Core[S]) finished(ev Event, now time.Time, eff *Plan) {
 	s := ev.Shard
 	c.Leading.End(s, now) // a suspended leadership the record claims, withdrawn
 	c.Grace.Resume(s)
@@ -118,9 +92,11 @@ func (c *Core[S]) finished(ev Event, now time.Time, eff *Effects) {
 		c.Handoffs.Ended(s, now, false)
 		eff.HandoffDone, eff.Handoff = true, max(now.Sub(ev.AskedAt), 0)
 	}
-	eff.DeleteElection = ev.Removed
+	if ev.Removed {
+		eff.DeleteElection = s
+	}
 	c.Steps.Stale = true
-	c.Steps.Due = c.Steps.Due || ev.AssignedHere // ours still: started again
+	c.Steps.Due = c.Steps.Due || c.Assign.Target(s) == c.me // ours still: started again
 }
 
 // reserveLost reserves shard s, whose leadership a session expiry ended
@@ -141,7 +117,7 @@ func (c *Core[S]) reserveLost(s string, expired bool, now time.Time) bool {
 // unseated marks shard s, whose runner could not place its election on a
 // session, unavailable for UnseatedFor session timeouts from now, and
 // ends our claims on it; a shard led here is left alone.
-func (c *Core[S]) unseated(s string, f Facts, eff *Effects) {
+func (c *Core[S]) unseated(s string, f Facts, eff *Plan) {
 	if c.Leading.Leads(s) {
 		return
 	}

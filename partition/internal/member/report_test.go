@@ -2,6 +2,7 @@ package member
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -49,8 +50,8 @@ func TestReport(t *testing.T) {
 		events []Event
 		at     time.Duration // the last event's time after t0 (the earlier ones at t0)
 		want   coreState
-		eff    Effects // of the last event
-		steps  string  // the Steps flags set: d(irty), s(tale), u (due)
+		eff    Plan   // of the last event
+		steps  string // the Steps flags set: d(irty), s(tale), u (due)
 	}{
 		{
 			name: "started: claimed, reservation and unavailability end",
@@ -68,7 +69,7 @@ func TestReport(t *testing.T) {
 			events: []Event{{Shard: "1", Kind: RunnerStarted, Token: 7}},
 			at:     3 * time.Second,
 			want:   coreState{leading: map[string]uint64{"1": 7}},
-			eff:    Effects{Failover: 3 * time.Second},
+			eff:    Plan{Failover: 3 * time.Second},
 		},
 		{
 			name:   "a failover led elsewhere first is not ours to time",
@@ -87,7 +88,7 @@ func TestReport(t *testing.T) {
 			name:   "stopped by an expiry: reserved, the record marked",
 			events: []Event{{Shard: "1", Kind: RunnerStarted, Token: 7}, {Shard: "1", Kind: RunnerStopped, Expired: true}},
 			want:   coreState{reserved: []string{"1"}},
-			eff:    Effects{RecordChanged: true},
+			eff:    Plan{RecordChanged: true},
 		},
 		{
 			name:   "stopped for another reason: nothing reserved",
@@ -115,7 +116,7 @@ func TestReport(t *testing.T) {
 			setup:  func(c *Core[int]) { c.Grace.ReserveFor("1", t0) },
 			events: []Event{{Shard: "1", Kind: RunnerUnseated}},
 			want:   coreState{unseated: []string{"1"}},
-			eff:    Effects{RecordChanged: true, WakeIn: UnseatedFor * 2 * time.Second},
+			eff:    Plan{RecordChanged: true, WakeIn: UnseatedFor * 2 * time.Second},
 			steps:  "d",
 		},
 		{
@@ -128,7 +129,7 @@ func TestReport(t *testing.T) {
 			setup:  func(c *Core[int]) { c.Handoffs.Queue("1"); c.Handoffs.Next(1, func(string) bool { return true }) },
 			events: []Event{{Shard: "1", Kind: RunnerStarted, Token: 7}, {Shard: "1", Kind: RunnerDeferred, Handoff: true}},
 			want:   coreState{leading: map[string]uint64{"1": 7}},
-			eff:    Effects{HandoffDeferred: true},
+			eff:    Plan{HandoffDeferred: true},
 			steps:  "s",
 		},
 		{
@@ -144,7 +145,7 @@ func TestReport(t *testing.T) {
 				{Shard: "1", Kind: RunnerFinished, Handoff: true, AskedAt: t0.Add(time.Second)}},
 			at:    4 * time.Second,
 			want:  coreState{},
-			eff:   Effects{HandoffDone: true, Handoff: 3 * time.Second},
+			eff:   Plan{HandoffDone: true, Handoff: 3 * time.Second},
 			steps: "s",
 		},
 		{
@@ -157,23 +158,24 @@ func TestReport(t *testing.T) {
 			name:   "a removed shard's runner finished: its election deleted",
 			events: []Event{{Shard: "1", Kind: RunnerFinished, Removed: true}},
 			want:   coreState{},
-			eff:    Effects{DeleteElection: true},
+			eff:    Plan{DeleteElection: "1"},
 			steps:  "s",
 		},
 		{
 			name:   "finished while still assigned here: a step is due to start it again",
-			events: []Event{{Shard: "1", Kind: RunnerFinished, AssignedHere: true}},
+			setup:  func(c *Core[int]) { c.Assign.SetTargets(map[string]string{"1": "me"}) },
+			events: []Event{{Shard: "1", Kind: RunnerFinished}},
 			want:   coreState{},
 			steps:  "su",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewCore[int](Config{RestartGrace: time.Minute})
+			c := NewCore[int](Config{Me: "me", RestartGrace: time.Minute})
 			if tt.setup != nil {
 				tt.setup(c)
 			}
-			var eff Effects
+			var eff Plan
 			for i, ev := range tt.events {
 				at := time.Duration(0)
 				if i == len(tt.events)-1 {
@@ -184,8 +186,8 @@ func TestReport(t *testing.T) {
 			if got := stateOf(c); !sameState(got, tt.want) {
 				t.Errorf("state %+v, want %+v", got, tt.want)
 			}
-			if eff != tt.eff {
-				t.Errorf("effects %+v, want %+v", eff, tt.eff)
+			if !reflect.DeepEqual(eff, tt.eff) {
+				t.Errorf("plan %+v, want %+v", eff, tt.eff)
 			}
 			steps := ""
 			for _, f := range []struct {

@@ -59,3 +59,58 @@ func (h *SeatHealth) Observe(now time.Time, connected bool, lease time.Time, ok 
 
 // Down reports whether the session was down at the last Observe.
 func (h *SeatHealth) Down() bool { return h.down }
+
+// SeatLook is what the shell saw of one sibling session at a look: its
+// connection, its lease deadline when known, its session timeout.
+type SeatLook struct {
+	Connected  bool
+	Lease      time.Time
+	LeaseKnown bool
+	Timeout    time.Duration
+}
+
+// SeatChange is what a look at a sibling session changed.
+type SeatChange uint8
+
+// The changes a look at a sibling session reports.
+const (
+	SeatSame     SeatChange = iota // no change of state (its shards may be marked again)
+	SeatWentDown                   // down since this look: its elections are placed elsewhere
+	SeatCameUp                     // up again: its shards are dealt as before
+)
+
+// Seat notes a look at the sibling session on at now (Seats keeps what it
+// saw of each). While it is down its shards not led here (shardsOn: the
+// shards whose elections sit on it, read only when due) are marked
+// unavailable once it goes down and then every half session timeout
+// (MarkUnavailable); once it is up again the marks go (the assignment
+// and the record change). It returns the change and the plan: a wake
+// when a session not connected now will be down.
+func (c *Core[S]) Seat(on S, look SeatLook, shardsOn func() []string, now time.Time) (SeatChange, Plan) {
+	var p Plan
+	h := c.Seats[on]
+	if h == nil {
+		h = &SeatHealth{}
+		c.Seats[on] = h
+	}
+	wasDown := h.Down()
+	down, at := h.Observe(now, look.Connected, look.Lease, look.LeaseKnown, look.Timeout)
+	if !at.IsZero() {
+		p.wake(at.Sub(now))
+	}
+	switch {
+	case down:
+		if h.DueMark(now, look.Timeout/2) && c.MarkUnavailable(shardsOn(), on, now) {
+			c.Steps.Dirty = true
+		}
+		if !wasDown {
+			return SeatWentDown, p
+		}
+	case wasDown:
+		if c.Unavail.ClearSeat(on) {
+			c.Steps.Dirty, p.RecordChanged = true, true
+		}
+		return SeatCameUp, p
+	}
+	return SeatSame, p
+}

@@ -1,6 +1,8 @@
 package member
 
 import (
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -63,3 +65,63 @@ func TestSeatHealthWithoutALeaseCountsATimeout(t *testing.T) {
 // TestDealUnavailableMovesOnlyWhatItsTargetCannotLead: a shard whose
 // target lists it unavailable goes to its current holder if that may take
 // it, else to the member with the fewest shards; pinned shards, and
+
+// TestSeat: (looks at a sibling session over time) → changes and plans: a
+// session cut off is down after its timeout (a wake asks for the look
+// then), its shards not led here are marked unavailable when it goes down
+// and again every half timeout, and once it is connected again the marks
+// go and the record changes.
+func TestSeat(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	const timeout = 2 * time.Second
+	c := NewCore[int](Config{Me: "me", Started: t0})
+	c.Leading.Start("led", 1, t0)
+	on := []string{"led", "free"}
+	asked := 0
+	shardsOn := func() []string { asked++; return on }
+	look := func(connected bool) SeatLook { return SeatLook{Connected: connected, Timeout: timeout} }
+	steps := []struct {
+		at          time.Duration
+		connected   bool
+		change      SeatChange
+		plan        Plan
+		unavailable []string
+		asked       int
+	}{
+		{0, true, SeatSame, Plan{}, nil, 0},
+		{time.Second, false, SeatSame, Plan{WakeIn: timeout}, nil, 0},
+		{time.Second + timeout, false, SeatWentDown, Plan{}, []string{"free"}, 1},
+		{time.Second + timeout + timeout/4, false, SeatSame, Plan{}, []string{"free"}, 1},
+		{time.Second + timeout + timeout/2, false, SeatSame, Plan{}, []string{"free"}, 2},
+		{2 * timeout, true, SeatCameUp, Plan{RecordChanged: true}, nil, 2},
+	}
+	for i, st := range steps {
+		c.Steps.Dirty = false
+		change, p := c.Seat(7, look(st.connected), shardsOn, t0.Add(st.at))
+		if change != st.change || !reflect.DeepEqual(p, st.plan) {
+			t.Fatalf("look %d at %v: %v %+v, want %v %+v", i, st.at, change, p, st.change, st.plan)
+		}
+		if got := c.Unavail.List(); !slices.Equal(got, st.unavailable) {
+			t.Fatalf("look %d: unavailable %v, want %v", i, got, st.unavailable)
+		}
+		if asked != st.asked {
+			t.Fatalf("look %d: the shards on the seat read %d times, want %d (only when a mark is due)", i, asked, st.asked)
+		}
+		if marked := st.change == SeatWentDown || st.change == SeatCameUp; marked && !c.Steps.Dirty {
+			t.Fatalf("look %d: the assignment not marked to compute again", i)
+		}
+	}
+}
+
+// TestPlanAnd: two plans as one: lists appended, flags or'ed, the earlier
+// wake.
+func TestPlanAnd(t *testing.T) {
+	p := Plan{Start: []string{"1"}, WakeIn: time.Second}.And(Plan{Start: []string{"2"}, RecordChanged: true, WakeIn: time.Millisecond})
+	want := Plan{Start: []string{"1", "2"}, RecordChanged: true, WakeIn: time.Millisecond}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("%+v, want %+v", p, want)
+	}
+	if p := (Plan{WakeIn: time.Millisecond}).And(Plan{}); p.WakeIn != time.Millisecond {
+		t.Fatalf("no wake in the second plan: wake %v, want the first's", p.WakeIn)
+	}
+}

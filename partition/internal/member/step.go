@@ -7,7 +7,10 @@ import "time"
 // whether the step decides now (Steps.Pace); and, once it decided,
 // whether it may reconcile the runners (ReconcileDue: the startup wait).
 
-// Plan is what a step asks of the shell.
+// Plan is what the core asks of the shell: of a step (Step, Decide,
+// ReconcileDue, Reconcile), a runner's report (Report), a collect period
+// (Collect) or a replaced session (NewSession). The shell carries every
+// plan out in one place.
 type Plan struct {
 	// Decide: compute the assignment and reconcile the runners with it
 	// (the state changed and the step gap is over).
@@ -15,12 +18,39 @@ type Plan struct {
 	// Reconcile (ReconcileDue): reconcile the runners with the
 	// assignment now (they lag it, and the startup wait is over).
 	Reconcile bool
-	// RecordChanged: the record must be published again (a reservation or
-	// an unseated mark ended).
+	// RecordChanged: the record must be published again (beyond Leading's
+	// own changes: a reservation or an unseated mark ended or began).
 	RecordChanged bool
-	// Start and Withdraw (Reconcile): the shards whose runner to start,
-	// and those whose runner to withdraw, sorted.
-	Start, Withdraw []string
+	// Start, Withdraw and Stop (Reconcile): the shards whose runner to
+	// start, those whose runner to withdraw, and those whose runner to
+	// stop (the shard removed from the list, or its election moving to
+	// buckets: Concern.Skip), each sorted.
+	Start, Withdraw, Stop []string
+	// Computed (Decide): a new assignment was computed: hand its targets
+	// (Assignment.Targets) to the runners; Assigned is how many shards it
+	// targets here.
+	Computed bool
+	Assigned int
+	// ClearMoves (Decide): the operator's moves to clear, by target.
+	ClearMoves []MoveClear
+	// DeleteRecords (Collect): the records of absent members to delete,
+	// each at the version read (a member that came back and rewrote its
+	// record keeps it).
+	DeleteRecords []RecordVersion
+	// Failover (Report) is the time from the shard's leader's member seen
+	// gone to its leadership here (RunnerStarted of an orphaned shard), to
+	// observe; zero when none.
+	Failover time.Duration
+	// HandoffDone (Report): a handoff ended with its runner (done), after
+	// Handoff; HandoffDeferred: a handoff was given back (no successor):
+	// counted, and the runner's request is no longer pending. Either way
+	// the next queued handoff may start (Handoffs.Next).
+	HandoffDone     bool
+	Handoff         time.Duration
+	HandoffDeferred bool
+	// DeleteElection (Report): a removed shard whose runner finished:
+	// delete its election's znode (the last member out does); "" for none.
+	DeleteElection string
 	// WakeIn: a step must run within it at the latest; zero: no wake.
 	WakeIn time.Duration
 }
@@ -97,4 +127,29 @@ func (c *Core[S]) startupOver(f Facts, p *Plan) bool {
 	ok, wait := c.Startup.Settled(f.Now, c.settle, f.ExpectedLive)
 	p.wake(wait)
 	return ok
+}
+
+// And returns p and q as one plan, for the shell to carry out at once:
+// the lists appended (p's first), the flags or'ed, the earlier wake; the
+// fields one report or one assignment sets (Failover, the handoff's,
+// DeleteElection, Assigned) are q's where q sets them.
+func (p Plan) And(q Plan) Plan {
+	p.Decide, p.Reconcile = p.Decide || q.Decide, p.Reconcile || q.Reconcile
+	p.RecordChanged, p.Computed = p.RecordChanged || q.RecordChanged, p.Computed || q.Computed
+	p.Start, p.Withdraw, p.Stop = append(p.Start, q.Start...), append(p.Withdraw, q.Withdraw...), append(p.Stop, q.Stop...)
+	p.ClearMoves, p.DeleteRecords = append(p.ClearMoves, q.ClearMoves...), append(p.DeleteRecords, q.DeleteRecords...)
+	if q.Computed {
+		p.Assigned = q.Assigned
+	}
+	if q.Failover > 0 {
+		p.Failover = q.Failover
+	}
+	if q.HandoffDone || q.HandoffDeferred {
+		p.HandoffDone, p.Handoff, p.HandoffDeferred = q.HandoffDone, q.Handoff, q.HandoffDeferred
+	}
+	if q.DeleteElection != "" {
+		p.DeleteElection = q.DeleteElection
+	}
+	p.wake(q.WakeIn)
+	return p
 }

@@ -288,7 +288,7 @@ func (r *Runner) finish() {
 
 // takeSeat places the runner's election on one of the member's sessions,
 // retrying with backoff while a sibling session cannot be opened (the
-// first failure reported to the loop, Unseated: see partition's loopliveness.go); it
+// first failure reported to the loop, Unseated: see partition's loopnotice.go); it
 // returns nil once the runner is stopped or the member's sessions closed.
 func (r *Runner) takeSeat() *Seat {
 	retry := root.NewBackoff()

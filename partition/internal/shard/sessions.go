@@ -65,7 +65,7 @@ type Seat struct {
 	elections int
 	shards    map[string]bool
 	// Down: the member found the session down (partition's
-	// loopliveness.go); no election is placed on it until it is up again.
+	// loopnotice.go); no election is placed on it until it is up again.
 	Down atomic.Bool
 }
 

@@ -309,8 +309,13 @@ func runShards(cmd *cobra.Command, f *shardsFlags, shards []string) error {
 		return err
 	}
 	zkelectd.WarnPlain(log, addr, tlsCfg != nil)
-	apiDone := make(chan error, 1)
-	go func() { apiDone <- api.Run(hctx) }() // follows the root for /v1/owners and /v1/watch
+	apiDone := make(chan struct{})
+	go func() { // follows the root for /v1/owners and /v1/watch
+		defer close(apiDone)
+		if err := api.Run(hctx); err != nil && hctx.Err() == nil { // a refusal, or the session's end: not a cut
+			log.Error().Err(err).Msg("stopped following the root: /v1/owners and /v1/watch no longer change")
+		}
+	}()
 	defer func() { hcancel(); <-apiDone }()
 	f.warnTimings(log, sess.Timeout())
 	log.Info().Stringer("listen", addr).Int("shards", len(shards)).Msg("shards daemon started")

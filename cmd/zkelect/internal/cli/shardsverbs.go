@@ -54,7 +54,7 @@ func newVerbCmd(build func() verb) *cobra.Command {
 	f.common.registerWithLevel(cmd.Flags(), "error")
 	f.common.registerACL(cmd.Flags())
 	cmd.Flags().StringVar(&f.root, "root", "", "partition root of the shards deployment, e.g. /apps/billing (required)")
-	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Minute, "give up waiting (--wait) after this long")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Minute, "give up after this long: waiting with --wait, or for ZooKeeper while cut off from it")
 	if v.flags != nil {
 		v.flags(cmd.Flags())
 	}
@@ -83,7 +83,12 @@ func runVerb(cmd *cobra.Command, f *verbFlags, v verb) error {
 		return err
 	}
 	defer c.close()
-	if err := checkIsRoot(c.ctx, c.sess, f.root); err != nil {
+	ctx, cancel := context.WithTimeout(c.ctx, f.timeout)
+	defer cancel()
+	if err := checkIsRoot(ctx, c.sess, f.root); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: gave up after --timeout %s", err, f.timeout)
+		}
 		return err
 	}
 	acl, err := f.common.znodeACL()
@@ -94,8 +99,6 @@ func runVerb(cmd *cobra.Command, f *verbFlags, v verb) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, f.timeout)
-	defer cancel()
 	changed, what, err := v.run(ctx, op)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: gave up after --timeout %s", what, f.timeout)

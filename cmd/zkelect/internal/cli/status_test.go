@@ -193,6 +193,32 @@ func TestWatchSaysWhenItCannotSee(t *testing.T) {
 	}
 }
 
+// TestWatchWaitingForARootOutlastsACutOff: watch --root, waiting for the
+// fleet, is cut off from ZooKeeper past its session timeout (its session
+// expires). It once exited 1 with the connection's error; it keeps
+// waiting, and follows the shards once the link healed and a daemon
+// created them.
+func TestWatchWaitingForARootOutlastsACutOff(t *testing.T) {
+	root := testPath(t)
+	proxy := zkc.NewProxyT(t)
+	const timeout = 2 * time.Second
+	p := startProc(t, "watch", []string{"watch", "--zk", proxy.ConnectString(), "--root", root,
+		"--session-timeout", timeout.String()})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	p.waitStderr(ctx, "has no shards yet: waiting")
+	proxy.Blackhole()
+	proxy.Cut()
+	select { // past the session timeout (the server expires the session) and the reads' own retries
+	case <-p.done:
+		t.Fatalf("watch exited while cut off (%v):\n%s", p.werr, p.err.String())
+	case <-time.After(4 * timeout):
+	}
+	proxy.Heal()
+	startDaemonWith(t, root, "m1", 2, nil)
+	p.waitStdout(ctx, "shard=1 leader=m1")
+}
+
 // TestWatchWaitsForARootThatDoesNotExistYet starts watch --root before
 // the fleet: it says once that it waits, then follows the shards once a
 // daemon creates them. It once exited at once.

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/zkelect/zkelect/internal/retry"
 	"github.com/zkelect/zkelect/partition"
 	"github.com/zkelect/zkelect/recipe"
 )
@@ -24,8 +25,8 @@ func newWatchCmd() *cobra.Command {
 leader"), until interrupted. For a partition root, every shard that exists
 when watch starts is followed, and so are its members (joining with their address
 and weight, leaving), drains, the freeze, pins, moves and weights; a root with no
-shards yet is waited for (said once on stderr), so watch may start before the
-fleet. -o json prints JSON lines.`,
+shards yet is waited for (said once on stderr, and through a cut from ZooKeeper),
+so watch may start before the fleet. -o json prints JSON lines.`,
 		Example: `  zkelect watch --zk 127.0.0.1:2181 --election /apps/cron/leader
   zkelect watch --zk 127.0.0.1:2181 --root /apps/billing -o json | jq .`,
 		Args: cobra.NoArgs,
@@ -52,7 +53,7 @@ func runWatch(cmd *cobra.Command, f *targetFlags) error {
 	ctx, log, sess := c.ctx, c.log, c.sess
 	targets := []watchTarget{{path: f.election}}
 	if f.root != "" {
-		if targets, err = awaitShardTargets(ctx, cmd.ErrOrStderr(), sess, f.root, f.common.sessionTimeout); err != nil {
+		if targets, err = awaitShardTargets(ctx, cmd.ErrOrStderr(), sess, f.root, f.common.sessionTimeout, log); err != nil {
 			if ctx.Err() != nil {
 				return nil // interrupted while waiting for the root
 			}
@@ -74,19 +75,37 @@ func runWatch(cmd *cobra.Command, f *targetFlags) error {
 
 // awaitShardTargets lists the shards of a partition root, waiting (and
 // saying so once on stderr) while it has none: watch may start before the
-// fleet. It returns ctx's error if interrupted.
-func awaitShardTargets(ctx context.Context, stderr io.Writer, sess *recipe.Session, root string, timeout time.Duration) ([]watchTarget, error) {
+// fleet. Cut off from ZooKeeper meanwhile (connection loss, the session
+// expired and replaced; cutOff), even past the session timeout, it keeps
+// waiting and reads again once the session connects. It returns ctx's
+// error if interrupted, and other errors (an ACL, the session closed or
+// ended for good) as they come.
+func awaitShardTargets(ctx context.Context, stderr io.Writer, sess *recipe.Session, root string, timeout time.Duration, log zerolog.Logger) ([]watchTarget, error) {
 	var seen []string // the member records under <root>/owners at the last look
-	for said := false; ; said = true {
+	var b retry.Backoff
+	for said := false; ; {
+		next := sess.NextConnect()
 		targets, err := shardTargets(ctx, sess, root, timeout)
-		if err != nil || len(targets) > 0 {
-			return targets, err
+		if err == nil && len(targets) > 0 {
+			return targets, nil
 		}
-		if !said {
-			fmt.Fprintf(stderr, "partition root %s has no shards yet: waiting for a shards daemon to start there\n", root)
+		if err == nil {
+			if !said {
+				fmt.Fprintf(stderr, "partition root %s has no shards yet: waiting for a shards daemon to start there\n", root)
+				said = true
+			}
+			seen, err = awaitRecords(ctx, sess, root+"/owners", seen)
 		}
-		if seen, err = awaitRecords(ctx, sess, root+"/owners", seen); err != nil {
+		switch {
+		case err == nil:
+			b.Reset()
+		case ctx.Err() != nil || !cutOff(ctx, sess, err):
 			return nil, err
+		default:
+			log.Debug().Err(err).Str("root", root).Msg("waiting for the root's shards; again once connected")
+			if !b.WaitOr(ctx, next) {
+				return nil, ctx.Err()
+			}
 		}
 	}
 }

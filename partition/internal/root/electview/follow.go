@@ -95,7 +95,7 @@ func FollowWithin(ctx context.Context, sess *recipe.Session, root, what string, 
 				more = false
 			}
 		}
-		e.sync.set(e.conn, e.settled())
+		e.sync.set(e.conn, e.caughtUp())
 		if e.take() || viewChanged {
 			pending = true
 		}

@@ -2,7 +2,9 @@ package electview
 
 import (
 	"context"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,6 +152,52 @@ func TestViewStartsOnceTheSessionIsBack(t *testing.T) {
 	p.Heal()
 	f.await(t, 30*time.Second, "a leading shard 0 once the session is back", func(l map[string]Leader) bool { return l["0"].Member == "a" })
 	waitTrue(t, 30*time.Second, "the view in sync", f.syncedNow)
+}
+
+// TestViewStaysInSyncWhileFollowingNewElections: once the view has read
+// its listing, reads that follow notifications (here 100 new elections,
+// each read whole) are the view following, not catching up: Synced stays
+// true throughout. It once turned false until every such read was back,
+// so /v1/watch refused new streams as "cut off" during ordinary churn.
+func TestViewStaysInSyncWhileFollowingNewElections(t *testing.T) {
+	root := testRoot(t)
+	members := connectTo(t, zkc.Addrs(), 10*time.Second)
+	campaign(t, members, root, "0", "a")
+	obs := connectTo(t, zkc.Addrs(), 10*time.Second)
+	f := follow(t, func(ctx context.Context, step func(*rootdata.View, *Elections) (bool, error)) error {
+		return Follow(ctx, obs, root, "test", step)
+	})
+	f.await(t, 30*time.Second, "a leading shard 0", func(l map[string]Leader) bool { return l["0"].Member == "a" })
+	waitTrue(t, 30*time.Second, "the view in sync", f.syncedNow)
+
+	var samples, outOfSync atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			samples.Add(1)
+			if !f.syncedNow() {
+				outOfSync.Add(1)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	const elections = 100
+	for i := 1; i <= elections; i++ {
+		campaign(t, members, root, strconv.Itoa(i), "b")
+	}
+	f.await(t, 30*time.Second, "b leading every new shard", func(l map[string]Leader) bool { return len(l) == elections+1 })
+	close(stop)
+	<-sampled
+	if n := outOfSync.Load(); n > 0 {
+		t.Errorf("the view was out of sync in %d of %d samples while it followed new elections (connected throughout: %v)", n, samples.Load(), obs.Connected())
+	}
 }
 
 // waitTrue polls cond until it holds, failing after limit with what was

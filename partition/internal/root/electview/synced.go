@@ -8,7 +8,9 @@ import (
 
 // Synced tells any goroutine whether the view is in sync with ZooKeeper
 // now: its watch is held on the session's current connection and every
-// election listed since the watch was added there has been read. Right
+// election listed since the watch was added there has been read (reads
+// that follow later notifications, such as a new election's, do not take
+// it out of sync: the watch delivered those changes in order). Right
 // after a reconnect it is not, until the root is listed and read again (a
 // change made while the watch was away is known only then); a follower
 // that calls its view fresh while the session is connected (the routing

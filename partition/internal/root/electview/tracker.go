@@ -45,6 +45,7 @@ type Elections struct {
 	now        func() time.Time
 	win        *window              // reads in flight at most
 	listed     bool                 // the root was listed since the last resync asked
+	unread     map[string]bool      // elections of the last listing not read since it
 	changed    bool                 // leaders changed since taken
 	changedEl  map[string]bool      // elections whose leader changed since TakeChanged
 	noticed    map[string]time.Time // election to when the notification its leader waits on arrived
@@ -162,12 +163,21 @@ func (t *Elections) relist(ctx context.Context) error {
 			t.forget(p)
 		}
 	}
+	t.unread = make(map[string]bool, len(listed))
 	for p, el := range listed {
 		t.add(p, el)
+		t.unread[p] = true
 	}
 	t.listed = true
 	return nil
 }
+
+// caughtUp reports whether every election of the last listing has been
+// read since it: the view is in sync from then on, on that listing's
+// connection, while later notifications' reads (a new election, a
+// candidate's) are under way; those are the view following, not catching
+// up on what the watch missed.
+func (t *Elections) caughtUp() bool { return t.listed && len(t.unread) == 0 }
 
 // add records election p and marks it to be read.
 func (t *Elections) add(p string, el election) {
@@ -276,6 +286,7 @@ func (t *Elections) forget(p string) {
 	delete(t.cands, p)
 	delete(t.dirty, p)
 	delete(t.again, p)
+	delete(t.unread, p)
 	delete(t.noticed, p)
 }
 

@@ -29,11 +29,12 @@ type wholeRead struct {
 }
 
 // readWhole reads the elections of paths whole until the reads answer or
-// ctx ends, backing off after transient errors, and reports them.
+// ctx ends, backing off after transient errors (a pause the session's
+// next connect ends), and reports them.
 func (t *Elections) readWhole(ctx context.Context, paths []string) {
 	var b retry.Backoff
 	for {
-		begin := t.now()
+		begin, next := t.now(), t.sess.NextConnect()
 		ws, err := t.readWholeOnce(ctx, paths)
 		if err == nil || ctx.Err() != nil || !transient(err) {
 			if err != nil { // every election of the batch failed alike
@@ -48,7 +49,7 @@ func (t *Elections) readWhole(ctx context.Context, paths []string) {
 			}
 			return
 		}
-		if !b.Wait(ctx) {
+		if !b.WaitOr(ctx, next) {
 			return
 		}
 	}
@@ -104,9 +105,11 @@ func (t *Elections) readWholeOnce(ctx context.Context, paths []string) ([]wholeR
 func (t *Elections) wholeDone(ws []wholeRead) {
 	for _, w := range ws {
 		delete(t.reading, w.path)
-		if t.again[w.path] {
+		if t.again[w.path] { // asked again since it was sent (a listing among others)
 			delete(t.again, w.path)
 			t.dirty[w.path] = true
+		} else {
+			delete(t.unread, w.path)
 		}
 		if _, known := t.elections[w.path]; !known {
 			continue // gone meanwhile
