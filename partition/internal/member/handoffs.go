@@ -82,10 +82,11 @@ func (h *Handoffs) Queued() int { return len(h.queue) }
 // election, a listing and a read while the shard is still led and works
 // (about two thirds of a handoff's time, bench/README.md), and only then
 // cancels the work and resigns. Asking more than limit lets the next
-// handoffs' checks run while the earlier ones hand over; a few times limit
-// keeps the reads a member has outstanding for its checks bounded (two
-// each), as its election starts are (MaxInFlight).
-const SuccessorChecksPerSlot = 4
+// handoffs' checks run while the earlier ones hand over. Twice limit, not
+// more: the checks' reads go on the member's own session, whose answer lag
+// its leaderships' leases follow, and at four times a join under load
+// suspended leaderships (bench/README.md).
+const SuccessorChecksPerSlot = 2
 
 // Next starts queued handoffs while fewer than SuccessorChecksPerSlot
 // times limit are in flight (asked, not ended): ask is given each queued

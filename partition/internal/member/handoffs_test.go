@@ -13,8 +13,8 @@ import (
 // are skipped without taking a slot.
 func TestHandoffThrottle(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	if SuccessorChecksPerSlot != 4 {
-		t.Fatalf("the table below is written for 4 successor checks a slot, not %d", SuccessorChecksPerSlot)
+	if SuccessorChecksPerSlot != 2 {
+		t.Fatalf("the table below is written for 2 successor checks a slot, not %d", SuccessorChecksPerSlot)
 	}
 	tests := []struct {
 		name      string
@@ -24,12 +24,12 @@ func TestHandoffThrottle(t *testing.T) {
 		inFlight  int      // before Next
 		wantAsked []string
 	}{
-		{"under the limit", 1, []string{"a", "b"}, nil, 0, []string{"a", "b"}},
-		{"checks ahead of the limit", 1, []string{"a", "b", "c", "d", "e"}, nil, 0, []string{"a", "b", "c", "d"}},
-		{"limit 2", 2, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, nil, 0, []string{"a", "b", "c", "d", "e", "f", "g", "h"}},
-		{"slots taken", 1, []string{"a", "b", "c"}, nil, 3, []string{"a"}},
-		{"full", 1, []string{"a"}, nil, 4, nil},
-		{"entries no longer due skipped", 1, []string{"a", "b", "c", "d", "e", "f"}, []string{"a", "c"}, 0, []string{"b", "d", "e", "f"}},
+		{"under the limit", 1, []string{"a"}, nil, 0, []string{"a"}},
+		{"checks ahead of the limit", 1, []string{"a", "b", "c"}, nil, 0, []string{"a", "b"}},
+		{"limit 2", 2, []string{"a", "b", "c", "d", "e"}, nil, 0, []string{"a", "b", "c", "d"}},
+		{"slots taken", 1, []string{"a", "b"}, nil, 1, []string{"a"}},
+		{"full", 1, []string{"a"}, nil, 2, nil},
+		{"entries no longer due skipped", 1, []string{"a", "b", "c", "d"}, []string{"a", "c"}, 0, []string{"b", "d"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,19 +60,19 @@ func TestHandoffThrottle(t *testing.T) {
 
 	// A handoff that ends lets the next go at once; one given back settles again.
 	h := NewHandoffs()
-	for _, s := range []string{"a", "b", "c", "d", "e", "f"} {
+	for _, s := range []string{"a", "b", "c", "d"} {
 		h.Queue(s)
 	}
 	ask := func(string) bool { return true }
 	h.Next(1, ask)
 	h.Ended("a", t0, false)
 	h.Next(1, ask)
-	if h.InFlight() != 4 || h.Queued() != 1 {
-		t.Fatalf("after a handoff done: in flight %d, queued %d; want 4, 1", h.InFlight(), h.Queued())
+	if h.InFlight() != 2 || h.Queued() != 1 {
+		t.Fatalf("after a handoff done: in flight %d, queued %d; want 2, 1", h.InFlight(), h.Queued())
 	}
 	h.Ended("b", t0, true)
-	if h.InFlight() != 3 || !h.Settling() {
-		t.Fatalf("after a handoff given back: in flight %d, settling %v; want 3, true", h.InFlight(), h.Settling())
+	if h.InFlight() != 1 || !h.Settling() {
+		t.Fatalf("after a handoff given back: in flight %d, settling %v; want 1, true", h.InFlight(), h.Settling())
 	}
 	if ok, _, wait := h.Settled("b", t0.Add(time.Millisecond), time.Second, false); ok || wait != time.Second-time.Millisecond {
 		t.Fatalf("a handoff given back is settled again at once (ok %v, wait %v): it must settle again", ok, wait)
