@@ -88,6 +88,8 @@ func TestValidateRefusesBadSizes(t *testing.T) {
 		{Config{Shards: []int{10, 0}}, "Shards"},
 		{Config{Shards: []int{maxShards + 1}}, "Shards"},
 		{Config{StepLimit: -time.Second}, "StepLimit"},
+		{Config{RoutingSessionTimeout: -time.Second}, "RoutingSessionTimeout"},
+		{Config{RoutingSessionTimeout: 1500 * time.Microsecond}, "RoutingSessionTimeout"}, // not whole milliseconds: ZooKeeper's unit
 		{Config{FleetShare: -1}, "FleetShare"},
 		{Config{FleetShards: []int{15000}}, "FleetShards"},                  // not a multiple of the 10,000 share
 		{Config{FleetShards: []int{10000}}, "FleetShards"},                  // one member: nobody to simulate
@@ -109,6 +111,44 @@ func TestValidateRefusesBadSizes(t *testing.T) {
 	}
 	if err := (Config{Shards: []int{maxShards}, ShardIDs: "shard-%07d"}).Validate(); err != nil || maxShards < 1000000 {
 		t.Errorf("Validate(1,000,000 shards named shard-%%07d) = %v (maxShards %d), want nil: a bucketed root holds them", err, maxShards)
+	}
+}
+
+// TestRoutingSessionTimeoutByShardCount: unset, the routing scenario's
+// session timeout is the run's up to 10,000 shards, then 1 s per 10,000
+// shards, at most 20 s, and the ensemble's maximum is raised to the
+// longest only when above 20 ticks; set, it is taken as given.
+func TestRoutingSessionTimeoutByShardCount(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		base time.Duration
+		want time.Duration
+	}{
+		{64, time.Second, time.Second}, {10000, time.Second, time.Second}, {10000, 2 * time.Second, 2 * time.Second},
+		{20000, time.Second, 2 * time.Second}, {100000, time.Second, 10 * time.Second}, {100000, 15 * time.Second, 15 * time.Second},
+		{1000000, time.Second, 20 * time.Second},
+	} {
+		if got := RoutingSessionTimeoutFor(tc.n, tc.base); got != tc.want {
+			t.Errorf("RoutingSessionTimeoutFor(%d, %v) = %v, want %v", tc.n, tc.base, got, tc.want)
+		}
+	}
+	routing := Config{Scenarios: []string{ScenarioRouting}, TickTime: 100 * time.Millisecond, SessionTimeout: time.Second}
+	for _, tc := range []struct {
+		shards []int
+		set    time.Duration
+		want   time.Duration
+	}{
+		{[]int{64, 10000}, 0, 0}, {[]int{64, 100000}, 0, 10 * time.Second}, {[]int{100000}, 3 * time.Second, 3 * time.Second},
+		{[]int{100000}, 2 * time.Second, 0}, // 20 ticks: ZooKeeper's own maximum
+	} {
+		c := routing
+		c.RoutingShards, c.RoutingSessionTimeout = tc.shards, tc.set
+		if got := c.maxSessionTimeout(); got != tc.want {
+			t.Errorf("maxSessionTimeout of %v shards, RoutingSessionTimeout %v = %v, want %v", tc.shards, tc.set, got, tc.want)
+		}
+	}
+	if got := (Config{Scenarios: []string{ScenarioShards}, RoutingShards: []int{100000}, TickTime: 100 * time.Millisecond}).maxSessionTimeout(); got != 0 {
+		t.Errorf("maxSessionTimeout without the routing scenario = %v, want 0", got)
 	}
 }
 

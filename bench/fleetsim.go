@@ -96,12 +96,13 @@ type fleetRun struct {
 
 // run measures the steps in order; started is when the member started.
 func (s *fleetRun) run(ctx context.Context, started time.Time) ([]Result, error) {
-	joined, err := s.m.awaitShare(ctx, s.atShare, nil, fleetJoinLimit)
+	var tl joinTimeline
+	joined, err := s.m.awaitShare(ctx, func(st fleetStat) bool { tl.see(st, started, s.share); return s.atShare(st) }, nil, fleetJoinLimit)
 	if err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
 	s.add("joins: leads its share", msf(joined.at.Sub(started)), "ms",
-		fmt.Sprintf("from its start to leading its %d shards; %.1f MB read meanwhile (every record once), %d steps", s.share, mb(joined.read), joined.steps))
+		fmt.Sprintf("from its start to leading its %d shards; %.1f MB read meanwhile (every record once), %d steps; %s", s.share, mb(joined.read), joined.steps, &tl))
 	time.Sleep(3 * time.Second) // the last handoffs' records, the step gap's back-off
 	heap, err := s.m.heap(ctx)
 	if err != nil {
@@ -125,6 +126,35 @@ func (s *fleetRun) run(ctx context.Context, started time.Time) ([]Result, error)
 		return nil, err
 	}
 	return s.rows, nil
+}
+
+// joinTimeline is when the member's join passed its milestones, from
+// its start, as its counters were polled (every 100 ms): where a join's
+// time goes.
+type joinTimeline struct {
+	assigned, first, half, cpu time.Duration // first assignment, first leadership, half its share led; CPU by then
+	cpuAtAssigned              time.Duration
+}
+
+// see notes the milestones st (read at st.at) passed.
+func (t *joinTimeline) see(st fleetStat, started time.Time, share int) {
+	at := st.at.Sub(started)
+	if t.assigned == 0 && st.assigned >= 0 {
+		t.assigned, t.cpuAtAssigned = at, time.Duration(st.cpu)*time.Microsecond
+	}
+	if t.first == 0 && st.led > 0 {
+		t.first = at
+	}
+	if t.half == 0 && st.led >= int64(share/2) {
+		t.half = at
+	}
+	t.cpu = time.Duration(st.cpu) * time.Microsecond
+}
+
+func (t *joinTimeline) String() string {
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+	return fmt.Sprintf("first assignment at %s (CPU %s by then), first leadership at %s, half its share at %s; CPU %s in the join",
+		r(t.assigned), r(t.cpuAtAssigned), r(t.first), r(t.half), r(t.cpu))
 }
 
 // atShare reports whether the member leads exactly its share.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -58,6 +59,11 @@ func runFleetMember(args []string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	defer func() { stopProfile() }()
+	stopTrace, err := traceTo(os.Getenv(fleetJoinTraceEnv))
+	if err != nil {
+		return err
+	}
+	defer func() { stopTrace() }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var read atomic.Int64
@@ -96,8 +102,13 @@ func runFleetMember(args []string, in io.Reader, out io.Writer) error {
 			runtime.GC()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
+			if err := writeHeapProfile(os.Getenv(fleetHeapProfileEnv)); err != nil {
+				return err
+			}
 			fmt.Fprintf(w, "HEAP live %d\n", ms.HeapAlloc)
 		case "prof": // from the steady state on, when fleetProfileEnv names a file
+			stopTrace()
+			stopTrace = func() {}
 			stopProfile()
 			if stopProfile, err = profileCPU(os.Getenv(fleetProfileEnv)); err != nil {
 				return err
@@ -127,6 +138,48 @@ const fleetProfileEnv = "ZKELECT_FLEETSIM_CPUPROFILE"
 // fleetJoinProfileEnv names a file the real member writes its CPU
 // profile to from its start to "prof": its join (unset: none).
 const fleetJoinProfileEnv = "ZKELECT_FLEETSIM_JOIN_CPUPROFILE"
+
+// fleetJoinTraceEnv names a file the real member writes an execution
+// trace (runtime/trace) to from its start to "prof": where its join
+// waits (unset: none).
+const fleetJoinTraceEnv = "ZKELECT_FLEETSIM_JOIN_TRACE"
+
+// fleetHeapProfileEnv names a file the real member writes its heap
+// profile to at "heap", after the collection (unset: none).
+const fleetHeapProfileEnv = "ZKELECT_FLEETSIM_HEAPPROFILE"
+
+// traceTo starts an execution trace written to file ("": none) and
+// returns what stops it.
+func traceTo(file string) (func(), error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { trace.Stop(); f.Close() }, nil
+}
+
+// writeHeapProfile writes the heap profile to file ("": none).
+func writeHeapProfile(file string) error {
+	if file == "" {
+		return nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 // profileCPU starts a CPU profile written to file ("": none) and returns
 // what stops it.

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +26,8 @@ import (
 //	member: LEAD <µs> <shard> <token>   OnStartedLeading ran
 //	        STOP <µs> <shard>           OnStoppedLeading ran
 //	router: VIEW <µs> <shard> <member> <token>   the view changed ("-" 0: no leader)
-//	        REQ <µs> <shard> <member> <token> <ok|noleader|stale|notready>
+//	        REQ <µs> <shard> <member> <token> <ok|noleader|stale> <µs waited>
+//	                                     answered (Client.WaitRoute, up to routeWait)
 //	        READY                        the first view arrived
 //	        SESS <µs> <session id>       the router's session (decimal)
 
@@ -163,55 +162,88 @@ func runRouter(args []string, in io.Reader, out io.Writer) error {
 }
 
 // reportViews prints every change of the view: each route of the first
-// view, then each shard a later view says changed (Table.Changed).
+// view, then each shard whose route a later change listed
+// (Client.Changes, read with Leader: no copy of the routes, so a change
+// costs the router in proportion to its shards at 100,000 shards too).
 func reportViews(ctx context.Context, c *routing.Client, lw *lineWriter) {
 	var last map[string]routing.Route
-	for t := range c.Subscribe(ctx) {
+	for changed := range c.Changes(ctx) {
 		now := stamp()
-		changed := t.Changed
 		if last == nil {
 			lw.printf("READY")
 			last = map[string]routing.Route{}
-			changed = slices.Collect(maps.Keys(t.Routes))
 		}
 		for _, s := range changed {
-			r, led := t.Routes[s]
+			r, err := c.Leader(s)
+			led := r.Member != "" && (err == nil || errors.Is(err, routing.ErrStale))
 			o, had := last[s]
 			switch {
 			case led && (!had || o.Member != r.Member || o.Token != r.Token):
 				lw.printf("VIEW %d %s %s %d", now, s, r.Member, uint64(r.Token))
+				last[s] = r
 			case !led && had:
 				lw.printf("VIEW %d %s - 0", now, s)
+				delete(last, s)
 			}
 		}
-		last = t.Routes
 	}
 }
 
-// request routes a random key rate times a second and prints each answer.
+// routeWait bounds the router's wait for a leader (routing.Client.WaitRoute)
+// when a request's shard has none in view.
+const routeWait = time.Second
+
+// request routes a random key rate times a second, each waiting up to
+// routeWait for its shard's leader as a router retrying on NotLeader
+// would, and prints each answer with how long it waited.
 func request(ctx context.Context, c *routing.Client, lw *lineWriter, rate int, shards []string) {
 	t := time.NewTicker(time.Second / time.Duration(rate))
 	defer t.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		r, err := c.Route("key-" + strconv.Itoa(rand.IntN(1<<30)))
-		outcome := "ok"
-		switch {
-		case errors.Is(err, routing.ErrNotReady):
-			continue
-		case errors.Is(err, routing.ErrNoLeader):
-			outcome = "noleader"
-		case errors.Is(err, routing.ErrStale):
-			outcome = "stale"
-		}
-		m := r.Member
-		if m == "" {
-			m = "-"
-		}
-		lw.printf("REQ %d %s %s %d %s", stamp(), r.Shard, m, uint64(r.Token), outcome)
+		key := "key-" + strconv.Itoa(rand.IntN(1<<30))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			routeOne(ctx, c, lw, key)
+		}()
 	}
+}
+
+// routeOne routes key, waiting up to routeWait for a leader, and prints
+// the answer.
+func routeOne(ctx context.Context, c *routing.Client, lw *lineWriter, key string) {
+	r, err := c.Route(key)
+	var waited time.Duration
+	switch {
+	case errors.Is(err, routing.ErrNotReady):
+		return
+	case errors.Is(err, routing.ErrNoLeader):
+		wctx, cancel := context.WithTimeout(ctx, routeWait)
+		t0 := time.Now()
+		r, err = c.WaitRoute(wctx, key)
+		waited = max(time.Since(t0), time.Microsecond)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	outcome := "ok"
+	switch {
+	case errors.Is(err, routing.ErrNoLeader):
+		outcome = "noleader"
+	case errors.Is(err, routing.ErrStale):
+		outcome = "stale"
+	}
+	m := r.Member
+	if m == "" {
+		m = "-"
+	}
+	lw.printf("REQ %d %s %s %d %s %d", stamp(), r.Shard, m, uint64(r.Token), outcome, waited.Microseconds())
 }

@@ -125,6 +125,11 @@ type Config struct {
 	// RoutingShards lists the shard counts of the routing scenario
 	// (default 64).
 	RoutingShards []int `json:"routing_shards,omitempty"`
+	// RoutingSessionTimeout is the session timeout of the routing
+	// scenario's members and router; zero: chosen by shard count
+	// (RoutingSessionTimeoutFor). The ensemble's maximum session timeout
+	// is raised to it when it is above 20 ticks.
+	RoutingSessionTimeout time.Duration `json:"routing_session_timeout_ns,omitempty"`
 	// FleetShards lists the fleet sizes of the fleet simulation
 	// (ScenarioFleetSim; default 100,000 and 1,000,000, at most
 	// 10,000,000), each a multiple of FleetShare: the real member's share
@@ -182,6 +187,8 @@ func (c Config) Validate() error {
 		return &ConfigError{Field: "SessionTimeout", Value: c.SessionTimeout, Reason: "negative"}
 	case c.StepLimit < 0:
 		return &ConfigError{Field: "StepLimit", Value: c.StepLimit, Reason: "negative"}
+	case c.RoutingSessionTimeout < 0 || c.RoutingSessionTimeout%time.Millisecond != 0:
+		return &ConfigError{Field: "RoutingSessionTimeout", Value: c.RoutingSessionTimeout, Reason: "want whole milliseconds, or 0 to choose by shard count"}
 	}
 	if err := checkShardIDs(c.ShardIDs); err != nil {
 		return err
@@ -285,8 +292,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if slices.Contains(cfg.Scenarios, ScenarioFleetSim) && heap == testenv.DefaultHeap {
 			heap = boundHeap // the simulated members' records: about 60 KB each
 		}
+		if slices.Contains(cfg.Scenarios, ScenarioRouting) && heap == testenv.DefaultHeap {
+			heap = serverHeap(slices.Max(cfg.RoutingShards))
+		}
 	}
-	cluster, err := testenv.Start(ctx, testenv.Options{Servers: cfg.Servers, TickTime: cfg.TickTime, Heap: heap})
+	cluster, err := testenv.Start(ctx, testenv.Options{Servers: cfg.Servers, TickTime: cfg.TickTime, Heap: heap,
+		MaxSessionTimeout: cfg.maxSessionTimeout()})
 	if err != nil {
 		return nil, fmt.Errorf("bench: start ensemble: %w", err)
 	}

@@ -48,6 +48,7 @@ func newLoop(m *Manager) *loop {
 		base:       base,
 		cancel:     cancel,
 	}
+	l.view.Expect(len(m.currentShards())) // the view's index is made that large at once (a join reads every record)
 	l.starts.Workers = &l.workers
 	l.member = l.shardMember()
 	return l

@@ -48,9 +48,9 @@ func newHub(root string, shards []string, live func() bool) *hub {
 	}
 }
 
-// follow runs watch (partition.WatchCluster) until ctx is done, then closes
-// the hub (every subscriber's stream ends).
-func (h *hub) follow(ctx context.Context, watch func(context.Context, func(partition.Cluster)) error) error {
+// follow runs watch (partition.WatchClusterChanges) until ctx is done,
+// then closes the hub (every subscriber's stream ends).
+func (h *hub) follow(ctx context.Context, watch func(context.Context, func(partition.ClusterChange)) error) error {
 	defer h.close()
 	return watch(ctx, h.update)
 }
@@ -65,16 +65,36 @@ func (h *hub) close() {
 	}
 }
 
-// update takes a new picture and numbers one event per shard whose leader
-// changed, in shard order.
-func (h *hub) update(c partition.Cluster) {
+// update takes a change of the picture and numbers one event per shard
+// whose leader changed, in shard order. It costs in proportion to the
+// shards the change lists (and the members), unless the change is whole.
+func (h *hub) update(ch partition.ClusterChange) {
 	now := time.Now().UTC()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	old := h.cluster.Leaders
-	h.cluster, h.ready = c, true
-	for _, s := range changedLeaders(old, c.Leaders) {
-		l, led := c.Leaders[s]
+	var shards []string
+	if ch.Whole || !h.ready {
+		old := h.cluster.Leaders
+		h.cluster = ch.Cluster.Clone()
+		shards = changedLeaders(old, h.cluster.Leaders)
+	} else {
+		for _, s := range ch.Shards {
+			if l, ok := ch.Cluster.Leaders[s]; ok {
+				h.cluster.Leaders[s] = l
+			} else {
+				delete(h.cluster.Leaders, s)
+			}
+		}
+		members := ch.Cluster
+		members.Leaders = nil
+		members = members.Clone()
+		h.cluster.Members, h.cluster.Operator = members.Members, members.Operator
+		shards = slices.Clone(ch.Shards)
+		sort.Slice(shards, func(i, j int) bool { return ShardLess(shards[i], shards[j]) })
+	}
+	h.ready = true
+	for _, s := range shards {
+		l, led := h.cluster.Leaders[s]
 		ev := LeaderEvent{Time: now, Shard: s}
 		if led {
 			id, tok := l.Member, NewToken(l.Token)

@@ -142,8 +142,8 @@ func (s *Shards) Run(ctx context.Context) error {
 	readyDone := make(chan struct{})
 	go func() { defer close(readyDone); s.ready.follow(ctx, ReadinessInterval) }()
 	defer func() { cancel(); <-readyDone }()
-	return s.hub.follow(ctx, func(ctx context.Context, fn func(partition.Cluster)) error {
-		return s.mgr.WatchClusterSynced(ctx, fn, s.synced)
+	return s.hub.follow(ctx, func(ctx context.Context, fn func(partition.ClusterChange)) error {
+		return s.mgr.WatchClusterChanges(ctx, fn, s.synced)
 	})
 }
 

@@ -29,6 +29,7 @@ type Assigner struct {
 	free   map[string]*slot       // listed shards nobody holds
 	peak   int                    // the most free shards since free was last made
 	held   map[string]*heldShards // a holder's listed shards
+	gen    uint32                 // SetShards calls so far
 }
 
 // NewAssigner returns an Assigner with no shard listed or held.
@@ -37,28 +38,35 @@ func NewAssigner() *Assigner {
 }
 
 // SetShards replaces the shard list (Input.Shards). It costs O(S) for S
-// shards listed before and after: call it when the list changes.
+// shards listed before and after: call it when the list changes. The
+// first list sizes the Assigner's maps at once.
 func (a *Assigner) SetShards(ids []string) {
-	next := make(map[string]bool, len(ids))
+	a.gen++
+	if len(a.shards) == 0 {
+		a.shards, a.free = make(map[string]*slot, len(ids)), make(map[string]*slot, len(ids))
+		a.peak = len(ids) // the free map's capacity: shrinkFree makes it again once it is mostly empty
+	}
 	for _, id := range ids {
-		if id != "" {
-			next[id] = true
+		if id == "" {
+			continue
 		}
-	}
-	for id, sl := range a.shards {
-		if sl.listed && !next[id] {
-			a.unplace(sl)
-			sl.listed = false
-			a.listed--
-			a.forgetIfIdle(sl)
-		}
-	}
-	for id := range next {
 		sl := a.slotOf(id)
+		if sl.gen == a.gen {
+			continue // listed twice
+		}
+		sl.gen = a.gen
 		if !sl.listed {
 			sl.listed = true
 			a.listed++
 			a.place(sl)
+		}
+	}
+	for _, sl := range a.shards {
+		if sl.listed && sl.gen != a.gen {
+			a.unplace(sl)
+			sl.listed = false
+			a.listed--
+			a.forgetIfIdle(sl)
 		}
 	}
 }

@@ -37,13 +37,13 @@ func before(x, y *slot) bool {
 }
 
 func (h *heldShards) push(sl *slot) {
-	sl.at = len(h.items)
+	sl.at = int32(len(h.items))
 	h.items = append(h.items, sl)
-	h.up(sl.at)
+	h.up(int(sl.at))
 }
 
 func (h *heldShards) remove(sl *slot) {
-	i, last := sl.at, len(h.items)-1
+	i, last := int(sl.at), len(h.items)-1
 	if i != last {
 		h.swap(i, last)
 	}
@@ -59,7 +59,7 @@ func (h *heldShards) remove(sl *slot) {
 
 func (h *heldShards) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].at, h.items[j].at = i, j
+	h.items[i].at, h.items[j].at = int32(i), int32(j)
 }
 
 func (h *heldShards) up(i int) {
@@ -160,6 +160,7 @@ type slot struct {
 	holder string // "" when none
 	key    uint64 // the holder's token, math.MaxUint64 when unknown (0)
 	w      uint64 // the holder's rendezvous weight for the shard
-	at     int    // index in its holder's heldShards, -1 when in none
+	at     int32  // index in its holder's heldShards, -1 when in none
+	gen    uint32 // the SetShards call that last listed it (Assigner.gen)
 	listed bool
 }

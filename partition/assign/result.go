@@ -1,7 +1,6 @@
 package assign
 
 import (
-	"maps"
 	"slices"
 )
 
@@ -142,12 +141,18 @@ func (a *Assigner) Targets(p Params) *Result {
 
 // shrinkFree makes the free map again once most of it emptied: a map
 // keeps its capacity, and walking it costs O(capacity), so a cold start's
-// free list (every shard) would cost every later step O(S).
+// free list (every shard) would cost every later step O(S) and keep its
+// memory. The entries are copied into a new map: maps.Clone keeps the
+// capacity too (a clone of an emptied 1,000,000-entry map holds 55 MB).
 func (a *Assigner) shrinkFree() {
 	if len(a.free) >= a.peak/8 {
 		return
 	}
-	a.free = maps.Clone(a.free)
+	free := make(map[string]*slot, len(a.free))
+	for s, sl := range a.free {
+		free[s] = sl
+	}
+	a.free = free
 	a.peak = len(a.free)
 }
 

@@ -1,8 +1,10 @@
 package routing_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -94,4 +96,81 @@ func TestRouterOverDaemonsIsStaleWhileTheDaemonsSessionIsCutOff(t *testing.T) {
 		_, err := c.Leader("0")
 		return errors.Is(err, routing.ErrStale), errString(err)
 	})
+}
+
+// TestRouterOverDaemonsFailsOverFromADaemonOutOfSync: a router follows
+// daemon a's /v1/watch stream (heartbeat 300ms), b's being second in its
+// list. a's member's link to ZooKeeper is cut and its reconnection answers
+// only pings: a's session is connected, its picture cannot be read again,
+// and its open stream goes silent. The router leaves a's stream for b's,
+// whose snapshot makes its view fresh again, every shard routed, while a's
+// /v1/watch refuses new streams.
+func TestRouterOverDaemonsFailsOverFromADaemonOutOfSync(t *testing.T) {
+	root, shards := testRoot(t), partition.Range(0, 8)
+	proxy := zkc.NewProxyT(t)
+	ma := runMemberOn(t, connect(t, recipe.WithDialer(proxy.Dialer())), root, "a", shards)
+	mb := runMember(t, root, "b", shards)
+	ga, gb := &gate{}, &gate{}
+	ua, ub := serveDaemon(t, root, "a", shards, ma, ga), serveDaemon(t, root, "b", shards, mb, gb)
+	eventually(t, 30*time.Second, "a's /v1/watch to accept streams (its picture in sync)", func() (bool, string) {
+		code := watchStatus(t, ua)
+		return code == http.StatusOK, fmt.Sprint(code)
+	})
+	beat := 300 * time.Millisecond
+	c, err := routing.New(routing.Config{Source: routing.Daemons([]string{ua, ub}, beat), Shards: shards, StaleAfter: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runClient(t, c)
+	eventually(t, 30*time.Second, "the router on a's stream, every shard routed", func() (bool, string) {
+		for _, s := range shards {
+			if _, err := c.Leader(s); err != nil {
+				return false, s + ": " + err.Error()
+			}
+		}
+		return ga.streaming() == 1 && gb.streaming() == 0, fmt.Sprintf("streams: a %d, b %d", ga.streaming(), gb.streaming())
+	})
+
+	if err := proxy.ForwardOnlyPings(0); err != nil {
+		t.Fatal(err)
+	}
+	reconnected := ma.sess.NextConnect()
+	proxy.Cut()
+	t.Cleanup(proxy.Heal)
+	select {
+	case <-reconnected:
+	case <-time.After(30 * time.Second):
+		t.Fatal("timed out after 30s waiting for a's session to reconnect (pings only)")
+	}
+	eventually(t, 30*time.Second, "the router to leave a's silent stream for b's, its view fresh again", func() (bool, string) {
+		s := c.Staleness()
+		return ga.streaming() == 0 && gb.streaming() == 1 && s >= 0 && s < 2*beat,
+			fmt.Sprintf("streams: a %d, b %d; staleness %v", ga.streaming(), gb.streaming(), s)
+	})
+	for _, s := range shards {
+		if r, err := c.Leader(s); err != nil {
+			t.Errorf("shard %s through b's stream: %+v, %v", s, r, err)
+		}
+	}
+	if code := watchStatus(t, ua); code != http.StatusServiceUnavailable {
+		t.Errorf("a's /v1/watch answers %d while its picture cannot be read again, want 503", code)
+	}
+}
+
+// watchStatus opens url's /v1/watch and returns its status (0: no answer
+// within 5s).
+func watchStatus(t *testing.T, url string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/watch", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -248,3 +248,59 @@ func benchRecordChanges(b *testing.B, f *benchFleet, step func()) {
 	report(b, cpu0)
 	runtime.KeepAlive(f)
 }
+
+// BenchmarkMemberJoin is a member's join into a balanced fleet, in
+// process: a new View (told the shards it runs) and Assigner, the first
+// step (Track, TrackLeaders, the whole shard list), then every other
+// member's record applied as the watchers read them, one at a time, and
+// the step after them (the holders Changed fed to the Assigner, the
+// assignment, our share, the leaders' changes through a LeaderFloor): the
+// O(fleet) part of a join's time (bench/README.md, the fleet simulation).
+func BenchmarkMemberJoin(b *testing.B) {
+	for _, sz := range fleets(b, fleetSize{100_000, 10}, fleetSize{1_000_000, 100}) {
+		b.Run(sz.String(), func(b *testing.B) {
+			f := newBenchFleet(b, sz.shards, sz.members, false)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for range b.N {
+				benchJoin(f)
+			}
+			b.StopTimer()
+			report(b, cpu0)
+			runtime.KeepAlive(f)
+		})
+	}
+}
+
+// benchJoin joins f's fleet as a new member (f.own's id, no record yet).
+func benchJoin(f *benchFleet) {
+	v := NewView(true)
+	v.Expect(len(f.shards))
+	v.Apply(Update{Members: f.members})
+	a := assign.NewAssigner()
+	floor := NewLeaderFloor()
+	own := &MemberRecord{ID: f.own.ID, Record: Record{Session: 1, Leading: map[string]uint64{}}}
+	step := func() {
+		v.TrackLeaders()
+		v.LeaderChanges(func(s string, p Published) { floor.AdmitOne(s, p) })
+		v.SetOwn(own)
+		v.Changed(func(s, m string, tok uint64, held bool) {
+			if held {
+				a.Hold(s, m, tok)
+			} else {
+				a.Release(s)
+			}
+		})
+		res := a.Targets(f.params)
+		res.Of(own.ID, func(string) bool { return true })
+	}
+	a.SetShards(f.shards)
+	step()
+	for id, r := range f.records {
+		if id != own.ID {
+			v.Apply(Update{Member: id, Rec: &StoredRecord{Record: r}})
+		}
+	}
+	step()
+}

@@ -2,6 +2,7 @@ package root
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -71,17 +72,20 @@ const (
 // it runs (NewBounds) or, for a reader without a list, fixed
 // (OutsideBounds). A Bounds is immutable and safe for concurrent use.
 type Bounds struct {
-	known   map[string]struct{} // the ids the reader runs; nil: no list, every claim kept
-	longest int                 // bytes of the longest of them
-	retired chan struct{}       // closed by Retire
+	known   map[string]int32 // the ids the reader runs, to their index in ids; nil: no list, every claim kept
+	ids     []string         // a copy of the list they come from
+	longest int              // bytes of the longest of them
+	retired chan struct{}    // closed by Retire
 	once    sync.Once
 }
 
-// NewBounds returns the bounds of a reader that runs ids.
+// NewBounds returns the bounds of a reader that runs ids (copied: the
+// records it decodes share their strings).
 func NewBounds(ids []string) *Bounds {
-	b := &Bounds{known: make(map[string]struct{}, len(ids)), retired: make(chan struct{})}
-	for _, id := range ids {
-		b.known[id] = struct{}{}
+	ids = slices.Clone(ids)
+	b := &Bounds{known: make(map[string]int32, len(ids)), ids: ids, retired: make(chan struct{})}
+	for i, id := range ids {
+		b.known[id] = int32(i)
 		b.longest = max(b.longest, len(id))
 	}
 	return b
@@ -108,13 +112,19 @@ func (b *Bounds) Knows(id string) bool {
 	return ok
 }
 
-// knowsBytes is Knows for an id as bytes, without allocating.
-func (b *Bounds) knowsBytes(id []byte) bool {
+// knownID returns id (bytes) as a string, and whether the reader runs it:
+// the reader's own string for the id, so that the records decoded share
+// the shard list's strings (no allocation a claim), or a new string
+// without a list.
+func (b *Bounds) knownID(id []byte) (string, bool) {
 	if b.known == nil {
-		return true
+		return string(id), true
 	}
-	_, ok := b.known[string(id)]
-	return ok
+	i, ok := b.known[string(id)]
+	if !ok {
+		return "", false
+	}
+	return b.ids[i], true
 }
 
 // Shards returns how many shard ids the reader runs (0 without a list).

@@ -42,7 +42,8 @@ type View struct {
 	OpRead   bool                    // the operator state has been read once
 	Grace    bool                    // records of absent members reserve their shards
 
-	idx *holderIndex // per-shard claims, once Track was called (viewindex.go)
+	idx    *holderIndex // per-shard claims, once Track was called (viewindex.go)
+	expect int          // the shards the reader runs (Expect), to size idx's maps
 }
 
 // NewView returns an empty view; with grace, the records of absent

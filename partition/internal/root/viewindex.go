@@ -13,22 +13,55 @@ import (
 // have changed since it was last called, so that a member's assignment
 // (assign.Assigner) follows the view without walking every record.
 
-// holderIndex is a View's per-shard claims.
+// holderIndex is a View's per-shard claims. Most shards have one claim
+// (their leader's), kept in claims by value: no allocation a shard, no
+// pointer for the collector to follow but the key. The others' further
+// claims (a handoff a record lags, a reservation beside a leadership)
+// are in more. Member ids are interned (ids): a claim is 16 bytes.
 type holderIndex struct {
-	claims  map[string][]claimEntry // shard to the records claiming it
+	claims  map[string]claimEntry   // shard to its first claim
+	more    map[string][]claimEntry // shard to its other claims, in no order; few
+	ids     memberIDs               // the members that claims name
 	eff     map[string]*effRecord   // member to the record its claims come from
 	ownID   string                  // SetOwn's member ("" when none)
 	changed map[string]struct{}     // shards whose holder may have changed
 	leaders map[string]struct{}     // shards whose leader may have changed; nil until TrackLeaders
+	hint    int                     // the shards expected (View.Expect), to size the maps once
 }
 
 // claimEntry is one record's claim on a shard: a leading entry with its
-// token, or a reserved one (reserved: token 0).
+// token, or a reserved one (reserved: token 0). member is an index in the
+// index's memberIDs.
 type claimEntry struct {
-	member   string
 	token    uint64
+	member   uint32
 	reserved bool
 }
+
+// memberIDs interns member ids: the index keeps a 4-byte number a claim
+// in place of a 16-byte string header. Ids are never forgotten: they are
+// the members whose records were ever read, a few.
+type memberIDs struct {
+	index map[string]uint32
+	names []string
+}
+
+// of returns id's number, giving it one if it has none.
+func (m *memberIDs) of(id string) uint32 {
+	if i, ok := m.index[id]; ok {
+		return i
+	}
+	if m.index == nil {
+		m.index = map[string]uint32{}
+	}
+	i := uint32(len(m.names))
+	m.index[id] = i
+	m.names = append(m.names, id)
+	return i
+}
+
+// name returns the id numbered i.
+func (m *memberIDs) name(i uint32) string { return m.names[i] }
 
 // effRecord is the part of a record that says what it holds. Records
 // read from the root share their maps (never changed once read); SetOwn's
@@ -49,15 +82,33 @@ const (
 
 // Track makes v keep per-shard claims from now on (Holder, Changed,
 // SetOwn). It costs O(shards in the records) once; every shard held then
-// counts as changed. Once v tracks, it does nothing.
+// counts as changed. The per-shard maps are made as large as Expect said
+// (or the records read claim) at once, so that the records read while a
+// member joins are indexed without the maps growing (and copying
+// themselves) twenty times over. Once v tracks, it does nothing.
 func (v *View) Track() {
 	if v.idx != nil {
 		return
 	}
-	v.idx = &holderIndex{claims: map[string][]claimEntry{}, eff: map[string]*effRecord{}, changed: map[string]struct{}{}}
+	n := max(v.expect, v.claimCount())
+	v.idx = &holderIndex{claims: make(map[string]claimEntry, n), more: map[string][]claimEntry{}, eff: map[string]*effRecord{},
+		changed: make(map[string]struct{}, n), hint: n}
 	for id, r := range v.Records {
 		v.idx.replace(v, id, effOf(&r.Record))
 	}
+}
+
+// Expect tells v the number of shards its reader runs, before Track or
+// TrackLeaders: the size their maps are made with.
+func (v *View) Expect(shards int) { v.expect = shards }
+
+// claimCount returns the claims of the records read.
+func (v *View) claimCount() int {
+	n := 0
+	for _, r := range v.Records {
+		n += len(r.Leading) + len(r.Reserved)
+	}
+	return n
 }
 
 func effOf(r *Record) *effRecord {
@@ -145,16 +196,7 @@ func (x *holderIndex) replace(v *View, id string, next *effRecord) {
 	if next != nil {
 		nextLeading, nextReserved = next.leading, next.reserved
 	}
-	for s, tok := range oldLeading {
-		if nt, ok := nextLeading[s]; !ok || nt != tok {
-			x.drop(s, id, false)
-		}
-	}
-	for s, tok := range nextLeading {
-		if ot, ok := oldLeading[s]; !ok || ot != tok {
-			x.add(s, claimEntry{member: id, token: tok})
-		}
-	}
+	x.diffLeading(id, oldLeading, nextLeading)
 	x.replaceReserved(id, oldReserved, nextReserved)
 	if next == nil {
 		delete(x.eff, id)
@@ -170,22 +212,46 @@ func (x *holderIndex) updateOwn(v *View, next *Record) {
 		x.markAll(own)
 	}
 	own.session = next.Session
-	for s, tok := range own.leading {
-		if nt, ok := next.Leading[s]; !ok || nt != tok {
-			x.drop(s, x.ownID, false)
-			delete(own.leading, s)
-		}
+	dropped, added := x.diffLeading(x.ownID, own.leading, next.Leading)
+	for _, s := range dropped {
+		delete(own.leading, s)
 	}
-	for s, tok := range next.Leading {
-		if ot, ok := own.leading[s]; !ok || ot != tok {
-			x.add(s, claimEntry{member: x.ownID, token: tok})
-			own.leading[s] = tok
-		}
+	for _, s := range added {
+		own.leading[s] = next.Leading[s]
 	}
 	if !slices.Equal(own.reserved, next.Reserved) {
 		x.replaceReserved(x.ownID, own.reserved, next.Reserved)
 		own.reserved = slices.Clone(next.Reserved)
 	}
+}
+
+// diffLeading changes member id's leading claims from old to next and
+// returns the shards whose claim it dropped (in old, not in next) and
+// those it added or changed. It looks each shard of next up in old, and
+// walks old only when some of its shards are not in next: a renewal (the
+// same shards, some tokens new) costs one lookup a shard.
+func (x *holderIndex) diffLeading(id string, old, next map[string]uint64) (dropped, added []string) {
+	m, kept := x.ids.of(id), 0
+	for s, tok := range next {
+		ot, ok := old[s]
+		if ok {
+			kept++
+		}
+		if !ok || ot != tok {
+			x.add(s, claimEntry{member: m, token: tok})
+			added = append(added, s)
+		}
+	}
+	if kept == len(old) {
+		return nil, added
+	}
+	for s := range old {
+		if _, ok := next[s]; !ok {
+			x.drop(s, m, false)
+			dropped = append(dropped, s)
+		}
+	}
+	return dropped, added
 }
 
 // replaceReserved changes member id's reserved claims from old to next.
@@ -200,15 +266,15 @@ func (x *holderIndex) replaceReserved(id string, old, next []string) {
 		}
 		return set
 	}
-	was, is := in(old), in(next)
+	was, is, m := in(old), in(next), x.ids.of(id)
 	for s := range was {
 		if !is[s] {
-			x.drop(s, id, true)
+			x.drop(s, m, true)
 		}
 	}
 	for s := range is {
 		if !was[s] {
-			x.add(s, claimEntry{member: id, reserved: true})
+			x.add(s, claimEntry{member: m, reserved: true})
 		}
 	}
 }
@@ -217,26 +283,58 @@ func (x *holderIndex) replaceReserved(id string, old, next []string) {
 // shard s.
 func (x *holderIndex) add(s string, e claimEntry) {
 	x.mark(s)
-	cs := x.claims[s]
+	first, ok := x.claims[s]
+	if !ok || first.member == e.member && first.reserved == e.reserved {
+		x.claims[s] = e
+		return
+	}
+	cs := x.more[s]
 	for i := range cs {
 		if cs[i].member == e.member && cs[i].reserved == e.reserved {
 			cs[i] = e
 			return
 		}
 	}
-	x.claims[s] = append(cs, e)
+	x.more[s] = append(cs, e)
 }
 
-// drop removes member id's claim of its kind on shard s.
-func (x *holderIndex) drop(s, id string, reserved bool) {
+// drop removes member m's claim of its kind on shard s.
+func (x *holderIndex) drop(s string, m uint32, reserved bool) {
 	x.mark(s)
-	cs := x.claims[s]
-	cs = slices.DeleteFunc(cs, func(e claimEntry) bool { return e.member == id && e.reserved == reserved })
-	if len(cs) == 0 {
-		delete(x.claims, s)
+	first, ok := x.claims[s]
+	if !ok {
 		return
 	}
-	x.claims[s] = cs
+	cs := x.more[s]
+	if first.member == m && first.reserved == reserved {
+		if len(cs) == 0 {
+			delete(x.claims, s)
+			return
+		}
+		x.claims[s] = cs[len(cs)-1]
+		cs = cs[:len(cs)-1]
+	} else {
+		cs = slices.DeleteFunc(cs, func(e claimEntry) bool { return e.member == m && e.reserved == reserved })
+	}
+	if len(cs) == 0 {
+		delete(x.more, s)
+		return
+	}
+	x.more[s] = cs
+}
+
+// each calls f with every claim on shard s, in no order.
+func (x *holderIndex) each(s string, f func(claimEntry)) {
+	first, ok := x.claims[s]
+	if !ok {
+		return
+	}
+	f(first)
+	if len(x.more) > 0 {
+		for _, e := range x.more[s] {
+			f(e)
+		}
+	}
 }
 
 // markAll marks every shard record r claims as changed.
@@ -260,30 +358,31 @@ func (x *holderIndex) mark(s string) {
 // Holder returns the holder of shard s and its token as Current would
 // (ok false: nobody holds it). It needs Track (ok is false without).
 func (v *View) Holder(s string) (member string, token uint64, ok bool) {
-	if v.idx == nil {
+	x := v.idx
+	if x == nil {
 		return "", 0, false
 	}
 	var res, lead claim
 	var hasRes, hasLead bool
-	better := func(c claim, has bool, e claimEntry, tok uint64) bool {
-		return !has || tok > c.token || (tok == c.token && e.member < c.member)
+	better := func(c claim, has bool, id string, tok uint64) bool {
+		return !has || tok > c.token || (tok == c.token && id < c.member)
 	}
-	for _, e := range v.idx.claims[s] {
-		r := v.idx.eff[e.member]
-		switch k := kindOf(v.Members, v.Grace, e.member, r); {
+	x.each(s, func(e claimEntry) {
+		id := x.ids.name(e.member)
+		switch k := kindOf(v.Members, v.Grace, id, x.eff[id]); {
 		case k == ignored:
 		case e.reserved || k == reserving:
 			tok := e.token
 			if e.reserved {
 				tok = 0
 			}
-			if better(res, hasRes, e, tok) {
-				res, hasRes = claim{e.member, tok}, true
+			if better(res, hasRes, id, tok) {
+				res, hasRes = claim{id, tok}, true
 			}
-		case better(lead, hasLead, e, e.token):
-			lead, hasLead = claim{e.member, e.token}, true
+		case better(lead, hasLead, id, e.token):
+			lead, hasLead = claim{id, e.token}, true
 		}
-	}
+	})
 	switch {
 	case hasRes:
 		return res.member, res.token, true
@@ -305,4 +404,19 @@ func (v *View) Changed(f func(shard, member string, token uint64, held bool)) {
 		f(s, m, tok, ok)
 	}
 	v.idx.changed = map[string]struct{}{} // clear would keep the capacity, and a walk of it costs O(capacity)
+	v.idx.more = shrunk(v.idx.more)
+}
+
+// shrunk returns m, or a copy of it once it holds far fewer entries than
+// it may have held: a map keeps its capacity (maps.Clone too), and the
+// further claims of a join or a rolling restart pass.
+func shrunk(m map[string][]claimEntry) map[string][]claimEntry {
+	if len(m) > 64 {
+		return m
+	}
+	out := make(map[string][]claimEntry, len(m))
+	for s, cs := range m {
+		out[s] = cs
+	}
+	return out
 }

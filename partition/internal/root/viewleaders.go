@@ -17,7 +17,7 @@ func (v *View) TrackLeaders() {
 	if x.leaders != nil {
 		return
 	}
-	x.leaders = make(map[string]struct{}, len(x.claims))
+	x.leaders = make(map[string]struct{}, max(len(x.claims), x.hint))
 	for s := range x.claims {
 		x.leaders[s] = struct{}{}
 	}
@@ -33,15 +33,20 @@ func (v *View) Leader(s string) Published {
 	if v.idx == nil {
 		return Published{}
 	}
+	x := v.idx
 	var out Published
-	for _, e := range v.idx.claims[s] {
-		if e.reserved || e.token == 0 || kindOf(v.Members, v.Grace, e.member, v.idx.eff[e.member]) != leading {
-			continue
+	x.each(s, func(e claimEntry) {
+		if e.reserved || e.token == 0 {
+			return
 		}
-		if p := (Published{e.member, zxidfence.Token(e.token)}); p.Supersedes(out) {
+		id := x.ids.name(e.member)
+		if kindOf(v.Members, v.Grace, id, x.eff[id]) != leading {
+			return
+		}
+		if p := (Published{id, zxidfence.Token(e.token)}); p.Supersedes(out) {
 			out = p
 		}
-	}
+	})
 	return out
 }
 

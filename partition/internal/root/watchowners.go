@@ -192,9 +192,10 @@ func (w *Watcher) chooseRecords(ids []string) (map[string]struct{}, int) {
 // deletion.
 func (w *Watcher) watchRecord(ctx context.Context, id string) {
 	retry := NewBackoff()
+	var dec RecordDecoder // the record read before spares the bounds' lookups of the same ids
 	for ctx.Err() == nil {
 		next := w.sess.NextConnect() // a new session ends the pause
-		deleted, err := w.recordOnce(ctx, id)
+		deleted, err := w.recordOnce(ctx, id, &dec)
 		if deleted {
 			return
 		}
@@ -214,7 +215,7 @@ func (w *Watcher) watchRecord(ctx context.Context, id string) {
 // are retired (Bounds.Retire) or ctx ends. A record over the
 // reader's bounds (DecodeRecordWithin) or unreadable is reported empty: its
 // member claims nothing.
-func (w *Watcher) recordOnce(ctx context.Context, id string) (deleted bool, err error) {
+func (w *Watcher) recordOnce(ctx context.Context, id string, dec *RecordDecoder) (deleted bool, err error) {
 	ctx, forget := context.WithCancel(ctx)
 	defer forget() // the watch, if it has not fired
 	data, st, ch, err := w.sess.GetW(ctx, path.Join(w.owners, id))
@@ -226,7 +227,7 @@ func (w *Watcher) recordOnce(ctx context.Context, id string) (deleted bool, err 
 		return false, err
 	}
 	b := w.bounds()
-	rec, err := DecodeRecordWithin(data, b)
+	rec, err := dec.Decode(data, b)
 	if err != nil {
 		w.log.Warn().Err(err).Str("record_member", id).Int32("version", st.Version).Msg("ignoring unreadable member record")
 	}

@@ -93,6 +93,8 @@ python3-kazoo (make deps).`,
 	f := cmd.Flags()
 	f.StringSliceVar(&cfg.Scenarios, "scenarios", cfg.Scenarios, "scenarios to run: raw, failover, herd, shards, peers, routing, fleetsim (not in the default run)")
 	f.IntSliceVar(&cfg.RoutingShards, "routing-shards", cfg.RoutingShards, "shard counts of the routing scenario")
+	f.DurationVar(&cfg.RoutingSessionTimeout, "routing-session-timeout", 0,
+		"session timeout of the routing scenario's members and router (default: --session-timeout up to 10,000 shards, then 1s per 10,000 shards, at most 20s)")
 	f.IntSliceVar(&cfg.FleetShards, "fleet-shards", cfg.FleetShards, "fleet sizes of the fleetsim scenario (each a multiple of --fleet-share)")
 	f.IntVar(&cfg.FleetShare, "fleet-share", cfg.FleetShare, "the fleetsim scenario's real member's share: a fleet has fleet-shards/fleet-share members")
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
@@ -128,7 +130,8 @@ var benchFlagOf = map[string]string{
 	"HerdCandidates": "herd-candidates", "HerdTrials": "herd-trials", "Shards": "shards", "Members": "members", "MaxHandoffs": "max-handoffs",
 	"PeerTrials": "peer-trials", "PeerKillTrials": "peer-kill-trials",
 	"Servers": "servers", "ShardIDs": "shard-ids", "StepLimit": "step-limit", "RoutingShards": "routing-shards",
-	"FleetShards": "fleet-shards", "FleetShare": "fleet-share",
+	"RoutingSessionTimeout": "routing-session-timeout",
+	"FleetShards":           "fleet-shards", "FleetShare": "fleet-share",
 }
 
 // checkBenchFlags refuses, before the run rather than after it, what
