@@ -148,6 +148,7 @@ func (l *loop) shardMember() *shard.Member {
 		OnStartedLeading: m.cfg.OnStartedLeading, OnStoppedLeading: m.cfg.OnStoppedLeading,
 		Log: m.log, PassedOn: m.met.passedOn, Started: m.met.started,
 		Held: m.held, Primary: m.sess, Sessions: m.pool, Events: l.events, Workers: &l.workers,
+		Transitions: shard.NewTransitions(m.cfg.MaxConcurrentHandoffs),
 	}
 }
 

@@ -9,7 +9,8 @@ import "time"
 // Handoffs is the balancing handoffs of one member. A shard led here and
 // assigned elsewhere is handed off once it has stayed assigned elsewhere
 // for the settle delay (Settled), then waits in the queue until fewer
-// than the throttle's limit are in flight (Next).
+// than the throttle's limit are asked (Next: SuccessorChecksPerSlot times
+// the member's bound on handoffs in transition).
 type Handoffs struct {
 	inFlight int                  // asked of their runners, not finished or deferred yet
 	queue    []string             // settled, waiting for the throttle
@@ -74,13 +75,27 @@ func (h *Handoffs) Queue(s string) { h.queue = append(h.queue, s) }
 // Queued returns how many settled handoffs wait for the throttle.
 func (h *Handoffs) Queued() int { return len(h.queue) }
 
-// Next starts queued handoffs while fewer than limit are in flight: ask
-// is given each queued shard in turn and reports whether its handoff was
-// asked (the shell asks the runner; false for an entry no longer due, or
-// a runner whose earlier request is not taken yet). A handoff that ended
-// (Ended) is followed by the next one at once, not at the next step.
+// SuccessorChecksPerSlot is how many handoffs a member asks at once for
+// each one it lets be in transition (limit, the member's
+// MaxConcurrentHandoffs, which its runners enforce: partition/internal/shard's
+// Transitions). A handoff first checks that its successor waits in the
+// election, a listing and a read while the shard is still led and works
+// (about two thirds of a handoff's time, bench/README.md), and only then
+// cancels the work and resigns. Asking more than limit lets the next
+// handoffs' checks run while the earlier ones hand over. Twice limit, not
+// more: the checks' reads go on the member's own session, whose answer lag
+// its leaderships' leases follow, and at four times a join under load
+// suspended leaderships (bench/README.md).
+const SuccessorChecksPerSlot = 2
+
+// Next starts queued handoffs while fewer than SuccessorChecksPerSlot
+// times limit are in flight (asked, not ended): ask is given each queued
+// shard in turn and reports whether its handoff was asked (the shell asks
+// the runner; false for an entry no longer due, or a runner whose earlier
+// request is not taken yet). A handoff that ended (Ended) is followed by
+// the next one at once, not at the next step.
 func (h *Handoffs) Next(limit int, ask func(s string) bool) {
-	for h.inFlight < limit && len(h.queue) > 0 {
+	for h.inFlight < limit*SuccessorChecksPerSlot && len(h.queue) > 0 {
 		s := h.queue[0]
 		h.queue = h.queue[1:]
 		if ask(s) {

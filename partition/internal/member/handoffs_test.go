@@ -6,11 +6,16 @@ import (
 	"time"
 )
 
-// TestHandoffThrottle: at most limit handoffs are in flight; one that
-// ends (done or given back) lets the next queued one go at once; queued
-// entries no longer due are skipped without taking a slot.
+// TestHandoffThrottle: at most SuccessorChecksPerSlot times limit
+// handoffs are asked at once (their successor checks run ahead; the
+// runners keep at most limit in transition); one that ends (done or given
+// back) lets the next queued one go at once; queued entries no longer due
+// are skipped without taking a slot.
 func TestHandoffThrottle(t *testing.T) {
 	t0 := time.Unix(1000, 0)
+	if SuccessorChecksPerSlot != 2 {
+		t.Fatalf("the table below is written for 2 successor checks a slot, not %d", SuccessorChecksPerSlot)
+	}
 	tests := []struct {
 		name      string
 		limit     int
@@ -19,11 +24,12 @@ func TestHandoffThrottle(t *testing.T) {
 		inFlight  int      // before Next
 		wantAsked []string
 	}{
-		{"under the limit", 3, []string{"a", "b"}, nil, 0, []string{"a", "b"}},
-		{"at the limit", 2, []string{"a", "b", "c"}, nil, 0, []string{"a", "b"}},
-		{"slots taken", 2, []string{"a", "b", "c"}, nil, 1, []string{"a"}},
-		{"full", 2, []string{"a"}, nil, 2, nil},
-		{"entries no longer due skipped", 2, []string{"a", "b", "c", "d"}, []string{"a", "c"}, 0, []string{"b", "d"}},
+		{"under the limit", 1, []string{"a"}, nil, 0, []string{"a"}},
+		{"checks ahead of the limit", 1, []string{"a", "b", "c"}, nil, 0, []string{"a", "b"}},
+		{"limit 2", 2, []string{"a", "b", "c", "d", "e"}, nil, 0, []string{"a", "b", "c", "d"}},
+		{"slots taken", 1, []string{"a", "b"}, nil, 1, []string{"a"}},
+		{"full", 1, []string{"a"}, nil, 2, nil},
+		{"entries no longer due skipped", 1, []string{"a", "b", "c", "d"}, []string{"a", "c"}, 0, []string{"b", "d"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,27 +52,27 @@ func TestHandoffThrottle(t *testing.T) {
 			if want := tt.inFlight + len(tt.wantAsked); h.InFlight() != want {
 				t.Fatalf("in flight %d, want %d", h.InFlight(), want)
 			}
-			if h.InFlight() > max(tt.limit, tt.inFlight) {
-				t.Fatalf("in flight %d above the limit %d", h.InFlight(), tt.limit)
+			if bound := tt.limit * SuccessorChecksPerSlot; h.InFlight() > max(bound, tt.inFlight) {
+				t.Fatalf("in flight %d above the bound %d", h.InFlight(), bound)
 			}
 		})
 	}
 
 	// A handoff that ends lets the next go at once; one given back settles again.
 	h := NewHandoffs()
-	for _, s := range []string{"a", "b", "c"} {
+	for _, s := range []string{"a", "b", "c", "d"} {
 		h.Queue(s)
 	}
 	ask := func(string) bool { return true }
 	h.Next(1, ask)
 	h.Ended("a", t0, false)
 	h.Next(1, ask)
-	if h.InFlight() != 1 || h.Queued() != 1 {
-		t.Fatalf("after a handoff done: in flight %d, queued %d; want 1, 1", h.InFlight(), h.Queued())
+	if h.InFlight() != 2 || h.Queued() != 1 {
+		t.Fatalf("after a handoff done: in flight %d, queued %d; want 2, 1", h.InFlight(), h.Queued())
 	}
 	h.Ended("b", t0, true)
-	if h.InFlight() != 0 || !h.Settling() {
-		t.Fatalf("after a handoff given back: in flight %d, settling %v; want 0, true", h.InFlight(), h.Settling())
+	if h.InFlight() != 1 || !h.Settling() {
+		t.Fatalf("after a handoff given back: in flight %d, settling %v; want 1, true", h.InFlight(), h.Settling())
 	}
 	if ok, _, wait := h.Settled("b", t0.Add(time.Millisecond), time.Second, false); ok || wait != time.Second-time.Millisecond {
 		t.Fatalf("a handoff given back is settled again at once (ok %v, wait %v): it must settle again", ok, wait)

@@ -68,6 +68,10 @@ type Member struct {
 	// OnStartedLeading, and their end before OnStoppedLeading).
 	Held *Held
 
+	// Transitions bounds the member's handoffs in transition (their work
+	// cancelled, not resigned yet: transitions.go); nil bounds nothing.
+	Transitions *Transitions
+
 	Primary  *recipe.Session // the member's session: reads an election before a handoff
 	Sessions *Sessions       // where the elections are placed
 	// Events receives every runner's reports; it is read until every

@@ -49,6 +49,9 @@ type Runner struct {
 	cand  *recipe.Candidate
 	retry *retry.Backoff  // between failed campaigns; nil until one fails
 	held  *heldLeadership // the leadership being held; nil when none
+	// inTransition: the runner holds one of its member's Transitions
+	// slots (a handoff under way), given back once it has resigned.
+	inTransition bool
 
 	// slot gives back the start slot of the campaign running (campaign
 	// sets it; nil between campaigns); waiting, the candidate's
@@ -379,9 +382,11 @@ func (r *Runner) stopLeading(reason error) {
 // (reason, given to OnStoppedLeading): it
 // ended, the runner was stopped, or a handoff found its successor waiting
 // in the election (awaitSuccessor, successor.go, waits for it at most
-// HandoffTimeout). A handoff whose successor did not come is deferred: the
-// leadership goes on and the loop asks again later, so a shard is never
-// resigned to a member that does not campaign for it.
+// HandoffTimeout) and then a transition slot free (enterTransition). A
+// handoff whose successor did not come, or whose shard was dealt to
+// another member meanwhile, is deferred: the leadership goes on and the
+// loop asks again later, so a shard is never resigned to a member that
+// does not campaign for it.
 func (r *Runner) holdEnded() (ended bool, reason error) {
 	lead := r.held.lead
 	if err := lead.Err(); err != nil {
@@ -396,6 +401,13 @@ func (r *Runner) holdEnded() (ended bool, reason error) {
 	if to := r.takeHandoff(); to != "" && r.m.Env.TargetOf(r.id) == to {
 		switch r.awaitSuccessor(to) {
 		case successorReady:
+			if !r.enterTransition(to) {
+				if r.held.lead.Err() != nil || r.Stopping() {
+					return r.holdEnded()
+				}
+				r.report(Deferred, 0) // dealt elsewhere meanwhile
+				return false, nil
+			}
 			r.Stop(ErrHandoff)
 			if err := lead.Err(); err != nil {
 				return true, err
@@ -409,6 +421,33 @@ func (r *Runner) holdEnded() (ended bool, reason error) {
 		r.report(Deferred, 0)
 	}
 	return false, nil
+}
+
+// enterTransition takes one of the member's transition slots for a
+// handoff to member to (transitions.go), waiting while the leadership
+// holds, the runner is neither stopped nor withdrawn and the shard is
+// still assigned to to: true once taken (given back by leaveTransition).
+func (r *Runner) enterTransition(to string) bool {
+	ctx, done := r.holdContext(0)
+	defer done()
+	due := func() bool { return r.m.Env.TargetOf(r.id) == to }
+	if !r.m.Transitions.enter(ctx, due) {
+		return false
+	}
+	if !due() {
+		r.m.Transitions.leave()
+		return false
+	}
+	r.inTransition = true
+	return true
+}
+
+// leaveTransition gives back the transition slot the runner holds, if any.
+func (r *Runner) leaveTransition() {
+	if r.inTransition {
+		r.inTransition = false
+		r.m.Transitions.leave()
+	}
 }
 
 // finalReason returns the final reason of a leadership that was lost: one

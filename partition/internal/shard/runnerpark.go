@@ -107,5 +107,6 @@ func (r *Runner) resume() {
 		return
 	}
 	r.stopLeading(reason)
+	r.leaveTransition() // resigned: the shard is the successor's
 	r.campaignLoop(false)
 }

@@ -133,10 +133,15 @@ func (r *Runner) successorQueued(ctx context.Context, path, to string) (bool, er
 
 // holdContext returns a context for a wait while the runner leads: it ends
 // with the leadership, when the runner is stopped or withdrawn (interrupt
-// cancels it, as it cancels a campaign's), or after d; done drops it, and
-// the runner again keeps no context while it leads.
+// cancels it, as it cancels a campaign's), or after d (never for d 0); done
+// drops it, and the runner again keeps no context while it leads.
 func (r *Runner) holdContext(d time.Duration) (ctx context.Context, done func()) {
-	ctx, cancel := context.WithTimeout(r.held.lead.Context(), d)
+	var cancel context.CancelFunc
+	if d > 0 {
+		ctx, cancel = context.WithTimeout(r.held.lead.Context(), d)
+	} else {
+		ctx, cancel = context.WithCancel(r.held.lead.Context())
+	}
 	r.mu.Lock()
 	r.ctx, r.cancel = ctx, cancel
 	if r.reason != nil || r.withdrawing {
