@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path"
 	"sync/atomic"
 
@@ -12,9 +11,7 @@ import (
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/root/electview"
-	"github.com/zkelect/zkelect/partition/operator"
 	"github.com/zkelect/zkelect/recipe"
-	"github.com/zkelect/zkelect/zxidfence"
 )
 
 // This file gives a root's whole picture to routers, dashboards and CLIs:
@@ -22,63 +19,6 @@ import (
 // and labels, every live member's metadata and the operator state (the
 // members' records and <root>/operator), once (ReadCluster) or at every
 // change (WatchCluster).
-
-// Cluster is a root's picture: its elections' leaders and what its
-// members and operators publish.
-type Cluster struct {
-	// Leaders maps each led shard to its leader as the shard's election
-	// holds it (the first candidate znode's member and czxid); a shard
-	// without a leader is missing. No record is a source of leaders: a
-	// record that claims shards its member does not lead shows nothing.
-	Leaders map[string]ShardLeader
-	// Members maps each live member to its metadata.
-	Members map[string]MemberInfo
-	// Operator is the operator state (the data of <root>/operator).
-	Operator operator.State
-}
-
-// ShardLeader is a shard's leader as its election holds it.
-type ShardLeader struct {
-	Member  string          // the leading member's id (its candidate znode's data)
-	Address string          // its Config.Address, from its record; "" if it publishes none or is not live
-	Token   zxidfence.Token // its fencing token (the candidate znode's czxid)
-}
-
-// MemberInfo is what a live member publishes, with what operators set.
-type MemberInfo struct {
-	// Address is the member's Config.Address ("" if none, or from a record
-	// of a release before addresses).
-	Address string
-	// Labels are the member's Config.Labels.
-	Labels map[string]string
-	// Weight is the weight the assignment uses: the operator's, else the
-	// member's own, else 1.
-	Weight int
-	// Drained reports an operator's drain.
-	Drained bool
-	// Leads counts the shards it leads, as the elections hold them.
-	Leads int
-}
-
-// clusterOf returns the view's picture, with leaders (the elections') as
-// its shards' leaders.
-func clusterOf(v *rootdata.View, leaders map[string]rootdata.Published) Cluster {
-	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.Operator.OperatorState.Clone()}
-	for id, sess := range v.Members {
-		mi := MemberInfo{Weight: v.Weight(id), Drained: v.Operator.IsDrained(id)}
-		if r, ok := v.Records[id]; ok && r.Session == sess {
-			mi.Address, mi.Labels = r.Address, maps.Clone(r.Labels)
-		}
-		c.Members[id] = mi
-	}
-	for s, p := range leaders {
-		mi := c.Members[p.Member]
-		mi.Leads++
-		c.Members[p.Member] = mi
-		c.Leaders[s] = ShardLeader{Member: p.Member, Address: mi.Address, Token: p.Token}
-	}
-	return c
-}
 
 // ReadCluster reads root's picture once: the live members, their records
 // and the operator state (one read each), and every election (in
@@ -181,21 +121,6 @@ func WatchClusterSynced(ctx context.Context, sess *recipe.Session, root string, 
 	return WatchClusterChanges(ctx, sess, root, owned(fn), sync)
 }
 
-// ClusterChange is one change of a root's picture (WatchClusterChanges).
-type ClusterChange struct {
-	// Cluster is the picture after the change. It is the watch's own,
-	// shared and updated in place by later changes: read it only within
-	// the callback, and copy what you keep (Cluster.Clone).
-	Cluster Cluster
-	// Shards lists the shards whose leader changed (each now in
-	// Cluster.Leaders, or gone from it); nil when Whole.
-	Shards []string
-	// Whole reports that any shard's leader or address may have changed:
-	// the first picture, and after a member came, went or published
-	// another address (every shard it leads carries its address).
-	Whole bool
-}
-
 // WatchClusterChanges is WatchClusterSynced for those who keep their own
 // picture: fn gets each change with the shards whose leader changed and
 // the watch's own picture, not a copy, so a change costs the watch and fn
@@ -290,15 +215,4 @@ func owned(fn func(Cluster)) func(ClusterChange) {
 		return nil
 	}
 	return func(ch ClusterChange) { fn(ch.Cluster.Clone()) }
-}
-
-// Clone returns a deep copy of c, for keeping a ClusterChange's picture
-// past its callback.
-func (c Cluster) Clone() Cluster {
-	out := Cluster{Leaders: maps.Clone(c.Leaders), Members: make(map[string]MemberInfo, len(c.Members)), Operator: c.Operator.Clone()}
-	for id, m := range c.Members {
-		m.Labels = maps.Clone(m.Labels)
-		out.Members[id] = m
-	}
-	return out
 }

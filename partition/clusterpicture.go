@@ -6,6 +6,8 @@ import (
 
 	rootdata "github.com/zkelect/zkelect/partition/internal/root"
 	"github.com/zkelect/zkelect/partition/internal/root/electview"
+	"github.com/zkelect/zkelect/partition/operator"
+	"github.com/zkelect/zkelect/zxidfence"
 )
 
 // WatchCluster's picture kept from what changed at each step of its
@@ -14,7 +16,9 @@ import (
 // of rebuilding and comparing every shard's leader at each step. A step
 // that changes k shards' leaders costs O(k + members); only a change of a
 // member's address (which every shard it leads carries) rebuilds the
-// leaders whole. Handing the picture to fn copies it (fn owns it).
+// leaders whole. Handing the picture to fn copies it (fn owns it). The
+// picture's shapes (Cluster, ShardLeader, MemberInfo, ClusterChange) are
+// here too, below the calls in cluster.go that read and watch it.
 
 // leaderSource is what a picture reads of the elections: electview's
 // Elections.
@@ -150,4 +154,87 @@ func membersEqual(a, b map[string]MemberInfo) bool {
 	return maps.EqualFunc(a, b, func(m, n MemberInfo) bool {
 		return m.Address == n.Address && m.Weight == n.Weight && m.Drained == n.Drained && m.Leads == n.Leads && maps.Equal(m.Labels, n.Labels)
 	})
+}
+
+// Cluster is a root's picture: its elections' leaders and what its
+// members and operators publish.
+type Cluster struct {
+	// Leaders maps each led shard to its leader as the shard's election
+	// holds it (the first candidate znode's member and czxid); a shard
+	// without a leader is missing. No record is a source of leaders: a
+	// record that claims shards its member does not lead shows nothing.
+	Leaders map[string]ShardLeader
+	// Members maps each live member to its metadata.
+	Members map[string]MemberInfo
+	// Operator is the operator state (the data of <root>/operator).
+	Operator operator.State
+}
+
+// ShardLeader is a shard's leader as its election holds it.
+type ShardLeader struct {
+	Member  string          // the leading member's id (its candidate znode's data)
+	Address string          // its Config.Address, from its record; "" if it publishes none or is not live
+	Token   zxidfence.Token // its fencing token (the candidate znode's czxid)
+}
+
+// MemberInfo is what a live member publishes, with what operators set.
+type MemberInfo struct {
+	// Address is the member's Config.Address ("" if none, or from a record
+	// of a release before addresses).
+	Address string
+	// Labels are the member's Config.Labels.
+	Labels map[string]string
+	// Weight is the weight the assignment uses: the operator's, else the
+	// member's own, else 1.
+	Weight int
+	// Drained reports an operator's drain.
+	Drained bool
+	// Leads counts the shards it leads, as the elections hold them.
+	Leads int
+}
+
+// ClusterChange is one change of a root's picture (WatchClusterChanges).
+type ClusterChange struct {
+	// Cluster is the picture after the change. It is the watch's own,
+	// shared and updated in place by later changes: read it only within
+	// the callback, and copy what you keep (Cluster.Clone).
+	Cluster Cluster
+	// Shards lists the shards whose leader changed (each now in
+	// Cluster.Leaders, or gone from it); nil when Whole.
+	Shards []string
+	// Whole reports that any shard's leader or address may have changed:
+	// the first picture, and after a member came, went or published
+	// another address (every shard it leads carries its address).
+	Whole bool
+}
+
+// Clone returns a deep copy of c, for keeping a ClusterChange's picture
+// past its callback.
+func (c Cluster) Clone() Cluster {
+	out := Cluster{Leaders: maps.Clone(c.Leaders), Members: make(map[string]MemberInfo, len(c.Members)), Operator: c.Operator.Clone()}
+	for id, m := range c.Members {
+		m.Labels = maps.Clone(m.Labels)
+		out.Members[id] = m
+	}
+	return out
+}
+
+// clusterOf returns the view's picture, with leaders (the elections') as
+// its shards' leaders.
+func clusterOf(v *rootdata.View, leaders map[string]rootdata.Published) Cluster {
+	c := Cluster{Leaders: map[string]ShardLeader{}, Members: map[string]MemberInfo{}, Operator: v.Operator.OperatorState.Clone()}
+	for id, sess := range v.Members {
+		mi := MemberInfo{Weight: v.Weight(id), Drained: v.Operator.IsDrained(id)}
+		if r, ok := v.Records[id]; ok && r.Session == sess {
+			mi.Address, mi.Labels = r.Address, maps.Clone(r.Labels)
+		}
+		c.Members[id] = mi
+	}
+	for s, p := range leaders {
+		mi := c.Members[p.Member]
+		mi.Leads++
+		c.Members[p.Member] = mi
+		c.Leaders[s] = ShardLeader{Member: p.Member, Address: mi.Address, Token: p.Token}
+	}
+	return c
 }
