@@ -28,6 +28,22 @@ func cutOff(t *testing.T, p *testenv.Proxy, sess *recipe.Session) {
 	}
 }
 
+// cutOffTimeout is the session timeout of the sessions these tests cut off.
+const cutOffTimeout = 2 * time.Second
+
+// operatorBehind returns an operator of root on a session of its own
+// through a proxy of the test server (cutOffTimeout sessions), to cut off.
+func operatorBehind(t *testing.T, root string) (*testenv.Proxy, *recipe.Session, *operator.Operator) {
+	t.Helper()
+	proxy := zkc.NewProxyT(t)
+	sess := connectTo(t, proxy.Addrs(), cutOffTimeout)
+	op, err := operator.New(sess, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proxy, sess, op
+}
+
 // stillWaiting fails the test if done delivers (what ended while cut
 // off) before three session timeouts passed (past the reads' own
 // retries, twice the session timeout), then heals p.
@@ -69,13 +85,7 @@ func TestWaitMigratedOutlastsACutOff(t *testing.T) {
 			t.Fatalf("create %s: %v", p, err)
 		}
 	}
-	proxy := zkc.NewProxyT(t)
-	const timeout = 2 * time.Second
-	opSess := connectTo(t, proxy.Addrs(), timeout)
-	op, err := operator.New(opSess, root, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, opSess, op := operatorBehind(t, root)
 	if changed, err := op.MigrateToBuckets(t.Context()); err != nil || !changed {
 		t.Fatalf("MigrateToBuckets = %v, %v; want started", changed, err)
 	}
@@ -84,7 +94,7 @@ func TestWaitMigratedOutlastsACutOff(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- op.WaitMigrated(ctx) }()
-	stillWaiting(t, proxy, timeout, "WaitMigrated", done)
+	stillWaiting(t, proxy, cutOffTimeout, "WaitMigrated", done)
 	if err := s.Delete(t.Context(), flat, -1); err != nil {
 		t.Fatalf("delete the flat election: %v", err)
 	}
@@ -101,12 +111,11 @@ func TestWaitMigratedOutlastsACutOff(t *testing.T) {
 // the link healed (a new session).
 func TestRunStartedWhileCutOffLeadsOnceTheSessionIsBack(t *testing.T) {
 	proxy := zkc.NewProxyT(t)
-	const timeout = 2 * time.Second
-	sess := connectTo(t, proxy.Addrs(), timeout)
+	sess := connectTo(t, proxy.Addrs(), cutOffTimeout)
 	cutOff(t, proxy, sess)
 	tr, shards := newTracker(), []string{"0", "1", "2", "3"}
 	m := startMemberOn(t, sess, newRoot(t), "a", shards, tr)
-	stillWaiting(t, proxy, timeout, "Run", m.done)
+	stillWaiting(t, proxy, cutOffTimeout, "Run", m.done)
 	waitFor(t, 60*time.Second, "the member to lead every shard once the link healed", func() (bool, string) {
 		select {
 		case err := <-m.done:
@@ -128,13 +137,7 @@ func TestWaitDrainedOutlastsACutOff(t *testing.T) {
 	tr, root, shards := newTracker(), newRoot(t), partition.Range(0, 4)
 	ms := []*member{startMember(t, root, "a", shards, tr), startMember(t, root, "b", shards, tr)}
 	waitBalanced(t, shards, ms, 30*time.Second)
-	proxy := zkc.NewProxyT(t)
-	const timeout = 2 * time.Second
-	opSess := connectTo(t, proxy.Addrs(), timeout)
-	op, err := operator.New(opSess, root, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, opSess, op := operatorBehind(t, root)
 	if changed, err := op.Drain(t.Context(), "b", "test"); err != nil || !changed {
 		t.Fatalf("Drain(b) = %v, %v; want drained", changed, err)
 	}
@@ -143,7 +146,7 @@ func TestWaitDrainedOutlastsACutOff(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- op.WaitDrained(ctx, "b") }()
-	stillWaiting(t, proxy, timeout, "WaitDrained", done)
+	stillWaiting(t, proxy, cutOffTimeout, "WaitDrained", done)
 	returnsOnceHealed(t, "WaitDrained", done)
 	waitFor(t, 10*time.Second, "b to lead nothing once WaitDrained returned", func() (bool, string) {
 		return len(ms[1].m.Leaderships()) == 0, ""
